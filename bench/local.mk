@@ -1,0 +1,1 @@
+# bench: build rules (filled by its owner)

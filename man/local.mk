@@ -1,0 +1,1 @@
+# man: build rules (filled by its owner)

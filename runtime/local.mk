@@ -1,0 +1,1 @@
+# runtime: build rules (filled by its owner)

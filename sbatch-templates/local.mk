@@ -1,0 +1,1 @@
+# sbatch-templates: build rules (filled by its owner)

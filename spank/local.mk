@@ -1,0 +1,1 @@
+# spank: build rules (filled by its owner)

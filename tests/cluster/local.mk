@@ -1,0 +1,1 @@
+# tests/cluster: build rules (filled by its owner)

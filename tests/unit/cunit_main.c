@@ -1,0 +1,50 @@
+/* cunit_main.c — shared main() for the CUnit test programs (see cunit_main.h). */
+#include "cunit_main.h"
+
+#include <CUnit/Basic.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+const char *tt_test_srcdir(void)
+{
+	const char *dir = getenv("TT_TEST_SRCDIR");
+
+	return dir && *dir ? dir : ".";
+}
+
+const char *tt_test_shared_dir(void)
+{
+	static char path[PATH_MAX];
+	const char *env = getenv("TT_SHARED_DIR");
+	struct stat st;
+
+	if (env && *env)
+		snprintf(path, sizeof(path), "%s", env);
+	else
+		snprintf(path, sizeof(path), "%s/../shared", tt_test_srcdir());
+	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+		return NULL;
+	return path;
+}
+
+int main(void)
+{
+	unsigned int failures;
+
+	if (CU_initialize_registry() != CUE_SUCCESS) {
+		fprintf(stderr, "CUnit: cannot initialise the registry: %s\n", CU_get_error_msg());
+		return 2;
+	}
+	if (tt_register_suites() != 0 || CU_get_error() != CUE_SUCCESS) {
+		fprintf(stderr, "CUnit: cannot register suites: %s\n", CU_get_error_msg());
+		CU_cleanup_registry();
+		return 2;
+	}
+	CU_basic_set_mode(CU_BRM_NORMAL);
+	CU_basic_run_tests();
+	failures = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+	CU_cleanup_registry();
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,11 @@
+# tests/unit/: CUnit programs, one per module, all sharing cunit_main.c. `make check` runs them.
+AM_TESTS_ENVIRONMENT = TT_TEST_SRCDIR='$(abs_top_srcdir)'; export TT_TEST_SRCDIR;
+UNIT_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS)
+UNIT_LDADD = libtopo.la $(CUNIT_LIBS)
+
+check_PROGRAMS += tests/unit/test_err
+tests_unit_test_err_SOURCES = tests/unit/test_err.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_err_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_err_LDADD = $(UNIT_LDADD)
+
+TESTS += $(check_PROGRAMS)

@@ -1,0 +1,1 @@
+# wrapper: build rules (filled by its owner)
