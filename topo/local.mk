@@ -6,4 +6,5 @@ libtopo_la_SOURCES = \
 libtopo_la_CFLAGS = $(AM_CFLAGS) $(HWLOC_CFLAGS) $(IBVERBS_CFLAGS)
 libtopo_la_LIBADD = $(HWLOC_LIBS) $(IBVERBS_LIBS)
 # layout: nodelists, GRES GPU lists and the rank env contract (topo/layout.h).
-libtopo_la_SOURCES += topo/tt_env.h topo/tt_env.c topo/hostlist.h topo/hostlist.c
+libtopo_la_SOURCES += topo/tt_env.h topo/tt_env.c topo/hostlist.h topo/hostlist.c \
+	topo/gres.h topo/gres.c topo/layout.h topo/layout.c

@@ -14,4 +14,14 @@ tests_unit_test_hostlist_SOURCES = tests/unit/test_hostlist.c tests/unit/cunit_m
 tests_unit_test_hostlist_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_hostlist_LDADD = $(UNIT_LDADD)
 
+check_PROGRAMS += tests/unit/test_gres
+tests_unit_test_gres_SOURCES = tests/unit/test_gres.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_gres_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_gres_LDADD = $(UNIT_LDADD)
+
+check_PROGRAMS += tests/unit/test_layout
+tests_unit_test_layout_SOURCES = tests/unit/test_layout.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_layout_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_layout_LDADD = $(UNIT_LDADD)
+
 TESTS += $(check_PROGRAMS)
