@@ -344,14 +344,6 @@ static int env_copy(tt_getenv_fn get, void *ctx, const char *const *names, char 
 	return 0;
 }
 
-/* Set and not "none": Slurm's --gpu-bind=none leaves every GPU to every task. */
-static bool set_not_none(tt_getenv_fn get, void *ctx, const char *name)
-{
-	const char *v = get(ctx, name);
-
-	return v && *v && strcmp(v, "none") != 0;
-}
-
 int tt_step_facts_from_env(struct tt_step_facts *f, tt_getenv_fn get, void *ctx, tt_err *err)
 {
 	static const char *const job[] = {"SLURM_JOB_ID", "SLURM_JOBID", NULL};
@@ -383,8 +375,8 @@ int tt_step_facts_from_env(struct tt_step_facts *f, tt_getenv_fn get, void *ctx,
 	if (tt_gres_node_gpus(get, ctx, &f->gpus, f->gpus_checked, sizeof(f->gpus_checked),
 			      err) != 0)
 		return -1;
-	f->slurm_bound_gpus = set_not_none(get, ctx, "SLURM_GPUS_PER_TASK") ||
-			      set_not_none(get, ctx, "SLURM_GPU_BIND");
+	if (tt_gres_bound_per_task(get, ctx, &f->gpus, &f->slurm_bound_gpus, err) != 0)
+		return -1;
 	f->omp_set = get(ctx, "OMP_NUM_THREADS") != NULL;
 	return 0;
 }

@@ -240,6 +240,26 @@ static void test_slurm_binding_respected(void)
 	CU_ASSERT_PTR_NULL(strstr(env_text(&e), "CUDA_VISIBLE_DEVICES"));
 }
 
+/* srun -n2 --gpus-per-task=2 on Slurm 22.05: task 1's environment as recorded. */
+static void test_slurm_binding_detected_from_env(void)
+{
+	char *env[] = {"SLURM_JOB_ID=8", "SLURM_STEP_ID=0", "SLURM_STEP_NODELIST=node1",
+		       "SLURM_NODEID=0", "SLURM_STEP_TASKS_PER_NODE=2", "SLURM_PROCID=1",
+		       "SLURM_LOCALID=1", "SLURM_GPUS_ON_NODE=4", "SLURM_STEP_GPUS=2,3",
+		       "CUDA_VISIBLE_DEVICES=2,3", "GPU_DEVICE_ORDINAL=2,3", NULL};
+	struct tt_step_facts f;
+	struct tt_task_env e;
+	tt_err err;
+
+	CU_ASSERT_EQUAL_FATAL(tt_step_facts_from_env(&f, tt_env_array, env, &err), 0);
+	CU_ASSERT_TRUE(f.slurm_bound_gpus);
+	CU_ASSERT_EQUAL(tt_layout_compute(&f, &e, &err), 0);
+	CU_ASSERT_STRING_EQUAL(e.cuda_visible_devices, "");
+	/* train-run in that task splits the task's two GPUs over its workers. */
+	CU_ASSERT_EQUAL(tt_layout_compute_worker(&f, 2, 1, &e, &err), 0);
+	CU_ASSERT_STRING_EQUAL(e.cuda_visible_devices, "3");
+}
+
 static void test_omp_threads(void)
 {
 	struct tt_step_facts f = facts("a", "2", 0, 1, 1, NULL);
@@ -468,6 +488,7 @@ int tt_register_suites(void)
 	CU_add_test(s, "uneven layouts", test_uneven_layouts);
 	CU_add_test(s, "GPU splits", test_gpu_splits);
 	CU_add_test(s, "Slurm's GPU binding is respected", test_slurm_binding_respected);
+	CU_add_test(s, "Slurm's GPU binding detected from the env", test_slurm_binding_detected_from_env);
 	CU_add_test(s, "OMP_NUM_THREADS", test_omp_threads);
 	CU_add_test(s, "worker variant", test_worker_variant);
 	CU_add_test(s, "contradicting facts", test_contradictions);
