@@ -84,9 +84,10 @@ static void fill_port_states(struct tt_hca *h, hwloc_obj_t os)
 {
 	for (unsigned i = 0; i < os->infos_count; i++) {
 		unsigned port;
-		int state, used;
+		int state, used = 0;
 
-		if (sscanf(os->infos[i].name, "Port%uState%n", &port, &used) != 1 ||
+		/* %n is only reached when "State" matched: Port1LID and Port1GID0 leave used at 0. */
+		if (sscanf(os->infos[i].name, "Port%uState%n", &port, &used) != 1 || used == 0 ||
 		    os->infos[i].name[used] != '\0' || port == 0 || h->nports >= TT_HCA_MAX_PORTS)
 			continue;
 		state = atoi(os->infos[i].value);

@@ -9,3 +9,10 @@ tests_unit_test_err_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_err_LDADD = $(UNIT_LDADD)
 
 TESTS += $(check_PROGRAMS)
+
+# Node hardware model (topo/hw_*): pure model, discovery from fixtures, NCCL XML, rank policy.
+
+check_PROGRAMS += tests/unit/test_hw_model
+tests_unit_test_hw_model_SOURCES = tests/unit/test_hw_model.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_hw_model_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_hw_model_LDADD = $(UNIT_LDADD)
