@@ -303,11 +303,9 @@ static int load_hwloc(const struct tt_hw_options *o, hwloc_topology_t *topo, tt_
 	 * above them) keeps discovery fast; an XML export is already what its author kept. */
 	hwloc_topology_set_io_types_filter(*topo, o->input_xml ? HWLOC_TYPE_FILTER_KEEP_ALL
 							       : HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-	if (o->input_xml && hwloc_topology_set_xml(*topo, o->input_xml) != 0) {
-		tt_err_errno(err, "hwloc cannot use '%s' as XML input", o->input_xml);
-		goto fail;
-	}
-	if (hwloc_topology_load(*topo) != 0) {
+	/* hwloc parses the file in set_xml (libxml2) or in load (its own parser): same message. */
+	if ((o->input_xml && hwloc_topology_set_xml(*topo, o->input_xml) != 0) ||
+	    hwloc_topology_load(*topo) != 0) {
 		if (o->input_xml)
 			tt_err_set(err, "hwloc XML '%s' is malformed or not an hwloc 2.x topology: "
 				   "check the file or export it again with `lstopo --of xml`", o->input_xml);
