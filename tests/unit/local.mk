@@ -31,3 +31,19 @@ tests_unit_test_plugin_config_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_plugin_config_LDADD = spank/libplugin_config.la $(UNIT_LDADD)
 
 TESTS += $(check_PROGRAMS)
+
+# Node hardware model (topo/hw_*): pure model, discovery from fixtures, NCCL XML, rank policy.
+
+check_PROGRAMS += tests/unit/test_hw_model
+tests_unit_test_hw_model_SOURCES = tests/unit/test_hw_model.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_hw_model_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_hw_model_LDADD = $(UNIT_LDADD)
+HW_FIXTURE = tests/unit/hw_fixture.h tests/unit/hw_fixture.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+check_PROGRAMS += tests/unit/test_hw_discover
+tests_unit_test_hw_discover_SOURCES = tests/unit/test_hw_discover.c $(HW_FIXTURE)
+tests_unit_test_hw_discover_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_hw_discover_LDADD = $(UNIT_LDADD)
+check_PROGRAMS += tests/unit/test_hw_policy
+tests_unit_test_hw_policy_SOURCES = tests/unit/test_hw_policy.c $(HW_FIXTURE)
+tests_unit_test_hw_policy_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_hw_policy_LDADD = $(UNIT_LDADD)
