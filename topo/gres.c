@@ -57,7 +57,7 @@ static int parse_entry(const char *var, const char *value, const char *s, size_t
 	if (len == 0)
 		return tt_err_set(err, "%s='%s': empty entry: separate devices by one comma", var,
 				  value);
-	if ((len > 4 && strncmp(s, "GPU-", 4) == 0) || (len > 4 && strncmp(s, "MIG-", 4) == 0))
+	if (len > 4 && (strncmp(s, "GPU-", 4) == 0 || strncmp(s, "MIG-", 4) == 0))
 		return list_add(var, value, out, s, len, err);
 	if (parse_index(var, value, s, dash ? (size_t)(dash - s) : len, &lo, err) != 0)
 		return -1;
