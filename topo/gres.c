@@ -179,14 +179,14 @@ int tt_gres_bound_per_task(tt_getenv_fn get, void *ctx, const struct tt_gpu_list
 			   bool *bound, tt_err *err)
 {
 	const char *tres = get(ctx, "SLURM_TRES_PER_TASK");
+	bool tres_gpu = tres && strstr(tres, "gpu");
 	unsigned long on_node;
 	int set;
 
 	if (gpus_on_node(get, ctx, &on_node, &set, err) != 0)
 		return -1;
-	*bound = set_not_none(get, ctx, "SLURM_GPUS_PER_TASK") ||
+	*bound = tres_gpu || set_not_none(get, ctx, "SLURM_GPUS_PER_TASK") ||
 		 set_not_none(get, ctx, "SLURM_NTASKS_PER_GPU") ||
-		 set_not_none(get, ctx, "SLURM_GPU_BIND") || (tres && strstr(tres, "gpu")) ||
-		 (set && visible->n < on_node);
+		 set_not_none(get, ctx, "SLURM_GPU_BIND") || (set && visible->n < on_node);
 	return 0;
 }

@@ -118,6 +118,42 @@ static void test_batch_step_is_one_task(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "batch step without SLURMD_NODENAME: nodelist"));
 }
 
+/* Like an adapter over spank_getenv: one buffer, overwritten by every call. */
+static const char *one_buffer(void *ctx, const char *name)
+{
+	static char buf[TT_NODELIST_LEN];
+	const char *v = tt_env_array(ctx, name);
+
+	memset(buf, 'X', sizeof(buf) - 1);
+	if (!v)
+		return NULL;
+	snprintf(buf, sizeof(buf), "%s", v);
+	return buf;
+}
+
+static void test_getenv_may_reuse_one_buffer(void)
+{
+	char *env[] = {"SLURM_JOB_ID=77", "SLURM_STEP_ID=3", "SLURM_STEP_NODELIST=n[1-2]",
+		       "SLURM_NODEID=1", "SLURM_STEP_TASKS_PER_NODE=2(x2)", "SLURM_PROCID=3",
+		       "SLURM_LOCALID=1", "SLURM_STEP_GPUS=4-7", "SLURM_GPUS_ON_NODE=4",
+		       "SLURM_TRES_PER_TASK=gres/gpu:2", "SLURM_STEP_RESV_PORTS=12000", NULL};
+	struct tt_step_facts a, b;
+	tt_err err;
+
+	CU_ASSERT_EQUAL_FATAL(tt_step_facts_from_env(&a, tt_env_array, env, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(tt_step_facts_from_env(&b, one_buffer, env, &err), 0);
+	CU_ASSERT_EQUAL(memcmp(&a, &b, sizeof(a)), 0);
+	/* Bound by SLURM_TRES_PER_TASK alone, read before the other variables. */
+	CU_ASSERT_TRUE(b.slurm_bound_gpus);
+	env[9] = "SLURM_TRES_PER_TASK=cpu:2";
+	CU_ASSERT_EQUAL_FATAL(tt_step_facts_from_env(&b, one_buffer, env, &err), 0);
+	CU_ASSERT_FALSE(b.slurm_bound_gpus);
+	/* Bound: 4 GPUs visible of the step's 8 on this node. */
+	env[8] = "SLURM_GPUS_ON_NODE=8";
+	CU_ASSERT_EQUAL_FATAL(tt_step_facts_from_env(&b, one_buffer, env, &err), 0);
+	CU_ASSERT_TRUE(b.slurm_bound_gpus);
+}
+
 static void expect_facts_error(char **env, const char *needle)
 {
 	struct tt_step_facts f;
@@ -515,6 +551,7 @@ int tt_register_suites(void)
 	CU_add_test(s, "facts from the environment", test_facts_from_env);
 	CU_add_test(s, "facts errors name the variable", test_facts_errors);
 	CU_add_test(s, "the batch step is one task", test_batch_step_is_one_task);
+	CU_add_test(s, "getenv may reuse one buffer", test_getenv_may_reuse_one_buffer);
 	CU_add_test(s, "even layout", test_even_layout);
 	CU_add_test(s, "uneven layouts", test_uneven_layouts);
 	CU_add_test(s, "GPU splits", test_gpu_splits);
