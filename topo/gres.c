@@ -57,7 +57,7 @@ static int parse_entry(const char *var, const char *value, const char *s, size_t
 	if (len == 0)
 		return tt_err_set(err, "%s='%s': empty entry: separate devices by one comma", var,
 				  value);
-	if ((len > 4 && strncmp(s, "GPU-", 4) == 0) || (len > 4 && strncmp(s, "MIG-", 4) == 0))
+	if (len > 4 && (strncmp(s, "GPU-", 4) == 0 || strncmp(s, "MIG-", 4) == 0))
 		return list_add(var, value, out, s, len, err);
 	if (parse_index(var, value, s, dash ? (size_t)(dash - s) : len, &lo, err) != 0)
 		return -1;
@@ -179,14 +179,14 @@ int tt_gres_bound_per_task(tt_getenv_fn get, void *ctx, const struct tt_gpu_list
 			   bool *bound, tt_err *err)
 {
 	const char *tres = get(ctx, "SLURM_TRES_PER_TASK");
+	bool tres_gpu = tres && strstr(tres, "gpu");
 	unsigned long on_node;
 	int set;
 
 	if (gpus_on_node(get, ctx, &on_node, &set, err) != 0)
 		return -1;
-	*bound = set_not_none(get, ctx, "SLURM_GPUS_PER_TASK") ||
+	*bound = tres_gpu || set_not_none(get, ctx, "SLURM_GPUS_PER_TASK") ||
 		 set_not_none(get, ctx, "SLURM_NTASKS_PER_GPU") ||
-		 set_not_none(get, ctx, "SLURM_GPU_BIND") || (tres && strstr(tres, "gpu")) ||
-		 (set && visible->n < on_node);
+		 set_not_none(get, ctx, "SLURM_GPU_BIND") || (set && visible->n < on_node);
 	return 0;
 }
