@@ -1,1 +1,2 @@
-# man: build rules (filled by its owner)
+# man/: manual pages.
+dist_man_MANS += man/train_topo.8

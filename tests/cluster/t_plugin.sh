@@ -5,7 +5,7 @@
 env_of_tasks() {
 	local out=$1
 	shift
-	srun "$@" bash -c 'echo "host=$(hostname) procid=$SLURM_PROCID localid=$SLURM_LOCALID nodeid=$SLURM_NODEID RANK=$RANK WORLD_SIZE=$WORLD_SIZE LOCAL_RANK=$LOCAL_RANK LOCAL_WORLD_SIZE=$LOCAL_WORLD_SIZE NODE_RANK=$NODE_RANK GROUP_RANK=$GROUP_RANK NNODES=$NNODES MASTER_ADDR=$MASTER_ADDR MASTER_PORT=$MASTER_PORT CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES OMP_NUM_THREADS=$OMP_NUM_THREADS NCCL_TOPO_FILE=${NCCL_TOPO_FILE:-}"' >"$out"
+	srun "$@" bash -c 'echo "host=$(hostname) resv=${SLURM_STEP_RESV_PORTS:-none} procid=$SLURM_PROCID localid=$SLURM_LOCALID nodeid=$SLURM_NODEID RANK=$RANK WORLD_SIZE=$WORLD_SIZE LOCAL_RANK=$LOCAL_RANK LOCAL_WORLD_SIZE=$LOCAL_WORLD_SIZE NODE_RANK=$NODE_RANK GROUP_RANK=$GROUP_RANK NNODES=$NNODES MASTER_ADDR=$MASTER_ADDR MASTER_PORT=$MASTER_PORT CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES OMP_NUM_THREADS=$OMP_NUM_THREADS NCCL_TOPO_FILE=${NCCL_TOPO_FILE:-}"' >"$out"
 }
 
 # field NAME LINE
@@ -36,7 +36,15 @@ test_plugin_env_contract_every_task_2x4() {
 		expect_match "OMP_NUM_THREADS" '^[1-9][0-9]*$' "$(field OMP_NUM_THREADS "$l")"
 		expect_eq "no topology file in env mode" "" "$(field NCCL_TOPO_FILE "$l")"
 	done <out.txt
-	[ "$port" -ge 29500 ] && [ "$port" -le 32499 ] || fail "MASTER_PORT $port outside 29500-32499"
+	# With MpiParams=ports (as here) Slurm reserves ports for every step and the plugin uses the
+	# first one; otherwise the port comes from the formula inside the configured range.
+	local resv
+	resv=$(field resv "$(head -n1 out.txt)")
+	if [ "$resv" != none ]; then
+		expect_eq "MASTER_PORT = first reserved port" "${resv%%[-,]*}" "$port"
+	else
+		[ "$port" -ge 29500 ] && [ "$port" -le 32499 ] || fail "MASTER_PORT $port outside 29500-32499"
+	fi
 }
 
 test_plugin_uneven_layout_n5_on_2_nodes() {
@@ -88,8 +96,9 @@ test_plugin_invalid_mode_fails_before_allocation() {
 test_plugin_sbatch_mode_reaches_steps() {
 	cat >job.sh <<'JOB'
 #!/bin/bash
-srun --ntasks-per-node=1 bash -c 'echo "step host=$(hostname) RANK=$RANK WORLD_SIZE=$WORLD_SIZE MASTER_ADDR=$MASTER_ADDR mode=$TRAIN_TOPO_MODE"'
-srun --ntasks-per-node=1 --train-topo=off bash -c 'echo "off host=$(hostname) RANK=${RANK:-unset}"'
+# --export=NONE: no PATH from the submitter, so programs are named by full path.
+srun --ntasks-per-node=1 /bin/bash -c 'echo "step host=$(hostname) RANK=$RANK WORLD_SIZE=$WORLD_SIZE MASTER_ADDR=$MASTER_ADDR mode=$TRAIN_TOPO_MODE"'
+srun --ntasks-per-node=1 --train-topo=off /bin/bash -c 'echo "off host=$(hostname) RANK=${RANK:-unset}"'
 JOB
 	sbatch_wait out.txt --nodes=2 --gres=gpu:8 --train-topo=env --export=NONE job.sh
 	cat out.txt

@@ -65,7 +65,7 @@ srun --ntasks-per-node=2 bash -c '"\$0" "\$1" 60; echo shell-done' "$TRAINER" "$
 wait
 JOB
 	local id
-	id=$(sbatch --parsable --output=out.txt -N2 --train-topo=env job.sh)
+	id=$(sbatch --parsable --output=out.txt -N2 --ntasks-per-node=2 --train-topo=env job.sh)
 	wait_count 'ready.*' 4 30 || { cat out.txt; return 1; }
 	scancel --batch --signal=USR1 "$id"
 	wait_count 'ckpt.*' 4 20 || { cat out.txt; return 1; }

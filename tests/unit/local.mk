@@ -28,7 +28,14 @@ check_PROGRAMS += tests/unit/test_plugin_config
 tests_unit_test_plugin_config_SOURCES = tests/unit/test_plugin_config.c tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_plugin_config_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/spank
 tests_unit_test_plugin_config_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_plugin_config_LDADD = spank/libplugin_config.la $(UNIT_LDADD)
+tests_unit_test_plugin_config_LDADD = libttspank.la $(UNIT_LDADD)
+
+# spank: the signal relay's choice of targets.
+check_PROGRAMS += tests/unit/test_proctree
+tests_unit_test_proctree_SOURCES = tests/unit/test_proctree.c tests/unit/cunit_main.c
+tests_unit_test_proctree_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/spank
+tests_unit_test_proctree_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_proctree_LDADD = libttspank.la $(UNIT_LDADD)
 
 TESTS += $(check_PROGRAMS)
 

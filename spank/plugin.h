@@ -1,0 +1,36 @@
+/* plugin.h — state of the train_topo SPANK plugin inside one Slurm process, and the per-context
+ * entry points train_topo.c dispatches to (local.c: srun/sbatch/salloc; remote.c: slurmstepd).
+ * Slurm loads the plugin once per process, so one context struct holds all of its state. */
+#ifndef TT_PLUGIN_H
+#define TT_PLUGIN_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <slurm/spank.h>
+
+#include "plugin_config.h"
+
+#define TT_PLUGIN "train_topo"
+/* Carries the job's mode from sbatch/salloc (and the batch step) to the job's srun steps, since
+ * Slurm removes SPANK option variables inside steps. Users may set it too. */
+#define TT_MODE_ENV "TRAIN_TOPO_MODE"
+
+struct tt_plugin {
+	struct tt_plugin_config cfg;
+	bool option_given;	/* --train-topo was on this command line / step */
+	enum tt_mode option_mode;
+	enum tt_mode mode;	/* resolved for this step (remote) or command (local) */
+	uint32_t job_id, step_id;
+	char topo_file[PATH_MAX];	/* NCCL_TOPO_FILE of this step on this node, "" when none */
+	tt_err topo_problem;	/* why there is none, for the task's warning */
+};
+
+extern struct tt_plugin tt_plugin;
+
+int tt_local_init_post_opt(spank_t sp);
+int tt_remote_init_post_opt(spank_t sp);
+int tt_remote_user_init(spank_t sp);
+int tt_remote_task_init(spank_t sp);
+int tt_remote_exit(spank_t sp);
+
+#endif

@@ -1,0 +1,126 @@
+/* proctree.c — /proc snapshot and the descendant-selection rule of the signal relay. */
+#include "proctree.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int read_status(const char *proc_root, pid_t pid, struct tt_proc *p)
+{
+	char path[512], line[256];
+	int have_ppid = 0, have_cgt = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d/status", proc_root, (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	p->pid = pid;
+	while (fgets(line, sizeof(line), f) && !(have_ppid && have_cgt)) {
+		int ppid;
+		uint64_t mask;
+
+		if (sscanf(line, "PPid: %d", &ppid) == 1) {
+			p->ppid = ppid;
+			have_ppid = 1;
+		} else if (sscanf(line, "SigCgt: %" SCNx64, &mask) == 1) {
+			p->caught = mask;
+			have_cgt = 1;
+		}
+	}
+	fclose(f);
+	return have_ppid && have_cgt ? 0 : -1;
+}
+
+int tt_proc_snapshot(const char *proc_root, struct tt_proc **procs, size_t *n, tt_err *err)
+{
+	struct tt_proc *list = NULL, *grown;
+	size_t count = 0, cap = 0;
+	struct dirent *de;
+	DIR *dir;
+
+	dir = opendir(proc_root);
+	if (!dir)
+		return tt_err_errno(err, "cannot list %s (is procfs mounted?)", proc_root);
+	while ((de = readdir(dir))) {
+		struct tt_proc p = { 0 };
+		char *end;
+		long pid;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid = strtol(de->d_name, &end, 10);
+		if (*end || pid <= 0)
+			continue;
+		if (read_status(proc_root, (pid_t)pid, &p) != 0)
+			continue;	/* exited meanwhile, or not readable */
+		if (count == cap) {
+			cap = cap ? cap * 2 : 256;
+			grown = realloc(list, cap * sizeof(*list));
+			if (!grown) {
+				free(list);
+				closedir(dir);
+				return tt_err_set(err, "out of memory reading %s", proc_root);
+			}
+			list = grown;
+		}
+		list[count++] = p;
+	}
+	closedir(dir);
+	*procs = list;
+	*n = count;
+	return 0;
+}
+
+/* Marks in_tree[i] for every descendant of root: passes until no new process joins, so the cost
+ * is n × tree depth rather than a walk up the parent chain for each process. */
+static void mark_descendants(const struct tt_proc *procs, size_t n, pid_t root, char *in_tree)
+{
+	int changed = 1;
+	size_t i, j;
+
+	while (changed) {
+		changed = 0;
+		for (i = 0; i < n; i++) {
+			if (in_tree[i] || procs[i].pid == root)
+				continue;
+			if (procs[i].ppid == root) {
+				in_tree[i] = 1;
+				changed = 1;
+				continue;
+			}
+			for (j = 0; j < n; j++) {
+				if (in_tree[j] && procs[j].pid == procs[i].ppid) {
+					in_tree[i] = 1;
+					changed = 1;
+					break;
+				}
+			}
+		}
+	}
+}
+
+size_t tt_relay_targets(const struct tt_proc *procs, size_t n, pid_t root, int sig,
+			pid_t *out, size_t cap)
+{
+	uint64_t bit = (sig >= 1 && sig <= 64) ? (uint64_t)1 << (sig - 1) : 0;
+	size_t chosen = 0, i;
+	char *in_tree = calloc(n ? n : 1, 1);
+
+	if (!in_tree)
+		return 0;
+	mark_descendants(procs, n, root, in_tree);
+	for (i = 0; i < n; i++) {
+		if (!in_tree[i] || !(procs[i].caught & bit))
+			continue;
+		if (chosen < cap)
+			out[chosen] = procs[i].pid;
+		chosen++;
+	}
+	free(in_tree);
+	return chosen;
+}

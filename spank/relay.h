@@ -1,0 +1,25 @@
+/* relay.h — the signal relay the plugin puts between slurmstepd and the user's program.
+ * Under proctrack/cgroup, Slurm delivers a non-KILL signal only to a task's direct child, so a
+ * checkpoint signal never reaches a trainer started by a shell or a launcher. In task_init the task
+ * forks: the child goes on to exec the program, the parent stays as the task Slurm knows about,
+ * forwards signals (the checkpoint signal to every descendant that handles it) and exits with the
+ * program's status. In the batch step the same rule makes `--signal=B:USR1@T` and
+ * `scancel --batch --signal=USR1` reach the running steps: srun catches the signal and forwards it
+ * to its step, whose tasks' relays pass it on. On Slurm >= 23.11 spank_prepend_task_argv would allow the same with an exec'd
+ * relay; this fork is what works on 22.05 (see shared notes "signals under Slurm"). */
+#ifndef TT_RELAY_H
+#define TT_RELAY_H
+
+
+#include "tt_err.h"
+
+struct tt_relay_config {
+	int checkpoint_signal;	/* reaches every descendant that catches it */
+};
+
+/* Forks. Returns 0 in the child, which continues as the user's program with the signal mask it
+ * had. The parent never returns: it relays until the child exits, then exits the same way.
+ * Returns -1 (nothing changed) when the fork fails. */
+int tt_relay_start(const struct tt_relay_config *cfg, tt_err *err);
+
+#endif

@@ -1,0 +1,172 @@
+/* test_proctree.c — the signal relay's choice of targets and the /proc snapshot it reads. */
+#include "cunit_main.h"
+#include "proctree.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define BIT(sig) ((uint64_t)1 << ((sig) - 1))
+
+static int contains(const pid_t *pids, size_t n, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (pids[i] == pid)
+			return 1;
+	return 0;
+}
+
+/* relay(100) -> bash(101) -> python(102, catches USR1) -> worker(103, catches USR1, new session)
+ *            -> sleep(104); unrelated(200, catches USR1) with parent 1. */
+static const struct tt_proc tree[] = {
+	{ 1, 0, 0 },
+	{ 100, 1, BIT(SIGUSR1) | BIT(SIGTERM) },
+	{ 101, 100, BIT(SIGINT) },
+	{ 102, 101, BIT(SIGUSR1) },
+	{ 103, 102, BIT(SIGUSR1) | BIT(SIGUSR2) },
+	{ 104, 101, 0 },
+	{ 200, 1, BIT(SIGUSR1) },
+};
+
+static void test_catching_descendants_only(void)
+{
+	pid_t out[8];
+	size_t n = tt_relay_targets(tree, 7, 100, SIGUSR1, out, 8);
+
+	CU_ASSERT_EQUAL(n, 2);
+	CU_ASSERT(contains(out, n, 102));
+	CU_ASSERT(contains(out, n, 103));
+	CU_ASSERT(!contains(out, n, 100));	/* the relay itself */
+	CU_ASSERT(!contains(out, n, 101));	/* bash without a trap would die */
+	CU_ASSERT(!contains(out, n, 200));	/* not ours */
+}
+
+static void test_other_signal_picks_its_catchers(void)
+{
+	pid_t out[8];
+	size_t n = tt_relay_targets(tree, 7, 100, SIGUSR2, out, 8);
+
+	CU_ASSERT_EQUAL(n, 1);
+	CU_ASSERT_EQUAL(out[0], 103);
+}
+
+static void test_nobody_catches_returns_zero(void)
+{
+	pid_t out[8];
+
+	CU_ASSERT_EQUAL(tt_relay_targets(tree, 7, 100, SIGHUP, out, 8), 0);
+	CU_ASSERT_EQUAL(tt_relay_targets(tree, 7, 100, 0, out, 8), 0);
+	CU_ASSERT_EQUAL(tt_relay_targets(tree, 7, 100, 65, out, 8), 0);
+}
+
+static void test_cap_bounds_writes(void)
+{
+	pid_t out[1] = { -1 };
+	size_t n = tt_relay_targets(tree, 7, 100, SIGUSR1, out, 1);
+
+	CU_ASSERT_EQUAL(n, 2);
+	CU_ASSERT(out[0] == 102 || out[0] == 103);
+}
+
+static void test_order_independent_of_listing(void)
+{
+	/* children listed before their parents still count as descendants */
+	const struct tt_proc shuffled[] = {
+		{ 103, 102, BIT(SIGUSR1) }, { 102, 101, 0 }, { 101, 100, 0 }, { 100, 1, 0 },
+	};
+	pid_t out[4];
+
+	CU_ASSERT_EQUAL(tt_relay_targets(shuffled, 4, 100, SIGUSR1, out, 4), 1);
+	CU_ASSERT_EQUAL(out[0], 103);
+}
+
+static void write_status(const char *root, int pid, const char *body)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d", root, pid);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%d/status", root, pid);
+	f = fopen(path, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fputs(body, f);
+	fclose(f);
+}
+
+static void test_snapshot_reads_fake_proc(void)
+{
+	char root[] = "/tmp/tt-proc-XXXXXX";
+	char path[600];
+	struct tt_proc *procs = NULL;
+	size_t n = 0, i;
+	int seen = 0;
+	tt_err err;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(root));
+	write_status(root, 10, "Name:\tbash\nPPid:\t1\nSigCgt:\t0000000000010002\n");
+	write_status(root, 11, "Name:\tpython3\nPPid:\t10\nSigCgt:\t0000000180000200\n");
+	write_status(root, 12, "Name:\tbroken\n");	/* no PPid: skipped */
+	snprintf(path, sizeof(path), "%s/self", root);	/* not a pid: ignored */
+	mkdir(path, 0755);
+	CU_ASSERT_EQUAL_FATAL(tt_proc_snapshot(root, &procs, &n, &err), 0);
+	CU_ASSERT_EQUAL(n, 2);
+	for (i = 0; i < n; i++) {
+		if (procs[i].pid == 11) {
+			CU_ASSERT_EQUAL(procs[i].ppid, 10);
+			CU_ASSERT(procs[i].caught & BIT(SIGUSR1));
+			CU_ASSERT(!(procs[i].caught & BIT(SIGUSR2)));
+			seen++;
+		}
+	}
+	CU_ASSERT_EQUAL(seen, 1);
+	free(procs);
+	snprintf(path, sizeof(path), "rm -rf %s", root);
+	CU_ASSERT_EQUAL(system(path), 0);
+}
+
+static void test_snapshot_missing_root_is_an_error(void)
+{
+	struct tt_proc *procs = NULL;
+	size_t n = 0;
+	tt_err err;
+
+	CU_ASSERT_EQUAL(tt_proc_snapshot("/nonexistent-proc", &procs, &n, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "/nonexistent-proc"));
+}
+
+static void test_snapshot_live_proc_sees_self(void)
+{
+	struct tt_proc *procs = NULL;
+	size_t n = 0, i;
+	int found = 0;
+
+	CU_ASSERT_EQUAL_FATAL(tt_proc_snapshot("/proc", &procs, &n, NULL), 0);
+	for (i = 0; i < n; i++)
+		if (procs[i].pid == getpid() && procs[i].ppid == getppid())
+			found = 1;
+	CU_ASSERT(found);
+	free(procs);
+}
+
+int tt_register_suites(void)
+{
+	CU_pSuite s = CU_add_suite("proctree", NULL, NULL);
+
+	if (!s)
+		return -1;
+	CU_add_test(s, "catching descendants only", test_catching_descendants_only);
+	CU_add_test(s, "other signal picks its catchers", test_other_signal_picks_its_catchers);
+	CU_add_test(s, "nobody catches -> 0", test_nobody_catches_returns_zero);
+	CU_add_test(s, "cap bounds writes", test_cap_bounds_writes);
+	CU_add_test(s, "order independent", test_order_independent_of_listing);
+	CU_add_test(s, "snapshot of a fake /proc", test_snapshot_reads_fake_proc);
+	CU_add_test(s, "missing /proc root", test_snapshot_missing_root_is_an_error);
+	CU_add_test(s, "live /proc sees this process", test_snapshot_live_proc_sees_self);
+	return 0;
+}
