@@ -25,3 +25,7 @@ check_PROGRAMS += tests/unit/test_hw_policy
 tests_unit_test_hw_policy_SOURCES = tests/unit/test_hw_policy.c $(HW_FIXTURE)
 tests_unit_test_hw_policy_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_hw_policy_LDADD = $(UNIT_LDADD)
+check_PROGRAMS += tests/unit/test_hw_nccl_xml
+tests_unit_test_hw_nccl_xml_SOURCES = tests/unit/test_hw_nccl_xml.c $(HW_FIXTURE)
+tests_unit_test_hw_nccl_xml_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_hw_nccl_xml_LDADD = $(UNIT_LDADD)
