@@ -303,12 +303,17 @@ static int load_hwloc(const struct tt_hw_options *o, hwloc_topology_t *topo, tt_
 	 * above them) keeps discovery fast; an XML export is already what its author kept. */
 	hwloc_topology_set_io_types_filter(*topo, o->input_xml ? HWLOC_TYPE_FILTER_KEEP_ALL
 							       : HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-	/* OpenCL and GL devices are nothing NCCL uses, and hwloc's Linux backend reads the PCI tree
-	 * from sysfs itself: skipping those plugins saves start-up time, and the libpciaccess one
-	 * leaks memory on every load (valgrind). */
+	/* OpenCL and GL devices are nothing NCCL uses, hwloc's Linux backend reads the PCI tree from
+	 * sysfs and the CPU vendor/family/model from /proc/cpuinfo itself: skipping the opencl, gl,
+	 * pci and x86 (CPUID) components saves start-up time, and the libpciaccess one leaks memory
+	 * on every load (valgrind). */
 	hwloc_topology_set_components(*topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "opencl");
 	hwloc_topology_set_components(*topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "gl");
 	hwloc_topology_set_components(*topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "pci");
+	hwloc_topology_set_components(*topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "x86");
+	/* Caches matter to nobody here; not building them skips reading hundreds of sysfs files. */
+	hwloc_topology_set_cache_types_filter(*topo, HWLOC_TYPE_FILTER_KEEP_NONE);
+	hwloc_topology_set_icache_types_filter(*topo, HWLOC_TYPE_FILTER_KEEP_NONE);
 	/* hwloc parses the file in set_xml (libxml2) or in load (its own parser): same message. */
 	if ((o->input_xml && hwloc_topology_set_xml(*topo, o->input_xml) != 0) ||
 	    hwloc_topology_load(*topo) != 0) {
