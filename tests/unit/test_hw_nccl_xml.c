@@ -194,13 +194,44 @@ static void test_dual_socket_file(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "<cpu numaid=\"1\" affinity=\"ffff0000\""));
 	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "<pci busid=\"0000:13:00.0\" class=\"0x030200\" vendor=\"0x10de\""));
 	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "link_speed=\"32.0 GT/s PCIe\" link_width=\"16\""));
-	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "<net name=\"mlx5_0\" port=\"1\" speed=\"400000\" guid=\"0xb83fd2030000a0b0\"/>"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "<net name=\"mlx5_0\" speed=\"400000\" guid=\"0xb83fd2030000a0b0\"/>"));
+	CU_ASSERT_PTR_NULL(strstr(xml, " port=")); /* NCCL numbers ports itself */
 	CU_ASSERT_PTR_NULL(strstr(xml, "name=\"mlx5_1\""));
 	/* The management NIC and its root port lead to no GPU or HCA: left out. */
 	CU_ASSERT_PTR_NULL(strstr(xml, "0000:70:00.0"));
 	/* GPU0's switch: upstream 11:00.0 holds down port 12:00.0 holding the GPU. */
 	CU_ASSERT(strstr(xml, "busid=\"0000:11:00.0\"") < strstr(xml, "busid=\"0000:12:00.0\""));
 	CU_ASSERT(strstr(xml, "busid=\"0000:12:00.0\"") < strstr(xml, "busid=\"0000:13:00.0\""));
+	free(xml);
+	tt_hw_free(m);
+}
+
+static int occurrences(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+static void test_card_functions_merge_like_nccl(void)
+{
+	struct tt_hw_model *m = tt_fixture_model("dual-pcie-8gpu.xml", NULL, 0);
+	int one = m->hca[tt_hw_find_hca(m, "mlx5_1")].pci, two = m->hca[tt_hw_find_hca(m, "mlx5_2")].pci;
+	struct xml_stats st;
+	char *xml;
+
+	/* Make mlx5_2 the second function of mlx5_1's card, as on a dual-port ConnectX. */
+	snprintf(m->pci[two].busid, sizeof(m->pci[two].busid), "0000:25:00.1");
+	m->pci[two].parent = m->pci[one].parent;
+	xml = render(m);
+	check_ok("merged", xml, &st);
+	CU_ASSERT_EQUAL(occurrences(xml, "busid=\"0000:25:00.0\""), 1);
+	CU_ASSERT_EQUAL(occurrences(xml, "0000:25:00.1"), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "<nic>\n              <net name=\"mlx5_1\" guid=\"0xb83fd2030001a0b1\"/>\n"
+					   "              <net name=\"mlx5_2\" guid=\"0xb83fd2030002a0b2\"/>\n"));
+	CU_ASSERT_EQUAL(st.nets, 6);
 	free(xml);
 	tt_hw_free(m);
 }
@@ -398,6 +429,7 @@ int tt_register_suites(void)
 		return -1;
 	CU_add_test(s, "checker rejects what NCCL rejects", test_checker_rejects_what_nccl_rejects);
 	CU_add_test(s, "dual socket file", test_dual_socket_file);
+	CU_add_test(s, "card functions merge like NCCL", test_card_functions_merge_like_nccl);
 	CU_add_test(s, "NVSwitch and cloud files", test_nvswitch_and_cloud_files);
 	CU_add_test(s, "machine without GPU or HCA", test_machine_without_gpu_or_hca_is_valid);
 	CU_add_test(s, "atomic write", test_atomic_write);
