@@ -165,12 +165,9 @@ static int walk_tree(struct walk *w, hwloc_obj_t obj)
 	for (hwloc_obj_t c = obj->first_child; c; c = c->next_sibling)
 		if (walk_tree(w, c) < 0)
 			return -1;
+	/* Host bridges, and OS devices without a PCI parent (soft RoCE), hang off CPU-side objects. */
 	for (hwloc_obj_t c = obj->io_first_child; c; c = c->next_sibling)
 		if (add_io(w, c, -1) < 0)
-			return -1;
-	/* Virtual OS devices (soft RoCE, bonds) hang off CPU-side objects. */
-	for (hwloc_obj_t c = obj->misc_first_child; c; c = c->next_sibling)
-		if (c->type == HWLOC_OBJ_OS_DEVICE && add_osdev(w, c, -1) < 0)
 			return -1;
 	return 0;
 }
