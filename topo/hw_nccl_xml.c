@@ -20,18 +20,13 @@ struct xml {
 	int elements;
 };
 
-static int pci_is_gpu(const struct tt_pci *p)
-{
-	return p->kind == TT_PCI_DEVICE && p->vendor == 0x10de && (p->class_id >> 16) == 0x03;
-}
-
 static void mark_wanted(struct xml *x)
 {
 	const struct tt_hw_model *m = x->m;
 
 	for (int i = 0; i < m->npci; i++) {
 		const struct tt_pci *p = &m->pci[i];
-		int use = pci_is_gpu(p) || (p->vendor == 0x10de && (p->class_id >> 8) == 0x0680);
+		int use = tt_pci_is_nvidia_gpu(p) || tt_pci_is_nvswitch(p);
 
 		for (int h = 0; h < m->nhca && !use; h++)
 			use = m->hca[h].pci == i;
@@ -126,14 +121,6 @@ static void write_nets(struct xml *x, int pci, int depth)
 	tt_sb_printf(&x->sb, "</nic>\n");
 }
 
-static int is_hca(const struct tt_hw_model *m, int pci)
-{
-	for (int h = 0; h < m->nhca; h++)
-		if (m->hca[h].pci == pci)
-			return 1;
-	return 0;
-}
-
 /* Another function of the same card, earlier among the siblings, already holds this one's nets. */
 static int merged_into_sibling(const struct xml *x, int pci)
 {
@@ -141,7 +128,7 @@ static int merged_into_sibling(const struct xml *x, int pci)
 
 	nic_busid(x->m->pci[pci].busid, mine);
 	for (int i = 0; i < pci; i++) {
-		if (!x->wanted[i] || x->m->pci[i].parent != x->m->pci[pci].parent || !is_hca(x->m, i))
+		if (!x->wanted[i] || x->m->pci[i].parent != x->m->pci[pci].parent || !tt_hw_pci_is_hca(x->m, i))
 			continue;
 		nic_busid(x->m->pci[i].busid, theirs);
 		if (strcmp(mine, theirs) == 0)
@@ -158,7 +145,7 @@ static void write_pci(struct xml *x, int i, int depth)
 	int leaf = 1;
 
 	char busid[TT_BUSID_LEN];
-	int hca = is_hca(x->m, i);
+	int hca = tt_hw_pci_is_hca(x->m, i);
 
 	if (p->kind == TT_PCI_HOSTBRIDGE) { /* no bus id: its children hang off the cpu */
 		write_children(x, i, -2, depth);

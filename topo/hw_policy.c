@@ -85,14 +85,6 @@ static int ib_hca_list(const struct tt_hw_model *m, int gpu_pci, struct tt_rank_
 	return 0;
 }
 
-static int on_hca(const struct tt_hw_model *m, int pci)
-{
-	for (int h = 0; h < m->nhca; h++)
-		if (m->hca[h].pci == pci)
-			return 1;
-	return 0;
-}
-
 /* The interface holding the node's address; failing that (no resolvable host name, an XML
  * input) a physical Ethernet port before IPoIB or RoCE netdevs, then anything not excluded. */
 static const struct tt_netif *socket_netif(const struct tt_hw_model *m)
@@ -106,7 +98,7 @@ static const struct tt_netif *socket_netif(const struct tt_hw_model *m)
 			continue;
 		if (n->carries_node_address)
 			return n;
-		if (!plain && n->pci >= 0 && !on_hca(m, n->pci))
+		if (!plain && n->pci >= 0 && !tt_hw_pci_is_hca(m, n->pci))
 			plain = n;
 		if (!on_pci && n->pci >= 0)
 			on_pci = n;
