@@ -128,7 +128,8 @@ static int merged_into_sibling(const struct xml *x, int pci)
 
 	nic_busid(x->m->pci[pci].busid, mine);
 	for (int i = 0; i < pci; i++) {
-		if (!x->wanted[i] || x->m->pci[i].parent != x->m->pci[pci].parent || !tt_hw_pci_is_hca(x->m, i))
+		if (!x->wanted[i] || x->m->pci[i].parent != x->m->pci[pci].parent ||
+		    !tt_hw_pci_is_hca(x->m, i))
 			continue;
 		nic_busid(x->m->pci[i].busid, theirs);
 		if (strcmp(mine, theirs) == 0)
