@@ -32,3 +32,4 @@ tests_unit_test_hw_nccl_xml_LDADD = $(UNIT_LDADD)
 # The train-topo command end to end (exit codes, messages, atomic -o).
 TESTS += tests/unit/train_topo_cli.sh
 dist_noinst_SCRIPTS += tests/unit/train_topo_cli.sh
+EXTRA_DIST += tests/fixtures/topo
