@@ -280,6 +280,11 @@ static int check_xml_file(const char *path, tt_err *err)
 	if (!f)
 		return tt_err_errno(err, "cannot open hwloc XML '%s'", path);
 	n = fread(head, 1, sizeof(head) - 1, f);
+	if (ferror(f)) { /* a directory, for one */
+		tt_err_errno(err, "cannot read hwloc XML '%s'", path);
+		fclose(f);
+		return -1;
+	}
 	fclose(f);
 	head[n] = '\0';
 	if (n == 0)
