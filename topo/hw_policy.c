@@ -53,7 +53,8 @@ static int ib_hca_list(const struct tt_hw_model *m, int gpu_pci, struct tt_rank_
 		return tt_err_set(err, "%s: out of memory ranking HCAs", m->source);
 	for (int h = 0; h < m->nhca; h++)
 		any_active |= has_active_port(&m->hca[h]);
-	/* Down ports are useless to NCCL; without any port state (an XML export) take every HCA. */
+	/* Down ports are useless to NCCL; when no port is known to be active (an XML export without
+	 * port states, or every link down) every HCA is listed rather than none. */
 	for (int h = 0; h < m->nhca; h++) {
 		const struct tt_hca *hca = &m->hca[h];
 
