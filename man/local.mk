@@ -1,2 +1,3 @@
 # man/: manual pages.
 dist_man_MANS += man/train_topo.8
+dist_man_MANS += man/train-topo.1

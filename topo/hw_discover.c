@@ -165,12 +165,9 @@ static int walk_tree(struct walk *w, hwloc_obj_t obj)
 	for (hwloc_obj_t c = obj->first_child; c; c = c->next_sibling)
 		if (walk_tree(w, c) < 0)
 			return -1;
+	/* Host bridges, and OS devices without a PCI parent (soft RoCE), hang off CPU-side objects. */
 	for (hwloc_obj_t c = obj->io_first_child; c; c = c->next_sibling)
 		if (add_io(w, c, -1) < 0)
-			return -1;
-	/* Virtual OS devices (soft RoCE, bonds) hang off CPU-side objects. */
-	for (hwloc_obj_t c = obj->misc_first_child; c; c = c->next_sibling)
-		if (c->type == HWLOC_OBJ_OS_DEVICE && add_osdev(w, c, -1) < 0)
 			return -1;
 	return 0;
 }
@@ -283,6 +280,11 @@ static int check_xml_file(const char *path, tt_err *err)
 	if (!f)
 		return tt_err_errno(err, "cannot open hwloc XML '%s'", path);
 	n = fread(head, 1, sizeof(head) - 1, f);
+	if (ferror(f)) { /* a directory, for one */
+		tt_err_errno(err, "cannot read hwloc XML '%s'", path);
+		fclose(f);
+		return -1;
+	}
 	fclose(f);
 	head[n] = '\0';
 	if (n == 0)
@@ -303,6 +305,17 @@ static int load_hwloc(const struct tt_hw_options *o, hwloc_topology_t *topo, tt_
 	 * above them) keeps discovery fast; an XML export is already what its author kept. */
 	hwloc_topology_set_io_types_filter(*topo, o->input_xml ? HWLOC_TYPE_FILTER_KEEP_ALL
 							       : HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+	/* OpenCL and GL devices are nothing NCCL uses, hwloc's Linux backend reads the PCI tree from
+	 * sysfs and the CPU vendor/family/model from /proc/cpuinfo itself: skipping the opencl, gl,
+	 * pci and x86 (CPUID) components saves start-up time, and the libpciaccess one leaks memory
+	 * on every load (valgrind). */
+	hwloc_topology_set_components(*topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "opencl");
+	hwloc_topology_set_components(*topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "gl");
+	hwloc_topology_set_components(*topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "pci");
+	hwloc_topology_set_components(*topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "x86");
+	/* Caches matter to nobody here; not building them skips reading hundreds of sysfs files. */
+	hwloc_topology_set_cache_types_filter(*topo, HWLOC_TYPE_FILTER_KEEP_NONE);
+	hwloc_topology_set_icache_types_filter(*topo, HWLOC_TYPE_FILTER_KEEP_NONE);
 	/* hwloc parses the file in set_xml (libxml2) or in load (its own parser): same message. */
 	if ((o->input_xml && hwloc_topology_set_xml(*topo, o->input_xml) != 0) ||
 	    hwloc_topology_load(*topo) != 0) {

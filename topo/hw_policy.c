@@ -53,7 +53,8 @@ static int ib_hca_list(const struct tt_hw_model *m, int gpu_pci, struct tt_rank_
 		return tt_err_set(err, "%s: out of memory ranking HCAs", m->source);
 	for (int h = 0; h < m->nhca; h++)
 		any_active |= has_active_port(&m->hca[h]);
-	/* Down ports are useless to NCCL; without any port state (an XML export) take every HCA. */
+	/* Down ports are useless to NCCL; when no port is known to be active (an XML export without
+	 * port states, or every link down) every HCA is listed rather than none. */
 	for (int h = 0; h < m->nhca; h++) {
 		const struct tt_hca *hca = &m->hca[h];
 
@@ -85,14 +86,6 @@ static int ib_hca_list(const struct tt_hw_model *m, int gpu_pci, struct tt_rank_
 	return 0;
 }
 
-static int on_hca(const struct tt_hw_model *m, int pci)
-{
-	for (int h = 0; h < m->nhca; h++)
-		if (m->hca[h].pci == pci)
-			return 1;
-	return 0;
-}
-
 /* The interface holding the node's address; failing that (no resolvable host name, an XML
  * input) a physical Ethernet port before IPoIB or RoCE netdevs, then anything not excluded. */
 static const struct tt_netif *socket_netif(const struct tt_hw_model *m)
@@ -106,7 +99,7 @@ static const struct tt_netif *socket_netif(const struct tt_hw_model *m)
 			continue;
 		if (n->carries_node_address)
 			return n;
-		if (!plain && n->pci >= 0 && !on_hca(m, n->pci))
+		if (!plain && n->pci >= 0 && !tt_hw_pci_is_hca(m, n->pci))
 			plain = n;
 		if (!on_pci && n->pci >= 0)
 			on_pci = n;

@@ -54,3 +54,11 @@ check_PROGRAMS += tests/unit/test_hw_policy
 tests_unit_test_hw_policy_SOURCES = tests/unit/test_hw_policy.c $(HW_FIXTURE)
 tests_unit_test_hw_policy_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_hw_policy_LDADD = $(UNIT_LDADD)
+check_PROGRAMS += tests/unit/test_hw_nccl_xml
+tests_unit_test_hw_nccl_xml_SOURCES = tests/unit/test_hw_nccl_xml.c $(HW_FIXTURE)
+tests_unit_test_hw_nccl_xml_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_hw_nccl_xml_LDADD = $(UNIT_LDADD)
+# The train-topo command end to end (exit codes, messages, atomic -o).
+TESTS += tests/unit/train_topo_cli.sh
+dist_noinst_SCRIPTS += tests/unit/train_topo_cli.sh
+EXTRA_DIST += tests/fixtures/topo

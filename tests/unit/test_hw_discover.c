@@ -183,6 +183,7 @@ static void test_bad_inputs_name_the_file(void)
 	CU_ASSERT(write(fd, "<topology version=\"2.0\"><object type=", 37) == 37);
 	close(fd);
 	expect_failure("/nonexistent/topo.xml", NULL, "/nonexistent/topo.xml");
+	expect_failure("/tmp", NULL, "cannot read hwloc XML '/tmp': Is a directory");
 	expect_failure(bad, NULL, bad);
 	expect_failure(bad, NULL, "malformed");
 	tt_fixture_path("dual-pcie-8gpu.xml", xml, sizeof(xml));
