@@ -12,7 +12,7 @@
 static int read_status(const char *proc_root, pid_t pid, struct tt_proc *p)
 {
 	char path[512], line[256];
-	int have_ppid = 0, have_cgt = 0;
+	int have_ppid = 0, have_cgt = 0, have_blk = 0;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%d/status", proc_root, (int)pid);
@@ -20,7 +20,8 @@ static int read_status(const char *proc_root, pid_t pid, struct tt_proc *p)
 	if (!f)
 		return -1;
 	p->pid = pid;
-	while (fgets(line, sizeof(line), f) && !(have_ppid && have_cgt)) {
+	p->handled = 0;
+	while (fgets(line, sizeof(line), f) && !(have_ppid && have_cgt && have_blk)) {
 		int ppid;
 		uint64_t mask;
 
@@ -28,12 +29,15 @@ static int read_status(const char *proc_root, pid_t pid, struct tt_proc *p)
 			p->ppid = ppid;
 			have_ppid = 1;
 		} else if (sscanf(line, "SigCgt: %" SCNx64, &mask) == 1) {
-			p->caught = mask;
+			p->handled |= mask;
 			have_cgt = 1;
+		} else if (sscanf(line, "SigBlk: %" SCNx64, &mask) == 1) {
+			p->handled |= mask;
+			have_blk = 1;
 		}
 	}
 	fclose(f);
-	return have_ppid && have_cgt ? 0 : -1;
+	return have_ppid && have_cgt && have_blk ? 0 : -1;
 }
 
 int tt_proc_snapshot(const char *proc_root, struct tt_proc **procs, size_t *n, tt_err *err)
@@ -115,7 +119,7 @@ size_t tt_relay_targets(const struct tt_proc *procs, size_t n, pid_t root, int s
 		return 0;
 	mark_descendants(procs, n, root, in_tree);
 	for (i = 0; i < n; i++) {
-		if (!in_tree[i] || !(procs[i].caught & bit))
+		if (!in_tree[i] || !(procs[i].handled & bit))
 			continue;
 		if (chosen < cap)
 			out[chosen] = procs[i].pid;

@@ -109,18 +109,22 @@ static void test_snapshot_reads_fake_proc(void)
 	tt_err err;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(root));
-	write_status(root, 10, "Name:\tbash\nPPid:\t1\nSigCgt:\t0000000000010002\n");
-	write_status(root, 11, "Name:\tpython3\nPPid:\t10\nSigCgt:\t0000000180000200\n");
+	write_status(root, 10, "Name:\tbash\nPPid:\t1\nSigBlk:\t0\nSigCgt:\t0000000000010002\n");
+	write_status(root, 11, "Name:\tpython3\nPPid:\t10\nSigBlk:\t0\nSigCgt:\t0000000180000200\n");
+	/* srun: blocks USR2 and takes it with sigwait, no handler */
+	write_status(root, 13, "Name:\tsrun\nPPid:\t10\nSigBlk:\t0000000000000800\nSigCgt:\t0\n");
 	write_status(root, 12, "Name:\tbroken\n");	/* no PPid: skipped */
 	snprintf(path, sizeof(path), "%s/self", root);	/* not a pid: ignored */
 	mkdir(path, 0755);
 	CU_ASSERT_EQUAL_FATAL(tt_proc_snapshot(root, &procs, &n, &err), 0);
-	CU_ASSERT_EQUAL(n, 2);
+	CU_ASSERT_EQUAL(n, 3);
 	for (i = 0; i < n; i++) {
+		if (procs[i].pid == 13)
+			CU_ASSERT_EQUAL(procs[i].handled, BIT(SIGUSR2));
 		if (procs[i].pid == 11) {
 			CU_ASSERT_EQUAL(procs[i].ppid, 10);
-			CU_ASSERT(procs[i].caught & BIT(SIGUSR1));
-			CU_ASSERT(!(procs[i].caught & BIT(SIGUSR2)));
+			CU_ASSERT(procs[i].handled & BIT(SIGUSR1));
+			CU_ASSERT(!(procs[i].handled & BIT(SIGUSR2)));
 			seen++;
 		}
 	}
