@@ -9,3 +9,22 @@ tests_unit_test_err_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_err_LDADD = $(UNIT_LDADD)
 
 TESTS += $(check_PROGRAMS)
+
+# train-run's pure modules (wrapper/).
+check_PROGRAMS += tests/unit/test_proctable tests/unit/test_output tests/unit/test_options tests/unit/test_bind
+tests_unit_test_proctable_SOURCES = tests/unit/test_proctable.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_proctable_CPPFLAGS = $(WRAPPER_CPPFLAGS)
+tests_unit_test_proctable_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_proctable_LDADD = libwrapper.la $(UNIT_LDADD)
+tests_unit_test_output_SOURCES = tests/unit/test_output.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_output_CPPFLAGS = $(WRAPPER_CPPFLAGS)
+tests_unit_test_output_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_output_LDADD = libwrapper.la $(UNIT_LDADD)
+tests_unit_test_options_SOURCES = tests/unit/test_options.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_options_CPPFLAGS = $(WRAPPER_CPPFLAGS)
+tests_unit_test_options_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_options_LDADD = libwrapper.la $(UNIT_LDADD)
+tests_unit_test_bind_SOURCES = tests/unit/test_bind.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_bind_CPPFLAGS = $(WRAPPER_CPPFLAGS)
+tests_unit_test_bind_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_bind_LDADD = libwrapper.la $(UNIT_LDADD)
