@@ -8,6 +8,12 @@ tests_unit_test_err_SOURCES = tests/unit/test_err.c tests/unit/cunit_main.c test
 tests_unit_test_err_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_err_LDADD = $(UNIT_LDADD)
 
+# layout: nodelists, GRES GPU lists, the env contract, the plugin's config parser.
+check_PROGRAMS += tests/unit/test_hostlist
+tests_unit_test_hostlist_SOURCES = tests/unit/test_hostlist.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_hostlist_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_hostlist_LDADD = $(UNIT_LDADD)
+
 TESTS += $(check_PROGRAMS)
 
 # train-run's pure modules (wrapper/).

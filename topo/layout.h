@@ -1,0 +1,131 @@
+/* layout.h — the env contract: who this process is in its Slurm step (facts) -> the variables
+ * PyTorch/torchrun-style programs read (RANK, WORLD_SIZE, LOCAL_RANK, ..., CUDA_VISIBLE_DEVICES).
+ * The single implementation behind the SPANK plugin (one process per Slurm task) and train-run
+ * (one Slurm task per node spawning nproc workers): callers gather facts, call a compute
+ * function, and apply the pairs tt_task_env_foreach yields with setenv or spank_setenv.
+ *
+ * MASTER_PORT. When SLURM_STEP_RESV_PORTS is set (srun --resv-ports, MpiParams=ports=) its first
+ * port is used: Slurm reserved it for this step on every node. Otherwise, with span = hi-lo+1,
+ *     slot(job) = ((job_id * 2654435769) mod 2^32) * span / 2^32        (Fibonacci hashing)
+ *     MASTER_PORT = lo + (slot(job) + (int32_t)step_id) mod span         (non-negative mod)
+ * so the port depends only on job and step (every task and node computes the same one), steps
+ * 0,1,2,... of one job get consecutive, hence distinct, ports (for fewer than span steps), the
+ * batch step (0xfffffffb = -5) and the extern step (0xfffffffc = -4) sit just below step 0, and
+ * consecutive job ids land about 0.38*span apart, so concurrent jobs on one node rarely meet.
+ * The default range 29500-32499 starts at torchrun's default port and stays below Linux's
+ * default ephemeral range (32768-60999), so outgoing connections never hold a master's port. */
+#ifndef TT_LAYOUT_H
+#define TT_LAYOUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gres.h"
+#include "tt_env.h"
+#include "tt_err.h"
+
+#define TT_PORT_LO_DEFAULT 29500
+#define TT_PORT_HI_DEFAULT 32499
+
+/* Slurm's special step ids (slurm.h SLURM_BATCH_SCRIPT, SLURM_EXTERN_CONT, ...). */
+#define TT_STEP_INTERACTIVE 0xfffffffau
+#define TT_STEP_BATCH 0xfffffffbu
+#define TT_STEP_EXTERN 0xfffffffcu
+
+#define TT_NODELIST_LEN 16384
+#define TT_TASKS_PER_NODE_LEN 4096
+#define TT_HOSTNAME_LEN 256
+#define TT_WARN_MAX 4
+#define TT_WARN_LEN 256
+
+struct tt_port_range {
+	uint16_t lo, hi;   /* inclusive; 1024 <= lo <= hi */
+};
+
+/* Everything the contract depends on, as plain data. tt_step_facts_from_env fills all of it
+ * except cpus (the caller counts its sched_getaffinity mask) and ports (the caller's config). */
+struct tt_step_facts {
+	uint32_t job_id;                        /* SLURM_JOB_ID */
+	uint32_t step_id;                       /* SLURM_STEP_ID; TT_STEP_BATCH when unset */
+	char nodelist[TT_NODELIST_LEN];         /* step nodelist, compressed form */
+	uint32_t node_index;                    /* SLURM_NODEID: this node's index in nodelist */
+	uint32_t ntasks;                        /* tasks in the step; 0 = sum of tasks_per_node */
+	char tasks_per_node[TT_TASKS_PER_NODE_LEN]; /* "2(x3),1"; "" when unknown */
+	uint32_t task_id;                       /* SLURM_PROCID (global rank Slurm assigned) */
+	uint32_t local_id;                      /* SLURM_LOCALID */
+	struct tt_gpu_list gpus;                /* node GPUs as the step sees them (gres.h) */
+	bool slurm_bound_gpus;                  /* Slurm already set CUDA_VISIBLE_DEVICES per task */
+	unsigned cpus;                          /* CPUs this task may use; 0 = unknown */
+	bool omp_set;                           /* OMP_NUM_THREADS is already set */
+	char resv_ports[256];                   /* SLURM_STEP_RESV_PORTS ("12000-12003"), or "" */
+	struct tt_port_range ports;             /* MASTER_PORT range when no ports are reserved */
+};
+
+/* The contract for one process. Numbers are kept as numbers; tt_task_env_foreach formats them. */
+struct tt_task_env {
+	uint32_t rank, world_size;              /* RANK, WORLD_SIZE */
+	uint32_t local_rank, local_world_size;  /* LOCAL_RANK, LOCAL_WORLD_SIZE */
+	uint32_t node_rank, nnodes;             /* NODE_RANK (= GROUP_RANK), NNODES */
+	char master_addr[TT_HOSTNAME_LEN];      /* MASTER_ADDR: first host of the nodelist */
+	uint16_t master_port;                   /* MASTER_PORT */
+	char cuda_visible_devices[TT_GPU_MAX * TT_GPU_ID_LEN]; /* "" = leave CUDA_VISIBLE_DEVICES alone */
+	unsigned omp_num_threads;               /* 0 = leave OMP_NUM_THREADS alone */
+	size_t nwarnings;                       /* things worth a log line that are not errors */
+	char warnings[TT_WARN_MAX][TT_WARN_LEN];
+};
+
+/* Reads the facts through get (see tt_env.h). Nodelist: SLURM_STEP_NODELIST, else
+ * SLURM_JOB_NODELIST, else SLURM_NODELIST. Tasks per node: SLURM_STEP_TASKS_PER_NODE, else
+ * SLURM_TASKS_PER_NODE. Task count: SLURM_STEP_NUM_TASKS, else SLURM_NTASKS, else SLURM_NPROCS,
+ * else 0. SLURM_PROCID/SLURM_LOCALID default to 0. GPUs: tt_gres_node_gpus. Slurm bound GPUs
+ * when SLURM_GPUS_PER_TASK or SLURM_GPU_BIND is set. ports = defaults, cpus = 0.
+ * -1 with err naming the variable when SLURM_JOB_ID, SLURM_NODEID or a nodelist is missing, or
+ * a value is malformed or too long. */
+int tt_step_facts_from_env(struct tt_step_facts *f, tt_getenv_fn get, void *ctx, tt_err *err);
+
+/* The contract for Slurm task f->task_id (the plugin's case): RANK = SLURM_PROCID, WORLD_SIZE =
+ * ntasks, LOCAL_RANK = SLURM_LOCALID, LOCAL_WORLD_SIZE = tasks on this node, NODE_RANK =
+ * node_index, NNODES = hosts in nodelist. GPUs: left alone when Slurm bound them, else split
+ * by tt_gpu_split. OMP_NUM_THREADS = cpus when unset and known. -1 with err when the facts
+ * contradict each other (node count of nodelist vs tasks_per_node, task ids out of range, ...). */
+int tt_layout_compute(const struct tt_step_facts *f, struct tt_task_env *out, tt_err *err);
+
+/* The contract for worker local_rank of nproc that train-run spawns on this node (train-run is
+ * the step's only task on the node; every node runs nproc workers): RANK = node_index*nproc +
+ * local_rank, WORLD_SIZE = nnodes*nproc, LOCAL_RANK = local_rank, LOCAL_WORLD_SIZE = nproc.
+ * GPUs: f->gpus (which are this task's, bound by Slurm or not) split by tt_gpu_split, so with
+ * nproc = number of GPUs every worker gets exactly one. OMP_NUM_THREADS = max(1, cpus/nproc)
+ * when unset and known. tasks_per_node, ntasks, task_id, local_id are not used. */
+int tt_layout_compute_worker(const struct tt_step_facts *f, uint32_t nproc, uint32_t local_rank,
+			     struct tt_task_env *out, tt_err *err);
+
+/* Calls fn(ctx, name, value) for each variable to set, in this order: RANK, WORLD_SIZE,
+ * LOCAL_RANK, LOCAL_WORLD_SIZE, NODE_RANK, GROUP_RANK, NNODES, MASTER_ADDR, MASTER_PORT, then
+ * CUDA_VISIBLE_DEVICES and OMP_NUM_THREADS when they are to be set. Stops at and returns the
+ * first non-zero value fn returns; 0 when all were applied. */
+int tt_task_env_foreach(const struct tt_task_env *e,
+			int (*fn)(void *ctx, const char *name, const char *value), void *ctx);
+
+/* The GPU rule, one for tasks and workers: local task `local` of `ntasks` on a node with ngpus.
+ * ngpus >= ntasks: each gets ngpus/ntasks contiguous GPUs, task i from i*(ngpus/ntasks); the
+ * ngpus % ntasks left over stay unused. ngpus < ntasks: task i gets GPU i*ngpus/ntasks, so
+ * neighbouring ranks share a GPU. Returns 1 when GPUs are shared or left unused (worth a
+ * warning), 0 for an exact split, -1 when ntasks is 0 or local >= ntasks. ngpus 0: count 0. */
+int tt_gpu_split(size_t ngpus, uint32_t ntasks, uint32_t local, size_t *first, size_t *count);
+
+/* Parses a tasks-per-node value ("4", "2(x3),1") and gives the tasks on node index node, the
+ * node count and the task total. -1 with err naming the value and the bad element. */
+int tt_tasks_per_node(const char *spec, uint32_t node, uint32_t *on_node, uint32_t *nnodes,
+		      uint32_t *ntasks, tt_err *err);
+
+/* MASTER_PORT by the formula above from the range, ignoring reserved ports. */
+uint16_t tt_master_port(uint32_t job_id, uint32_t step_id, struct tt_port_range r);
+
+/* First port of a SLURM_STEP_RESV_PORTS value ("12000-12003", "12000,12005"). -1 with err. */
+int tt_resv_ports_first(const char *value, uint16_t *port, tt_err *err);
+
+/* Parses "LO-HI" (1024 <= LO <= HI <= 65535). -1 with err naming the text. */
+int tt_port_range_parse(const char *text, struct tt_port_range *r, tt_err *err);
+
+#endif
