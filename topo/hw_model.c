@@ -1,0 +1,261 @@
+/* hw_model.c — the node model's plumbing: growing its arrays, lookups, the nvidia-smi style
+ * relation between two devices, and the cpu list / cpumap text forms of a CPU set.
+ * Everything here is pure (no system calls), so tests build models by hand and check it. */
+#include "hw_model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+#include <string.h>
+
+static void *grow(void *arr, int n, size_t elem)
+{
+	/* Capacity doubles at powers of two, so n itself says when to reallocate. */
+	if (n == 0 || (n & (n - 1)) == 0)
+		return realloc(arr, (size_t)(n ? 2 * n : 4) * elem);
+	return arr;
+}
+
+#define TT_APPEND(m, arr, count, item)                                  \
+	do {                                                            \
+		void *bigger = grow((m)->arr, (m)->count, sizeof(*(m)->arr)); \
+		if (!bigger)                                            \
+			return -1;                                      \
+		(m)->arr = bigger;                                      \
+		(m)->arr[(m)->count] = *(item);                         \
+		return (m)->count++;                                    \
+	} while (0)
+
+int tt_hw_add_pci(struct tt_hw_model *m, const struct tt_pci *p)
+{
+	TT_APPEND(m, pci, npci, p);
+}
+
+int tt_hw_add_hca(struct tt_hw_model *m, const struct tt_hca *h)
+{
+	TT_APPEND(m, hca, nhca, h);
+}
+
+int tt_hw_add_netif(struct tt_hw_model *m, const struct tt_netif *n)
+{
+	TT_APPEND(m, netif, nnetif, n);
+}
+
+int tt_hw_add_nvlink(struct tt_hw_model *m, int a, int b, int count)
+{
+	struct tt_nvlink l = { .a = a, .b = b, .count = count };
+
+	TT_APPEND(m, nvlink, nnvlink, &l);
+}
+
+void tt_hw_free(struct tt_hw_model *m)
+{
+	if (!m)
+		return;
+	free(m->numa);
+	free(m->pci);
+	free(m->gpu);
+	free(m->nvlink);
+	free(m->hca);
+	free(m->netif);
+	free(m);
+}
+
+int tt_hw_find_pci(const struct tt_hw_model *m, const char *busid)
+{
+	for (int i = 0; i < m->npci; i++)
+		if (m->pci[i].kind != TT_PCI_HOSTBRIDGE && strcasecmp(m->pci[i].busid, busid) == 0)
+			return i;
+	return -1;
+}
+
+int tt_hw_find_hca(const struct tt_hw_model *m, const char *name)
+{
+	for (int i = 0; i < m->nhca; i++)
+		if (strcmp(m->hca[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+int tt_hw_pci_numa(const struct tt_hw_model *m, int pci)
+{
+	/* Discovery sets numa on the top of each hierarchy; children inherit it. */
+	for (int i = pci; i >= 0; i = m->pci[i].parent)
+		if (m->pci[i].numa >= 0)
+			return m->pci[i].numa;
+	return -1;
+}
+
+static int is_nvswitch(const struct tt_pci *p)
+{
+	return p->vendor == 0x10de && (p->class_id >> 8) == 0x0680;
+}
+
+static int nvswitch_links(const struct tt_hw_model *m, int gpu)
+{
+	int sum = 0;
+
+	for (int i = 0; i < m->nnvlink; i++) {
+		const struct tt_nvlink *l = &m->nvlink[i];
+
+		if (l->a == gpu && is_nvswitch(&m->pci[l->b]))
+			sum += l->count;
+		else if (l->b == gpu && is_nvswitch(&m->pci[l->a]))
+			sum += l->count;
+	}
+	return sum;
+}
+
+/* Direct links between a and b, or through NVSwitches: the fewer links of either side. */
+static int nvlink_count(const struct tt_hw_model *m, int a, int b)
+{
+	int sa, sb;
+
+	for (int i = 0; i < m->nnvlink; i++) {
+		const struct tt_nvlink *l = &m->nvlink[i];
+
+		if ((l->a == a && l->b == b) || (l->a == b && l->b == a))
+			return l->count;
+	}
+	sa = nvswitch_links(m, a);
+	sb = nvswitch_links(m, b);
+	return sa < sb ? sa : sb;
+}
+
+static int steps_to(const struct tt_hw_model *m, int from, int ancestor)
+{
+	int n = 0;
+
+	for (int i = from; i >= 0; i = m->pci[i].parent, n++)
+		if (i == ancestor)
+			return n;
+	return -1;
+}
+
+enum tt_hw_rel tt_hw_relation(const struct tt_hw_model *m, int a, int b, int *nvlinks)
+{
+	int nv, na, nb;
+
+	if (nvlinks)
+		*nvlinks = 0;
+	if (a == b)
+		return TT_REL_X;
+	nv = nvlink_count(m, a, b);
+	if (nv > 0) {
+		if (nvlinks)
+			*nvlinks = nv;
+		return TT_REL_NV;
+	}
+	for (int up = m->pci[a].parent; up >= 0; up = m->pci[up].parent) {
+		nb = steps_to(m, b, up);
+		if (nb < 0)
+			continue;
+		if (m->pci[up].kind == TT_PCI_HOSTBRIDGE)
+			return TT_REL_PHB;
+		na = steps_to(m, a, up);
+		/* Two steps = device, downstream port, upstream port: still one PCIe switch. */
+		return na <= 2 && nb <= 2 ? TT_REL_PIX : TT_REL_PXB;
+	}
+	na = tt_hw_pci_numa(m, a);
+	nb = tt_hw_pci_numa(m, b);
+	return na >= 0 && na == nb ? TT_REL_NODE : TT_REL_SYS;
+}
+
+const char *tt_hw_rel_name(enum tt_hw_rel rel, int nvlinks, char *buf, size_t len)
+{
+	static const char *const names[] = { "X", "NV", "PIX", "PXB", "PHB", "NODE", "SYS" };
+
+	if (rel == TT_REL_NV)
+		snprintf(buf, len, "NV%d", nvlinks);
+	else
+		snprintf(buf, len, "%s", names[rel]);
+	return buf;
+}
+
+int tt_cpuset_to_list(const cpu_set_t *set, char *buf, size_t len)
+{
+	size_t used = 0;
+	int n;
+
+	buf[0] = '\0';
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		int last = cpu;
+
+		if (!CPU_ISSET(cpu, set))
+			continue;
+		while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, set))
+			last++;
+		if (last == cpu)
+			n = snprintf(buf + used, len - used, "%s%d", used ? "," : "", cpu);
+		else
+			n = snprintf(buf + used, len - used, "%s%d-%d", used ? "," : "", cpu, last);
+		if (n < 0 || (size_t)n >= len - used)
+			return -1;
+		used += (size_t)n;
+		cpu = last;
+	}
+	return 0;
+}
+
+int tt_cpuset_to_cpumap(const cpu_set_t *set, int nwords32, char *buf, size_t len)
+{
+	size_t used = 0;
+	int words = 1;
+
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, set))
+			words = cpu / 32 + 1;
+	if (nwords32 > words)
+		words = nwords32;
+	for (int w = words - 1; w >= 0; w--) {
+		uint32_t bits = 0;
+		int n;
+
+		for (int b = 0; b < 32; b++)
+			if (w * 32 + b < CPU_SETSIZE && CPU_ISSET(w * 32 + b, set))
+				bits |= 1u << b;
+		n = snprintf(buf + used, len - used, "%s%08x", used ? "," : "", bits);
+		if (n < 0 || (size_t)n >= len - used)
+			return -1;
+		used += (size_t)n;
+	}
+	return 0;
+}
+
+static int cmp_gpu_busid(const void *x, const void *y, void *model)
+{
+	const struct tt_hw_model *m = model;
+
+	return strcmp(m->pci[((const struct tt_gpu *)x)->pci].busid,
+		      m->pci[((const struct tt_gpu *)y)->pci].busid);
+}
+
+static int cmp_hca_name(const void *x, const void *y)
+{
+	/* Version order keeps mlx5_2 before mlx5_10, as people read them. */
+	return strverscmp(((const struct tt_hca *)x)->name, ((const struct tt_hca *)y)->name);
+}
+
+int tt_hw_finish(struct tt_hw_model *m)
+{
+	int n = 0;
+
+	free(m->gpu);
+	m->ngpu = 0;
+	m->gpu = calloc((size_t)m->npci + 1, sizeof(*m->gpu));
+	if (!m->gpu)
+		return -1;
+	for (int i = 0; i < m->npci; i++) {
+		const struct tt_pci *p = &m->pci[i];
+
+		if (p->kind == TT_PCI_DEVICE && p->vendor == 0x10de && (p->class_id >> 16) == 0x03)
+			m->gpu[n++].pci = i;
+	}
+	qsort_r(m->gpu, (size_t)n, sizeof(*m->gpu), cmp_gpu_busid, m);
+	for (int i = 0; i < n; i++)
+		m->gpu[i].cuda_index = i;
+	m->ngpu = n;
+	if (m->nhca > 1)
+		qsort(m->hca, (size_t)m->nhca, sizeof(*m->hca), cmp_hca_name);
+	return 0;
+}

@@ -1,0 +1,25 @@
+/* hw_policy.h — what one local rank should use on this node, from the hardware model: its GPU's
+ * nearest HCAs (NCCL_IB_HCA), its GPU's NUMA-local CPUs, and the interface that carries the node's
+ * address (NCCL_SOCKET_IFNAME). Pure: the SPANK plugin and train-run apply the result. */
+#ifndef TT_HW_POLICY_H
+#define TT_HW_POLICY_H
+
+#include "hw_model.h"
+
+#include <sched.h>
+
+struct tt_rank_policy {
+	int cuda_index;                /* -1: no GPU for this rank */
+	char gpu_busid[TT_BUSID_LEN];  /* "" without a GPU */
+	int numa_os_index;             /* the GPU's NUMA node, -1 when unknown or no GPU */
+	cpu_set_t cpus;                /* NUMA-local CPUs, or all CPUs when locality is unknown */
+	char cpu_list[1024];           /* the same as "0-23,48-71" */
+	char nccl_ib_hca[512];         /* "=mlx5_2:1,mlx5_3:1,mlx5_0:1": nearest first, exact names; "" without HCA */
+	char socket_ifname[32];        /* "eth0", "" when no interface qualifies */
+	char nccl_socket_ifname[34];   /* "=eth0" (exact match), "" when none */
+};
+
+/* cuda_index is the GPU's index in PCI bus id order, or -1 for a rank without a GPU. */
+int tt_hw_rank_policy(const struct tt_hw_model *m, int cuda_index, struct tt_rank_policy *out, tt_err *err);
+
+#endif

@@ -1,0 +1,157 @@
+/* train_topo.c — the `train-topo` command: shows this node's hardware model (or one read from an
+ * hwloc XML export) as a topo -m style view, NCCL topology XML, JSON, or the per-rank environment.
+ * All work is in libtopo; this file only parses arguments and decides where output goes. */
+#include "config.h"
+#include "hw_model.h"
+#include "hw_nccl_xml.h"
+#include "hw_policy.h"
+#include "hw_report.h"
+#include "tt_file.h"
+#include "tt_strbuf.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+	"usage: train-topo show|nccl-xml|json|env [options]\n"
+	"  show                 GPUs, RDMA NICs, NUMA nodes and the GPU/NIC relation matrix\n"
+	"  nccl-xml             NCCL topology file (for NCCL_TOPO_FILE)\n"
+	"  json                 the whole hardware model as JSON\n"
+	"  env                  NCCL_IB_HCA, NCCL_SOCKET_IFNAME and CPU binding for one local rank\n"
+	"options:\n"
+	"  --input FILE         read an hwloc 2.x XML export instead of this machine\n"
+	"  --sysfs-root DIR     read sysfs facts from DIR instead of /sys\n"
+	"  --local-rank N       (env) the rank's GPU is GPU N in PCI bus order (default 0)\n"
+	"  --virtual-switches   infer PCIe switches a cloud VM hides (pairs GPUs with their NIC)\n"
+	"  -o, --output FILE    write to FILE atomically instead of standard output\n"
+	"  -h, --help           this text\n"
+	"  -V, --version        version\n";
+
+struct cli {
+	const char *command;
+	const char *output;
+	int local_rank;
+	struct tt_hw_options hw;
+};
+
+static int parse(int argc, char **argv, struct cli *c)
+{
+	static const struct option opts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "sysfs-root", required_argument, NULL, 's' },
+		{ "local-rank", required_argument, NULL, 'r' },
+		{ "virtual-switches", no_argument, NULL, 'v' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	int opt;
+
+	c->local_rank = -1;
+	while ((opt = getopt_long(argc, argv, "o:hV", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'i': c->hw.input_xml = optarg; break;
+		case 's': c->hw.sysfs_root = optarg; break;
+		case 'v': c->hw.virtual_switches = 1; break;
+		case 'o': c->output = optarg; break;
+		case 'r':
+			errno = 0;
+			c->local_rank = (int)strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || c->local_rank < 0 || c->local_rank > 4095) {
+				fprintf(stderr, "train-topo: --local-rank '%s' is not a rank number (0..4095)\n", optarg);
+				return -1;
+			}
+			break;
+		case 'h': fputs(usage, stdout); exit(0);
+		case 'V': printf("train-topo (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION); exit(0);
+		default: fputs(usage, stderr); return -1;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "train-topo: expected one command (show, nccl-xml, json or env)\n%s", usage);
+		return -1;
+	}
+	c->command = argv[optind];
+	if (strcmp(c->command, "show") && strcmp(c->command, "nccl-xml") && strcmp(c->command, "json") &&
+	    strcmp(c->command, "env")) {
+		fprintf(stderr, "train-topo: unknown command '%s' (show, nccl-xml, json or env)\n", c->command);
+		return -1;
+	}
+	if (c->local_rank >= 0 && strcmp(c->command, "env")) {
+		fprintf(stderr, "train-topo: --local-rank only applies to 'env'\n");
+		return -1;
+	}
+	return 0;
+}
+
+static int render_env(const struct tt_hw_model *m, int local_rank, char **out, size_t *len, tt_err *err)
+{
+	struct tt_strbuf sb = { 0 };
+	struct tt_rank_policy p;
+	int gpu = local_rank >= 0 ? local_rank : (m->ngpu ? 0 : -1);
+
+	if (local_rank >= 0 && m->ngpu == 0)
+		gpu = -1; /* a CPU-only node: every rank gets the whole node */
+	if (tt_hw_rank_policy(m, gpu, &p, err) < 0)
+		return -1;
+	if (p.cuda_index >= 0)
+		tt_sb_printf(&sb, "TRAIN_GPU_BUSID=%s\n", p.gpu_busid);
+	tt_sb_printf(&sb, "TRAIN_CPU_LIST=%s\nTRAIN_NUMA_NODE=%d\n", p.cpu_list, p.numa_os_index);
+	if (p.nccl_ib_hca[0])
+		tt_sb_printf(&sb, "NCCL_IB_HCA=%s\n", p.nccl_ib_hca);
+	if (p.nccl_socket_ifname[0])
+		tt_sb_printf(&sb, "NCCL_SOCKET_IFNAME=%s\n", p.nccl_socket_ifname);
+	if (tt_sb_failed(&sb)) {
+		tt_sb_free(&sb);
+		return tt_err_set(err, "out of memory rendering the environment");
+	}
+	*out = sb.data;
+	*len = sb.len;
+	return 0;
+}
+
+static int render(const struct cli *c, const struct tt_hw_model *m, char **out, size_t *len, tt_err *err)
+{
+	if (strcmp(c->command, "show") == 0)
+		return tt_hw_render_show(m, out, len, err);
+	if (strcmp(c->command, "json") == 0)
+		return tt_hw_render_json(m, out, len, err);
+	if (strcmp(c->command, "nccl-xml") == 0)
+		return tt_nccl_xml_render(m, out, len, err);
+	return render_env(m, c->local_rank, out, len, err);
+}
+
+int main(int argc, char **argv)
+{
+	struct cli c = { 0 };
+	struct tt_hw_model *m = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	tt_err err = { { 0 } };
+	int rc = 1;
+
+	if (parse(argc, argv, &c) < 0)
+		return 2;
+	if (tt_hw_discover(&c.hw, &m, &err) < 0 || render(&c, m, &text, &len, &err) < 0)
+		goto fail;
+	if (c.output) {
+		if (tt_file_write_atomic(c.output, text, len, &err) < 0)
+			goto fail;
+	} else if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0) {
+		tt_err_errno(&err, "cannot write to standard output");
+		goto fail;
+	}
+	rc = 0;
+fail:
+	if (rc)
+		fprintf(stderr, "train-topo: %s\n", err.msg);
+	free(text);
+	tt_hw_free(m);
+	return rc;
+}
