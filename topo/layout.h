@@ -55,6 +55,7 @@ struct tt_step_facts {
 	uint32_t task_id;                       /* SLURM_PROCID (global rank Slurm assigned) */
 	uint32_t local_id;                      /* SLURM_LOCALID */
 	struct tt_gpu_list gpus;                /* node GPUs as the step sees them (gres.h) */
+	char gpus_checked[160];                 /* variables tt_gres_node_gpus read, for messages */
 	bool slurm_bound_gpus;                  /* Slurm already set CUDA_VISIBLE_DEVICES per task */
 	unsigned cpus;                          /* CPUs this task may use; 0 = unknown */
 	bool omp_set;                           /* OMP_NUM_THREADS is already set */

@@ -14,6 +14,22 @@ tests_unit_test_hostlist_SOURCES = tests/unit/test_hostlist.c tests/unit/cunit_m
 tests_unit_test_hostlist_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_hostlist_LDADD = $(UNIT_LDADD)
 
+check_PROGRAMS += tests/unit/test_gres
+tests_unit_test_gres_SOURCES = tests/unit/test_gres.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_gres_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_gres_LDADD = $(UNIT_LDADD)
+
+check_PROGRAMS += tests/unit/test_layout
+tests_unit_test_layout_SOURCES = tests/unit/test_layout.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_layout_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_layout_LDADD = $(UNIT_LDADD)
+
+check_PROGRAMS += tests/unit/test_plugin_config
+tests_unit_test_plugin_config_SOURCES = tests/unit/test_plugin_config.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_plugin_config_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/spank
+tests_unit_test_plugin_config_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_plugin_config_LDADD = spank/libplugin_config.la $(UNIT_LDADD)
+
 TESTS += $(check_PROGRAMS)
 
 # train-run's pure modules (wrapper/).
