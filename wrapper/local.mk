@@ -8,3 +8,15 @@ libwrapper_la_SOURCES = \
 	wrapper/bind.h wrapper/bind.c
 WRAPPER_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/wrapper
 libwrapper_la_CPPFLAGS = $(WRAPPER_CPPFLAGS)
+
+bin_PROGRAMS += train-run
+train_run_SOURCES = wrapper/train_run.c \
+	wrapper/supervise.h wrapper/supervise.c \
+	wrapper/spawn.h wrapper/spawn.c \
+	wrapper/signals.h wrapper/signals.c
+train_run_CPPFLAGS = $(WRAPPER_CPPFLAGS)
+train_run_LDADD = libwrapper.la libtopo.la
+
+# End-to-end tests of the built train-run on this machine (no Slurm needed).
+dist_noinst_SCRIPTS += tests/wrapper/train_run.sh
+TESTS += tests/wrapper/train_run.sh

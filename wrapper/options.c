@@ -25,12 +25,14 @@ const char tt_run_usage[] =
 	"  --tag-output                     prefix every output line with [rank N]\n"
 	"  --rank0-only                     show only rank 0's output\n"
 	"  --standalone                     ignore Slurm's environment: one node, this host\n"
+	"  --topology FILE                  read this node's hardware from an hwloc XML export\n"
 	"  --help, --version\n"
 	"Underscore spellings (--nproc_per_node, --master_addr, ...) are accepted too.\n";
 
 enum {
 	OPT_NPROC = 256, OPT_NNODES, OPT_NODE_RANK, OPT_MASTER_ADDR, OPT_MASTER_PORT,
-	OPT_MAX_RESTARTS, OPT_GRACE, OPT_TAG, OPT_RANK0, OPT_STANDALONE, OPT_HELP, OPT_VERSION,
+	OPT_MAX_RESTARTS, OPT_GRACE, OPT_TAG, OPT_RANK0, OPT_STANDALONE, OPT_TOPOLOGY, OPT_HELP,
+	OPT_VERSION,
 };
 
 static const struct option long_opts[] = {
@@ -51,6 +53,7 @@ static const struct option long_opts[] = {
 	{ "rank0-only", no_argument, NULL, OPT_RANK0 },
 	{ "rank0_only", no_argument, NULL, OPT_RANK0 },
 	{ "standalone", no_argument, NULL, OPT_STANDALONE },
+	{ "topology", required_argument, NULL, OPT_TOPOLOGY },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -98,6 +101,11 @@ static int parse_one(struct tt_run_opts *o, int c, const char *arg, tt_err *err)
 		if (!*arg)
 			return tt_err_set(err, "--master-addr '': expected a host name or address");
 		o->master_addr = arg;
+		return 0;
+	case OPT_TOPOLOGY:
+		if (!*arg)
+			return tt_err_set(err, "--topology '': expected an hwloc XML file");
+		o->topology = arg;
 		return 0;
 	case OPT_TAG: o->tag_output = 1; return 0;
 	case OPT_RANK0: o->rank0_only = 1; return 0;

@@ -25,6 +25,7 @@ struct tt_run_opts {
 	int tag_output;
 	int rank0_only;
 	int standalone;		/* ignore SLURM_* and run as a single-node job */
+	const char *topology;	/* hwloc XML of this node instead of discovering it, or NULL */
 	int help;
 	int version;
 	char **argv;		/* PROGRAM ARGS..., NULL-terminated (points into the caller's argv) */

@@ -29,7 +29,7 @@ static void test_torchrun_spellings(void)
 {
 	char *argv[] = { "train-run", "--nproc_per_node=4", "--nnodes", "2", "--node_rank=1",
 		"--master_addr", "n1", "--master-port=29500", "--max_restarts", "3", "--grace", "5",
-		"--tag-output", "--rank0-only", "--", "prog", "-x", NULL };
+		"--tag-output", "--rank0-only", "--topology", "node.xml", "--", "prog", "-x", NULL };
 	struct tt_run_opts o;
 	tt_err err;
 
@@ -44,6 +44,7 @@ static void test_torchrun_spellings(void)
 	CU_ASSERT_EQUAL(o.grace_s, 5);
 	CU_ASSERT_TRUE(o.tag_output);
 	CU_ASSERT_TRUE(o.rank0_only);
+	CU_ASSERT_STRING_EQUAL(o.topology, "node.xml");
 	CU_ASSERT_EQUAL(o.argc, 2);
 	CU_ASSERT_STRING_EQUAL(o.argv[0], "prog");
 }

@@ -1,0 +1,315 @@
+/* train_run.c — main() of train-run: parse the command line, gather the step's facts (from
+ * Slurm's environment through the layout module, or standalone like torchrun), compute each
+ * worker's env contract and CPUs, then hand the group to the supervisor. Only this file prints
+ * errors; every rule it applies lives in the module named at the call. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "bind.h"
+#include "gres.h"
+#include "hw_policy.h"
+#include "layout.h"
+#include "options.h"
+#include "spawn.h"
+#include "supervise.h"
+
+/* torchrun's default port when several standalone nodes must agree without Slurm. */
+#define STANDALONE_PORT 29500
+
+/* Everything main() computes before the supervisor takes over. */
+struct launch {
+	struct tt_run_opts opts;
+	struct tt_step_facts facts;
+	int slurm;			/* facts come from Slurm's environment */
+	cpu_set_t allowed;
+	int nproc;
+	struct tt_worker_setup *setup;	/* [nproc] */
+	char path[PATH_MAX];
+	char host[256];
+};
+
+/* A port the kernel says is free on 127.0.0.1 now (torchrun --standalone does the same). */
+static int free_port(uint16_t *port, tt_err *err)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), rc = -1;
+
+	if (fd < 0)
+		return tt_err_errno(err, "finding a free MASTER_PORT on 127.0.0.1 (socket)");
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || getsockname(fd, (struct sockaddr *)&a, &len) != 0)
+		tt_err_errno(err, "finding a free MASTER_PORT on 127.0.0.1; pass --master-port");
+	else {
+		*port = ntohs(a.sin_port);
+		rc = 0;
+	}
+	close(fd);
+	return rc;
+}
+
+/* Standalone facts: nnodes nodes named by index, this one node_rank; GPUs from the usual
+ * variables. MASTER_ADDR/PORT are filled in after the contract is computed. */
+static int standalone_facts(struct launch *l, tt_err *err)
+{
+	struct tt_step_facts *f = &l->facts;
+	int nnodes = l->opts.nnodes > 0 ? l->opts.nnodes : 1;
+	int node = l->opts.node_rank >= 0 ? l->opts.node_rank : 0;
+
+	if (node >= nnodes)
+		return tt_err_set(err, "--node-rank %d: must be below --nnodes %d", node, nnodes);
+	if (nnodes > 1 && !l->opts.master_addr)
+		return tt_err_set(err, "--nnodes %d without Slurm: pass --master-addr (the host of node rank 0)", nnodes);
+	memset(f, 0, sizeof(*f));
+	if (nnodes == 1)
+		snprintf(f->nodelist, sizeof(f->nodelist), "node0");
+	else
+		snprintf(f->nodelist, sizeof(f->nodelist), "node[0-%d]", nnodes - 1);
+	f->node_index = (uint32_t)node;
+	f->ports.lo = TT_PORT_LO_DEFAULT;
+	f->ports.hi = TT_PORT_HI_DEFAULT;
+	return tt_gres_node_gpus(tt_env_process, NULL, &f->gpus, f->gpus_checked, sizeof(f->gpus_checked), err);
+}
+
+static int slurm_facts(struct launch *l, tt_err *err)
+{
+	uint32_t on_node, nnodes, ntasks;
+
+	if (tt_step_facts_from_env(&l->facts, tt_env_process, NULL, err) != 0)
+		return tt_err_wrap(err, "reading Slurm's environment (use --standalone to ignore it)");
+	if (l->facts.tasks_per_node[0] &&
+	    tt_tasks_per_node(l->facts.tasks_per_node, l->facts.node_index, &on_node, &nnodes, &ntasks, err) != 0)
+		return -1;
+	if (l->facts.tasks_per_node[0] && on_node > 1)
+		return tt_err_set(err, "the step runs %u tasks on this node (SLURM_STEP_TASKS_PER_NODE=%s): run one "
+				  "train-run per node (srun --ntasks-per-node=1), it starts the workers itself",
+				  on_node, l->facts.tasks_per_node);
+	if (l->opts.node_rank >= 0 && (uint32_t)l->opts.node_rank != l->facts.node_index)
+		return tt_err_set(err, "--node-rank %d contradicts SLURM_NODEID=%u; drop the option under Slurm",
+				  l->opts.node_rank, l->facts.node_index);
+	return 0;
+}
+
+static int choose_nproc(struct launch *l, tt_err *err)
+{
+	int ngpus = (int)l->facts.gpus.n;
+	int ncpus = CPU_COUNT(&l->allowed);
+
+	switch (l->opts.nproc_mode) {
+	case TT_NPROC_COUNT:
+		l->nproc = l->opts.nproc;
+		break;
+	case TT_NPROC_GPU:
+		if (ngpus == 0)
+			return tt_err_set(err, "--nproc-per-node gpu: no GPUs found; checked %s (none set or all empty); "
+					  "request GPUs (srun --gres=gpu:N) or pass a number",
+					  l->facts.gpus_checked[0] ? l->facts.gpus_checked : "nothing");
+		l->nproc = ngpus;
+		break;
+	case TT_NPROC_CPU:
+		l->nproc = ncpus;
+		break;
+	case TT_NPROC_AUTO:
+		l->nproc = ngpus ? ngpus : ncpus;
+		break;
+	case TT_NPROC_DEFAULT:
+		l->nproc = ngpus ? ngpus : 1;
+		break;
+	}
+	return 0;
+}
+
+/* Each worker's contract, with the rendezvous address overridden where the user or the
+ * plugin chose it. */
+static int compute_envs(struct launch *l, tt_err *err)
+{
+	const char *env_addr = l->slurm ? getenv("MASTER_ADDR") : NULL;
+	const char *env_port = l->slurm ? getenv("MASTER_PORT") : NULL;
+	uint16_t port = 0;
+	int i;
+	size_t w;
+
+	l->setup = calloc((size_t)l->nproc, sizeof(*l->setup));
+	if (!l->setup)
+		return tt_err_errno(err, "allocating the setup of %d workers", l->nproc);
+	if (l->opts.master_port)
+		port = (uint16_t)l->opts.master_port;
+	else if (env_port && *env_port)
+		port = (uint16_t)atoi(env_port);
+	else if (!l->slurm && l->opts.nnodes <= 1 && free_port(&port, err) != 0)
+		return -1;
+	else if (!l->slurm && l->opts.nnodes > 1)
+		port = STANDALONE_PORT;
+	for (i = 0; i < l->nproc; i++) {
+		struct tt_task_env *e = &l->setup[i].env;
+		const char *addr = l->opts.master_addr ? l->opts.master_addr :
+				   env_addr && *env_addr ? env_addr : l->slurm ? NULL : "127.0.0.1";
+
+		if (tt_layout_compute_worker(&l->facts, (uint32_t)l->nproc, (uint32_t)i, e, err) != 0)
+			return -1;
+		if (addr && (size_t)snprintf(e->master_addr, sizeof(e->master_addr), "%s", addr) >= sizeof(e->master_addr))
+			return tt_err_set(err, "MASTER_ADDR '%s' is longer than %zu characters", addr, sizeof(e->master_addr) - 1);
+		if (port)
+			e->master_port = port;
+	}
+	for (w = 0; w < l->setup[0].env.nwarnings; w++)
+		fprintf(stderr, "train-run: %s\n", l->setup[0].env.warnings[w]);
+	return 0;
+}
+
+/* The node-wide index (PCI bus order, as the topology policy counts GPUs) of the first GPU
+ * worker i was given, or -1 when it cannot be told. CUDA_VISIBLE_DEVICES may hold indices local
+ * to a cgroup; SLURM_STEP_GPUS/SLURM_JOB_GPUS then hold the node-wide ones at the same positions. */
+static int node_gpu_index(const struct launch *l, int i)
+{
+	const char *cvd = l->setup[i].env.cuda_visible_devices;
+	const char *global_var = getenv("SLURM_STEP_GPUS") ? "SLURM_STEP_GPUS" : "SLURM_JOB_GPUS";
+	const char *global = l->slurm ? getenv(global_var) : NULL;
+	struct tt_gpu_list node;
+	size_t len = strcspn(cvd, ","), p;
+	const char *id = NULL;
+	char *end;
+	long v;
+
+	for (p = 0; p < l->facts.gpus.n; p++)
+		if (strlen(l->facts.gpus.id[p]) == len && !strncmp(l->facts.gpus.id[p], cvd, len))
+			break;
+	if (len == 0 || p == l->facts.gpus.n)
+		return -1;
+	id = l->facts.gpus.id[p];
+	if (global && tt_gpu_list_parse(global_var, global, &node, NULL) == 0 && node.n == l->facts.gpus.n)
+		id = node.id[p];
+	v = strtol(id, &end, 10);
+	return *end || end == id || v < 0 || v > TT_GPU_MAX ? -1 : (int)v;
+}
+
+/* Each worker's CPUs (its GPU's NUMA-local ones, shared with the workers of the same NUMA node,
+ * see bind.h), NCCL_IB_HCA and NCCL_SOCKET_IFNAME from the node's hardware model; without GPUs
+ * or a model the allowed CPUs are split evenly. OMP_NUM_THREADS follows the binding. */
+static int bind_workers(struct launch *l, tt_err *err)
+{
+	struct tt_hw_options hw = { .input_xml = l->opts.topology };
+	struct tt_hw_model *m = NULL;
+	cpu_set_t *local = NULL, *cpus = calloc((size_t)l->nproc, sizeof(*cpus));
+	int i, rc = -1;
+
+	if (!cpus)
+		return tt_err_errno(err, "allocating the CPU sets of %d workers", l->nproc);
+	if (l->facts.gpus.n > 0 || l->opts.topology) {
+		if (tt_hw_discover(&hw, &m, err) != 0) {
+			if (l->opts.topology)
+				goto out;
+			fprintf(stderr, "train-run: %s; binding the workers to an even share of CPUs instead\n", err->msg);
+		}
+	}
+	if (m) {
+		local = calloc((size_t)l->nproc, sizeof(*local));
+		if (!local) {
+			tt_err_errno(err, "allocating the NUMA sets of %d workers", l->nproc);
+			goto out;
+		}
+		for (i = 0; i < l->nproc; i++) {
+			struct tt_rank_policy pol;
+
+			if (tt_hw_rank_policy(m, node_gpu_index(l, i), &pol, err) != 0 &&
+			    tt_hw_rank_policy(m, -1, &pol, err) != 0)
+				goto out;
+			local[i] = pol.cpus;
+			snprintf(l->setup[i].nccl_ib_hca, sizeof(l->setup[i].nccl_ib_hca), "%s", pol.nccl_ib_hca);
+			snprintf(l->setup[i].nccl_socket_ifname, sizeof(l->setup[i].nccl_socket_ifname), "%s",
+				 pol.nccl_socket_ifname);
+		}
+	}
+	if (tt_bind_workers(&l->allowed, local, l->nproc, cpus) != 0) {
+		tt_err_set(err, "binding %d workers to the %d CPUs train-run may use", l->nproc, CPU_COUNT(&l->allowed));
+		goto out;
+	}
+	for (i = 0; i < l->nproc; i++) {
+		l->setup[i].cpus = cpus[i];
+		if (!l->facts.omp_set)
+			l->setup[i].env.omp_num_threads = (unsigned)CPU_COUNT(&cpus[i]);
+	}
+	rc = 0;
+out:
+	if (m)
+		tt_hw_free(m);
+	free(local);
+	free(cpus);
+	return rc;
+}
+
+static int prepare(struct launch *l, tt_err *err)
+{
+	const char *job = getenv("SLURM_JOB_ID");
+
+	if (sched_getaffinity(0, sizeof(l->allowed), &l->allowed) != 0)
+		return tt_err_errno(err, "reading the CPUs train-run may use (sched_getaffinity)");
+	if (gethostname(l->host, sizeof(l->host) - 1) != 0)
+		snprintf(l->host, sizeof(l->host), "?");
+	l->slurm = !l->opts.standalone && job && *job;
+	if ((l->slurm ? slurm_facts(l, err) : standalone_facts(l, err)) != 0)
+		return -1;
+	l->facts.cpus = (unsigned)CPU_COUNT(&l->allowed);
+	l->facts.omp_set = getenv("OMP_NUM_THREADS") != NULL;
+	if (choose_nproc(l, err) != 0 || compute_envs(l, err) != 0 || bind_workers(l, err) != 0)
+		return -1;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct launch l;
+	struct tt_supervisor s;
+	tt_err err;
+	int rc;
+
+	memset(&l, 0, sizeof(l));
+	if (tt_run_parse_args(&l.opts, argc, argv, &err) != 0) {
+		fprintf(stderr, "train-run: %s\n", err.msg);
+		return TT_EXIT_USAGE;
+	}
+	if (l.opts.help) {
+		fputs(tt_run_usage, stdout);
+		return 0;
+	}
+	if (l.opts.version) {
+		printf("train-run (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
+		return 0;
+	}
+	rc = tt_resolve_program(l.opts.argv[0], getenv("PATH"), l.path, sizeof(l.path), &err);
+	if (rc != 0) {
+		fprintf(stderr, "train-run: %s\n", err.msg);
+		return rc;
+	}
+	if (prepare(&l, &err) != 0) {
+		fprintf(stderr, "train-run: %s\n", err.msg);
+		rc = 1;
+		goto out;
+	}
+	memset(&s, 0, sizeof(s));
+	s.host = l.host;
+	s.grace_s = l.opts.grace_s;
+	s.tag_output = l.opts.tag_output;
+	s.rank0_only = l.opts.rank0_only;
+	s.path = l.path;
+	s.argv = l.opts.argv;
+	s.nworkers = l.nproc;
+	s.max_restarts = l.opts.max_restarts;
+	s.setup = l.setup;
+	rc = tt_supervise(&s, &err);
+	if (rc < 0) {
+		fprintf(stderr, "train-run: %s\n", err.msg);
+		rc = 1;
+	}
+out:
+	free(l.setup);
+	return rc;
+}
