@@ -20,3 +20,4 @@ train_run_LDADD = libwrapper.la libtopo.la
 # End-to-end tests of the built train-run on this machine (no Slurm needed).
 dist_noinst_SCRIPTS += tests/wrapper/train_run.sh
 TESTS += tests/wrapper/train_run.sh
+EXTRA_DIST += tests/wrapper/lsan.supp

@@ -337,8 +337,6 @@ static void teardown(struct tt_supervisor *s)
 	}
 	if (s->timerfd >= 0)
 		close(s->timerfd);
-	if (s->sigfd >= 0)
-		close(s->sigfd);
 	if (s->devnull >= 0)
 		close(s->devnull);
 	tt_pt_free(&s->pt);
@@ -348,7 +346,7 @@ int tt_supervise(struct tt_supervisor *s, tt_err *err)
 {
 	int rc = -1, i;
 
-	s->sigfd = s->timerfd = s->devnull = -1;
+	s->timerfd = s->devnull = -1;
 	s->output_broken = 0;
 	s->streams = NULL;
 	if (tt_pt_init(&s->pt, s->nworkers, s->max_restarts, err) != 0)
@@ -380,9 +378,6 @@ int tt_supervise(struct tt_supervisor *s, tt_err *err)
 		tt_err_errno(err, "creating the grace-period timer");
 		goto out;
 	}
-	s->sigfd = tt_sig_open(&s->oldmask, err);
-	if (s->sigfd < 0)
-		goto out;
 	if (start_round(s, err) != 0) {
 		fprintf(stderr, "train-run: %s\n", err->msg);
 		tt_pt_abort(&s->pt, 1);

@@ -38,11 +38,12 @@ struct tt_supervisor {
 	int nworkers;
 	int max_restarts;
 	const struct tt_worker_setup *setup;	/* [nworkers] */
+	int sigfd;			/* from tt_sig_open, opened first thing in main() */
+	sigset_t oldmask;		/* the mask before tt_sig_open, restored in workers */
 	/* owned by the loop */
 	struct tt_proctable pt;
 	struct tt_stream *streams;	/* [2 * nworkers]: stdout, stderr of worker i at 2i, 2i+1 */
-	int sigfd, timerfd, devnull;
-	sigset_t oldmask;
+	int timerfd, devnull;
 	int output_broken;		/* our stdout/stderr is gone: keep draining, stop writing */
 };
 

@@ -19,6 +19,7 @@
 #include "hw_policy.h"
 #include "layout.h"
 #include "options.h"
+#include "signals.h"
 #include "spawn.h"
 #include "supervise.h"
 
@@ -272,6 +273,13 @@ int main(int argc, char **argv)
 	int rc;
 
 	memset(&l, 0, sizeof(l));
+	memset(&s, 0, sizeof(s));
+	/* Before anything else: a SIGUSR1 that arrives while train-run starts must not kill it. */
+	s.sigfd = tt_sig_open(&s.oldmask, &err);
+	if (s.sigfd < 0) {
+		fprintf(stderr, "train-run: %s\n", err.msg);
+		return 1;
+	}
 	if (tt_run_parse_args(&l.opts, argc, argv, &err) != 0) {
 		fprintf(stderr, "train-run: %s\n", err.msg);
 		return TT_EXIT_USAGE;
@@ -294,7 +302,6 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	memset(&s, 0, sizeof(s));
 	s.host = l.host;
 	s.grace_s = l.opts.grace_s;
 	s.tag_output = l.opts.tag_output;
@@ -310,6 +317,7 @@ int main(int argc, char **argv)
 		rc = 1;
 	}
 out:
+	close(s.sigfd);
 	free(l.setup);
 	return rc;
 }

@@ -11,6 +11,8 @@ unset SLURM_JOB_ID SLURM_STEP_ID SLURM_NODEID SLURM_STEP_NODELIST SLURM_JOB_NODE
 	SLURM_STEP_GPUS SLURM_JOB_GPUS SLURM_GPUS_ON_NODE CUDA_VISIBLE_DEVICES GPU_DEVICE_ORDINAL \
 	SLURM_STEP_TASKS_PER_NODE SLURM_TASKS_PER_NODE OMP_NUM_THREADS MASTER_ADDR MASTER_PORT \
 	NCCL_IB_HCA NCCL_SOCKET_IFNAME
+# Under the sanitizer build: ignore the leak inside hwloc's PCI plugin (see lsan.supp).
+export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=${TT_TEST_SRCDIR:-.}/tests/wrapper/lsan.supp:fast_unwind_on_malloc=0"
 # Real topology files live beside the checkout when present (never copied into the project).
 SHARED=${TT_SHARED_DIR:-${TT_TEST_SRCDIR:-.}/../shared}
 failures=0
