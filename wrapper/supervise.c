@@ -19,13 +19,21 @@
 #include "spawn.h"
 
 #define READ_CHUNK 65536
+/* Reads per stream per wake-up: a worker that never stops writing cannot starve the signals. */
+#define READS_PER_WAKEUP 4
+/* Reads when a worker has exited: what its pipe still holds (a helper may keep writing). */
+#define READS_AT_EXIT 64
 
 static int write_all(int fd, const char *buf, size_t len)
 {
 	while (len > 0) {
 		ssize_t n = write(fd, buf, len);
+		struct pollfd p = { .fd = fd, .events = POLLOUT };
 
 		if (n < 0 && errno == EINTR)
+			continue;
+		/* Our stdout may be non-blocking (shared with a parent that made it so): wait. */
+		if (n < 0 && errno == EAGAIN && poll(&p, 1, -1) >= 0)
 			continue;
 		if (n < 0)
 			return -1;
@@ -61,13 +69,13 @@ static void stream_close(struct tt_supervisor *s, struct tt_stream *st)
 	st->fd = -1;
 }
 
-/* Reads what the pipe holds now; closes the stream at end of file. */
-static void stream_read(struct tt_supervisor *s, struct tt_stream *st)
+/* Reads what the pipe holds now, at most max_reads chunks; closes the stream at end of file. */
+static void stream_read(struct tt_supervisor *s, struct tt_stream *st, int max_reads)
 {
 	char buf[READ_CHUNK];
 	struct emit_ctx e = { s, st->dest };
 
-	while (st->fd >= 0) {
+	while (st->fd >= 0 && max_reads-- > 0) {
 		ssize_t n = read(st->fd, buf, sizeof(buf));
 
 		if (n > 0) {
@@ -85,8 +93,8 @@ static void stream_read(struct tt_supervisor *s, struct tt_stream *st)
 /* Reads every stream of worker i that has data now (its last lines come before any report). */
 static void drain_worker(struct tt_supervisor *s, int i)
 {
-	stream_read(s, &s->streams[2 * i]);
-	stream_read(s, &s->streams[2 * i + 1]);
+	stream_read(s, &s->streams[2 * i], READS_AT_EXIT);
+	stream_read(s, &s->streams[2 * i + 1], READS_AT_EXIT);
 }
 
 static void drain_all_and_close(struct tt_supervisor *s)
@@ -94,7 +102,7 @@ static void drain_all_and_close(struct tt_supervisor *s)
 	int i;
 
 	for (i = 0; i < 2 * s->nworkers; i++) {
-		stream_read(s, &s->streams[i]);
+		stream_read(s, &s->streams[i], READS_AT_EXIT);
 		/* A helper the worker left behind may hold the pipe open: do not wait for it. */
 		stream_close(s, &s->streams[i]);
 	}
@@ -309,7 +317,7 @@ static int loop(struct tt_supervisor *s, tt_err *err)
 		/* Output first, so lines written before an exit come before its report. */
 		for (i = 2; i < n; i++)
 			if (p[i].revents)
-				stream_read(s, &s->streams[which[i]]);
+				stream_read(s, &s->streams[which[i]], READS_PER_WAKEUP);
 		if (p[1].revents)
 			on_grace_over(s);
 		if (p[0].revents && on_signals(s, err))

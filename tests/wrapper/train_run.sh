@@ -158,6 +158,16 @@ t_restart() {
 	pass "--max-restarts: TRAIN_RESTART_COUNT 0,1,2; gives up with the worker's status"
 }
 
+t_flood() {
+	# A worker that never stops writing must not delay the reaction to another one failing.
+	start=$(date +%s)
+	"$TRAIN_RUN" --nproc-per-node 2 -- sh -c '[ "$RANK" = 1 ] && { sleep 0.3; exit 3; }; exec yes' >/dev/null 2>"$WORK/err"
+	rc=$?
+	[ $rc -eq 3 ] || fail "flood: exit $rc, expected 3"
+	[ $(($(date +%s) - start)) -lt 5 ] || fail "flood: the failure was handled late"
+	pass "a worker flooding stdout does not starve the exit policy"
+}
+
 t_python() {
 	command -v python3 >/dev/null || { echo "skip: python3 not found"; return; }
 	out=$("$TRAIN_RUN" --nproc-per-node 2 -- python3 -c 'import os; print("py", os.environ["RANK"])')
@@ -185,7 +195,7 @@ t_topology() {
 }
 
 [ -x "$TRAIN_RUN" ] || { echo "FAIL: $TRAIN_RUN not built"; exit 1; }
-for t in t_ranks t_failure t_sigkill t_usr1 t_sigterm t_missing t_slurm t_output t_restart t_python t_topology; do
+for t in t_ranks t_failure t_sigkill t_usr1 t_sigterm t_missing t_slurm t_output t_flood t_restart t_python t_topology; do
 	$t
 done
 [ $failures -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
