@@ -26,12 +26,13 @@ const char tt_run_usage[] =
 	"  --rank0-only                     show only rank 0's output\n"
 	"  --standalone                     ignore Slurm's environment: one node, this host\n"
 	"  --topology FILE                  read this node's hardware from an hwloc XML export\n"
+	"  --no-python                      run PROGRAM.py itself, not through python3\n"
 	"  --help, --version\n"
 	"Underscore spellings (--nproc_per_node, --master_addr, ...) are accepted too.\n";
 
 enum {
 	OPT_NPROC = 256, OPT_NNODES, OPT_NODE_RANK, OPT_MASTER_ADDR, OPT_MASTER_PORT,
-	OPT_MAX_RESTARTS, OPT_GRACE, OPT_TAG, OPT_RANK0, OPT_STANDALONE, OPT_TOPOLOGY, OPT_HELP,
+	OPT_MAX_RESTARTS, OPT_GRACE, OPT_TAG, OPT_RANK0, OPT_STANDALONE, OPT_TOPOLOGY, OPT_NO_PYTHON, OPT_HELP,
 	OPT_VERSION,
 };
 
@@ -54,6 +55,8 @@ static const struct option long_opts[] = {
 	{ "rank0_only", no_argument, NULL, OPT_RANK0 },
 	{ "standalone", no_argument, NULL, OPT_STANDALONE },
 	{ "topology", required_argument, NULL, OPT_TOPOLOGY },
+	{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
+	{ "no_python", no_argument, NULL, OPT_NO_PYTHON },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -110,6 +113,7 @@ static int parse_one(struct tt_run_opts *o, int c, const char *arg, tt_err *err)
 	case OPT_TAG: o->tag_output = 1; return 0;
 	case OPT_RANK0: o->rank0_only = 1; return 0;
 	case OPT_STANDALONE: o->standalone = 1; return 0;
+	case OPT_NO_PYTHON: o->no_python = 1; return 0;
 	case OPT_HELP: o->help = 1; return 0;
 	case OPT_VERSION: o->version = 1; return 0;
 	}
@@ -142,4 +146,11 @@ int tt_run_parse_args(struct tt_run_opts *o, int argc, char **argv, tt_err *err)
 	if (!o->help && !o->version && o->argc == 0)
 		return tt_err_set(err, "no PROGRAM given; usage: train-run [OPTIONS] -- PROGRAM [ARGS...]");
 	return 0;
+}
+
+int tt_run_wants_python(const struct tt_run_opts *o)
+{
+	size_t len = o->argc > 0 ? strlen(o->argv[0]) : 0;
+
+	return !o->no_python && len > 3 && !strcmp(o->argv[0] + len - 3, ".py");
 }

@@ -26,6 +26,7 @@ struct tt_run_opts {
 	int rank0_only;
 	int standalone;		/* ignore SLURM_* and run as a single-node job */
 	const char *topology;	/* hwloc XML of this node instead of discovering it, or NULL */
+	int no_python;		/* run a PROGRAM ending in .py as is, not through python3 */
 	int help;
 	int version;
 	char **argv;		/* PROGRAM ARGS..., NULL-terminated (points into the caller's argv) */
@@ -38,6 +39,12 @@ struct tt_run_opts {
 /* Fills opts from argv. Returns 0, or -1 with err naming the bad argument. With --help or
  * --version it returns 0 with opts->help/version set and no PROGRAM required. */
 int tt_run_parse_args(struct tt_run_opts *opts, int argc, char **argv, tt_err *err);
+
+/* The interpreter for a PROGRAM ending in ".py", as torchrun runs scripts through Python. */
+#define TT_PYTHON "python3"
+
+/* Whether PROGRAM is run through TT_PYTHON: it ends in ".py" and --no-python was not given. */
+int tt_run_wants_python(const struct tt_run_opts *opts);
 
 /* The --help text. */
 extern const char tt_run_usage[];

@@ -35,6 +35,7 @@ struct launch {
 	int nproc;
 	struct tt_worker_setup *setup;	/* [nproc] */
 	char path[PATH_MAX];
+	char **argv;			/* what the workers exec: PROGRAM ARGS, or python3 PROGRAM ARGS */
 	char host[256];
 };
 
@@ -265,6 +266,32 @@ static int prepare(struct launch *l, tt_err *err)
 	return 0;
 }
 
+/* Finds what to exec before any worker starts: PROGRAM, or python3 for PROGRAM.py (torchrun's
+ * rule). Returns 0, or the exit status (127 not found, 126 not executable) with err. */
+static int resolve(struct launch *l, tt_err *err)
+{
+	const char *program = l->opts.argv[0];
+	int i;
+
+	if (!tt_run_wants_python(&l->opts)) {
+		l->argv = l->opts.argv;
+		return tt_resolve_program(program, getenv("PATH"), l->path, sizeof(l->path), err);
+	}
+	if (access(program, R_OK) != 0) {
+		tt_err_errno(err, "PROGRAM '%s' (a Python script, run with %s) cannot be read", program, TT_PYTHON);
+		return 127;
+	}
+	l->argv = calloc((size_t)l->opts.argc + 2, sizeof(*l->argv));
+	if (!l->argv) {
+		tt_err_errno(err, "allocating the command line of %s", program);
+		return 126;
+	}
+	l->argv[0] = TT_PYTHON;
+	for (i = 0; i < l->opts.argc; i++)
+		l->argv[i + 1] = l->opts.argv[i];
+	return tt_resolve_program(TT_PYTHON, getenv("PATH"), l->path, sizeof(l->path), err);
+}
+
 int main(int argc, char **argv)
 {
 	struct launch l;
@@ -292,10 +319,10 @@ int main(int argc, char **argv)
 		printf("train-run (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
 		return 0;
 	}
-	rc = tt_resolve_program(l.opts.argv[0], getenv("PATH"), l.path, sizeof(l.path), &err);
+	rc = resolve(&l, &err);
 	if (rc != 0) {
 		fprintf(stderr, "train-run: %s\n", err.msg);
-		return rc;
+		goto out;
 	}
 	if (prepare(&l, &err) != 0) {
 		fprintf(stderr, "train-run: %s\n", err.msg);
@@ -307,7 +334,7 @@ int main(int argc, char **argv)
 	s.tag_output = l.opts.tag_output;
 	s.rank0_only = l.opts.rank0_only;
 	s.path = l.path;
-	s.argv = l.opts.argv;
+	s.argv = l.argv;
 	s.nworkers = l.nproc;
 	s.max_restarts = l.opts.max_restarts;
 	s.setup = l.setup;
@@ -319,5 +346,7 @@ int main(int argc, char **argv)
 out:
 	close(s.sigfd);
 	free(l.setup);
+	if (l.argv != l.opts.argv)
+		free(l.argv);
 	return rc;
 }

@@ -111,6 +111,25 @@ static void test_help_and_version_need_no_program(void)
 	CU_ASSERT_FALSE(o.help);	/* every parse starts from the defaults */
 }
 
+static void test_python_scripts(void)
+{
+	char *script[] = { "train-run", "--nproc-per-node=2", "train.py", "--lr", "1", NULL };
+	char *plain[] = { "train-run", "--no_python", "train.py", NULL };
+	char *binary[] = { "train-run", "--", "./train-mlp", NULL };
+	char *dotpy[] = { "train-run", "--", ".py", NULL };
+	struct tt_run_opts o;
+
+	CU_ASSERT_EQUAL_FATAL(tt_run_parse_args(&o, ARGC(script), script, NULL), 0);
+	CU_ASSERT_TRUE(tt_run_wants_python(&o));
+	CU_ASSERT_STRING_EQUAL(o.argv[1], "--lr");	/* the script's options stay its own */
+	CU_ASSERT_EQUAL_FATAL(tt_run_parse_args(&o, ARGC(plain), plain, NULL), 0);
+	CU_ASSERT_FALSE(tt_run_wants_python(&o));
+	CU_ASSERT_EQUAL_FATAL(tt_run_parse_args(&o, ARGC(binary), binary, NULL), 0);
+	CU_ASSERT_FALSE(tt_run_wants_python(&o));
+	CU_ASSERT_EQUAL_FATAL(tt_run_parse_args(&o, ARGC(dotpy), dotpy, NULL), 0);
+	CU_ASSERT_FALSE(tt_run_wants_python(&o));
+}
+
 int tt_register_suites(void)
 {
 	CU_pSuite s = CU_add_suite("options", NULL, NULL);
@@ -122,5 +141,6 @@ int tt_register_suites(void)
 	CU_add_test(s, "nproc words", test_nproc_words);
 	CU_add_test(s, "bad inputs named", test_bad_inputs_named);
 	CU_add_test(s, "help and version", test_help_and_version_need_no_program);
+	CU_add_test(s, "python scripts", test_python_scripts);
 	return 0;
 }

@@ -172,7 +172,13 @@ t_python() {
 	command -v python3 >/dev/null || { echo "skip: python3 not found"; return; }
 	out=$("$TRAIN_RUN" --nproc-per-node 2 -- python3 -c 'import os; print("py", os.environ["RANK"])')
 	[ "$(echo "$out" | sort | tr '\n' ';')" = "py 0;py 1;" ] || fail "python: $out"
-	pass "python3 programs"
+	printf 'import os, sys\nprint("script", os.environ["LOCAL_RANK"], *sys.argv[1:])\n' >"$WORK/train.py"
+	out=$("$TRAIN_RUN" --nproc-per-node 2 "$WORK/train.py" --lr 3)
+	[ "$(echo "$out" | sort | tr '\n' ';')" = "script 0 --lr 3;script 1 --lr 3;" ] || fail "python script: $out"
+	"$TRAIN_RUN" "$WORK/missing.py" 2>"$WORK/err"
+	rc=$?
+	[ $rc -eq 127 ] && grep -q missing.py "$WORK/err" || fail "python script: missing one gives $rc: $(cat "$WORK/err")"
+	pass "python3 programs; PROGRAM.py runs through python3 like torchrun"
 }
 
 t_topology() {
