@@ -42,7 +42,9 @@ static void worker_exec(const struct tt_spawn_req *req, pid_t parent)
 	    setenv("TRAIN_RESTART_COUNT", count, 1) != 0 ||
 	    setenv_default("NCCL_IB_HCA", req->nccl_ib_hca) != 0 ||
 	    setenv_default("NCCL_SOCKET_IFNAME", req->nccl_socket_ifname) != 0 ||
-	    setenv_default("PYTHONUNBUFFERED", "1") != 0) {
+	    setenv_default("PYTHONUNBUFFERED", "1") != 0 ||
+	    /* GPU indices here (Slurm's, the topology model's) count in PCI bus order. */
+	    setenv_default("CUDA_DEVICE_ORDER", "PCI_BUS_ID") != 0) {
 		dprintf(STDERR_FILENO, "train-run: cannot set the worker's environment: %s\n", strerror(errno));
 		_exit(126);
 	}

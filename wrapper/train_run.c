@@ -36,6 +36,8 @@ struct launch {
 	struct tt_worker_setup *setup;	/* [nproc] */
 	char path[PATH_MAX];
 	char **argv;			/* what the workers exec: PROGRAM ARGS, or python3 PROGRAM ARGS */
+	struct tt_hw_model *hw;		/* the node's hardware, NULL when not needed or unknown */
+	int gpus_from_hw;		/* no GPU variable outside Slurm: the node's GPUs were counted */
 	char host[256];
 };
 
@@ -100,6 +102,14 @@ static int slurm_facts(struct launch *l, tt_err *err)
 	return 0;
 }
 
+/* Outside Slurm with CUDA_VISIBLE_DEVICES unset, the GPUs are the node's own (torchrun asks
+ * CUDA the same question); a worker count that does not depend on GPUs needs no look. */
+static int count_node_gpus(const struct launch *l)
+{
+	return !l->slurm && l->facts.gpus.n == 0 && !getenv("CUDA_VISIBLE_DEVICES") &&
+	       l->opts.nproc_mode != TT_NPROC_COUNT && l->opts.nproc_mode != TT_NPROC_CPU;
+}
+
 static int choose_nproc(struct launch *l, tt_err *err)
 {
 	int ngpus = (int)l->facts.gpus.n;
@@ -111,9 +121,10 @@ static int choose_nproc(struct launch *l, tt_err *err)
 		break;
 	case TT_NPROC_GPU:
 		if (ngpus == 0)
-			return tt_err_set(err, "--nproc-per-node gpu: no GPUs found; checked %s (none set or all empty); "
+			return tt_err_set(err, "--nproc-per-node gpu: no GPUs found; checked %s (none set or all empty)%s; "
 					  "request GPUs (srun --gres=gpu:N) or pass a number",
-					  l->facts.gpus_checked[0] ? l->facts.gpus_checked : "nothing");
+					  l->facts.gpus_checked[0] ? l->facts.gpus_checked : "nothing",
+					  count_node_gpus(l) ? " and the node's PCI devices" : "");
 		l->nproc = ngpus;
 		break;
 	case TT_NPROC_CPU:
@@ -194,25 +205,16 @@ static int node_gpu_index(const struct launch *l, int i)
 }
 
 /* Each worker's CPUs (its GPU's NUMA-local ones, shared with the workers of the same NUMA node,
- * see bind.h), NCCL_IB_HCA and NCCL_SOCKET_IFNAME from the node's hardware model; without GPUs
- * or a model the allowed CPUs are split evenly. OMP_NUM_THREADS follows the binding. */
+ * see bind.h), NCCL_IB_HCA and NCCL_SOCKET_IFNAME from the node's hardware model; without a
+ * model the allowed CPUs are split evenly. OMP_NUM_THREADS follows the binding. */
 static int bind_workers(struct launch *l, tt_err *err)
 {
-	struct tt_hw_options hw = { .input_xml = l->opts.topology };
-	struct tt_hw_model *m = NULL;
 	cpu_set_t *local = NULL, *cpus = calloc((size_t)l->nproc, sizeof(*cpus));
 	int i, rc = -1;
 
 	if (!cpus)
 		return tt_err_errno(err, "allocating the CPU sets of %d workers", l->nproc);
-	if (l->facts.gpus.n > 0 || l->opts.topology) {
-		if (tt_hw_discover(&hw, &m, err) != 0) {
-			if (l->opts.topology)
-				goto out;
-			fprintf(stderr, "train-run: %s; binding the workers to an even share of CPUs instead\n", err->msg);
-		}
-	}
-	if (m) {
+	if (l->hw) {
 		local = calloc((size_t)l->nproc, sizeof(*local));
 		if (!local) {
 			tt_err_errno(err, "allocating the NUMA sets of %d workers", l->nproc);
@@ -221,8 +223,9 @@ static int bind_workers(struct launch *l, tt_err *err)
 		for (i = 0; i < l->nproc; i++) {
 			struct tt_rank_policy pol;
 
-			if (tt_hw_rank_policy(m, node_gpu_index(l, i), &pol, err) != 0 &&
-			    tt_hw_rank_policy(m, -1, &pol, err) != 0)
+			/* A GPU the model does not know (a UUID, an index past its GPUs): no locality. */
+			if (tt_hw_rank_policy(l->hw, node_gpu_index(l, i), &pol, err) != 0 &&
+			    tt_hw_rank_policy(l->hw, -1, &pol, err) != 0)
 				goto out;
 			local[i] = pol.cpus;
 			snprintf(l->setup[i].nccl_ib_hca, sizeof(l->setup[i].nccl_ib_hca), "%s", pol.nccl_ib_hca);
@@ -241,11 +244,36 @@ static int bind_workers(struct launch *l, tt_err *err)
 	}
 	rc = 0;
 out:
-	if (m)
-		tt_hw_free(m);
 	free(local);
 	free(cpus);
 	return rc;
+}
+
+/* Reads the node's hardware when a worker has a GPU to bind near, or the GPUs must be counted.
+ * Without --topology a failed discovery only costs the locality: a warning, not an error. */
+static int load_hardware(struct launch *l, tt_err *err)
+{
+	struct tt_hw_options o = { .input_xml = l->opts.topology };
+	int count = count_node_gpus(l);
+	size_t g;
+
+	if (!l->opts.topology && l->facts.gpus.n == 0 && !count)
+		return 0;
+	if (tt_hw_discover(&o, &l->hw, err) != 0) {
+		if (l->opts.topology)
+			return -1;
+		if (l->facts.gpus.n > 0)
+			fprintf(stderr, "train-run: %s; binding the workers to an even share of CPUs instead\n", err->msg);
+		l->hw = NULL;
+		return 0;
+	}
+	if (!count || l->hw->ngpu == 0)
+		return 0;
+	l->facts.gpus.n = (size_t)l->hw->ngpu < TT_GPU_MAX ? (size_t)l->hw->ngpu : TT_GPU_MAX;
+	for (g = 0; g < l->facts.gpus.n; g++)
+		snprintf(l->facts.gpus.id[g], sizeof(l->facts.gpus.id[g]), "%zu", g);
+	l->gpus_from_hw = 1;
+	return 0;
 }
 
 static int prepare(struct launch *l, tt_err *err)
@@ -261,7 +289,7 @@ static int prepare(struct launch *l, tt_err *err)
 		return -1;
 	l->facts.cpus = (unsigned)CPU_COUNT(&l->allowed);
 	l->facts.omp_set = getenv("OMP_NUM_THREADS") != NULL;
-	if (choose_nproc(l, err) != 0 || compute_envs(l, err) != 0 || bind_workers(l, err) != 0)
+	if (load_hardware(l, err) != 0 || choose_nproc(l, err) != 0 || compute_envs(l, err) != 0 || bind_workers(l, err) != 0)
 		return -1;
 	return 0;
 }
@@ -346,6 +374,8 @@ int main(int argc, char **argv)
 out:
 	close(s.sigfd);
 	free(l.setup);
+	if (l.hw)
+		tt_hw_free(l.hw);
 	if (l.argv != l.opts.argv)
 		free(l.argv);
 	return rc;

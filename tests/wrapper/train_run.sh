@@ -193,11 +193,15 @@ t_topology() {
 	  "0 =mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1;1 =mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1;2 =mlx5_2:1,mlx5_3:1,mlx5_0:1,mlx5_1:1;3 =mlx5_2:1,mlx5_3:1,mlx5_0:1,mlx5_1:1;" ] ||
 		fail "topology: NCCL_IB_HCA not nearest-first per GPU: $out"
 	echo "$out" | awk '$3 < 1 { bad = 1 } END { exit bad }' || fail "topology: OMP_NUM_THREADS: $out"
+	# Outside Slurm without CUDA_VISIBLE_DEVICES the node's own GPUs count, as torchrun's do.
+	out=$("$TRAIN_RUN" --topology "$xml" --nproc-per-node gpu -- sh -c 'echo "$RANK $CUDA_VISIBLE_DEVICES $CUDA_DEVICE_ORDER"')
+	[ "$(echo "$out" | sort -n | tr '\n' ';')" = "0 0 PCI_BUS_ID;1 1 PCI_BUS_ID;2 2 PCI_BUS_ID;3 3 PCI_BUS_ID;" ] ||
+		fail "topology: standalone GPUs of the node: $out"
 	NCCL_IB_HCA=mine "$TRAIN_RUN" --topology "$xml" --nproc-per-node 1 -- sh -c 'echo $NCCL_IB_HCA' >"$WORK/out"
 	[ "$(cat "$WORK/out")" = mine ] || fail "topology: overrode the user's NCCL_IB_HCA"
 	"$TRAIN_RUN" --topology "$WORK/none.xml" --nproc-per-node 1 -- true 2>"$WORK/err"
 	[ $? -ne 0 ] && grep -q none.xml "$WORK/err" || fail "topology: a missing XML is not an error naming it"
-	pass "topology policy: nearest HCAs per GPU, user's NCCL_IB_HCA kept, bad XML named"
+	pass "topology policy: nearest HCAs per GPU, node GPUs counted standalone, user's NCCL_IB_HCA kept, bad XML named"
 }
 
 [ -x "$TRAIN_RUN" ] || { echo "FAIL: $TRAIN_RUN not built"; exit 1; }
