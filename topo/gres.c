@@ -57,7 +57,7 @@ static int parse_entry(const char *var, const char *value, const char *s, size_t
 	if (len == 0)
 		return tt_err_set(err, "%s='%s': empty entry: separate devices by one comma", var,
 				  value);
-	if ((len > 4 && strncmp(s, "GPU-", 4) == 0) || (len > 4 && strncmp(s, "MIG-", 4) == 0))
+	if (len > 4 && (strncmp(s, "GPU-", 4) == 0 || strncmp(s, "MIG-", 4) == 0))
 		return list_add(var, value, out, s, len, err);
 	if (parse_index(var, value, s, dash ? (size_t)(dash - s) : len, &lo, err) != 0)
 		return -1;
@@ -127,6 +127,20 @@ static void note_checked(char *checked, size_t len, const char *var)
 	snprintf(checked + used, len - used, "%s%s", used ? ", " : "", var);
 }
 
+/* SLURM_GPUS_ON_NODE as a count; *set = 0 when the variable is unset. */
+static int gpus_on_node(tt_getenv_fn get, void *ctx, unsigned long *count, int *set, tt_err *err)
+{
+	const char *value = get(ctx, "SLURM_GPUS_ON_NODE");
+
+	*set = value != NULL;
+	*count = 0;
+	if (value && (!all_digits(value, strlen(value)) || strlen(value) > 4 ||
+		      (*count = strtoul(value, NULL, 10)) > TT_GPU_MAX))
+		return tt_err_set(err, "SLURM_GPUS_ON_NODE='%s' is not a GPU count (0..%d)", value,
+				  TT_GPU_MAX);
+	return 0;
+}
+
 int tt_gres_node_gpus(tt_getenv_fn get, void *ctx, struct tt_gpu_list *out, char *checked,
 		      size_t checked_len, tt_err *err)
 {
@@ -134,6 +148,7 @@ int tt_gres_node_gpus(tt_getenv_fn get, void *ctx, struct tt_gpu_list *out, char
 					    "SLURM_STEP_GPUS", "SLURM_JOB_GPUS"};
 	const char *value;
 	unsigned long count;
+	int set;
 
 	out->n = 0;
 	if (checked && checked_len)
@@ -145,14 +160,33 @@ int tt_gres_node_gpus(tt_getenv_fn get, void *ctx, struct tt_gpu_list *out, char
 			return tt_gpu_list_parse(lists[i], value, out, err);
 	}
 	note_checked(checked, checked_len, "SLURM_GPUS_ON_NODE");
-	value = get(ctx, "SLURM_GPUS_ON_NODE");
-	if (!value)
-		return 0;
-	if (!all_digits(value, strlen(value)) || strlen(value) > 4 ||
-	    (count = strtoul(value, NULL, 10)) > TT_GPU_MAX)
-		return tt_err_set(err, "SLURM_GPUS_ON_NODE='%s' is not a GPU count (0..%d)", value,
-				  TT_GPU_MAX);
+	if (gpus_on_node(get, ctx, &count, &set, err) != 0)
+		return -1;
 	for (unsigned long i = 0; i < count; i++)
 		snprintf(out->id[out->n++], TT_GPU_ID_LEN, "%lu", i);
+	return 0;
+}
+
+/* Set, non-empty and not "none" (--gpu-bind=none leaves every GPU to every task). */
+static bool set_not_none(tt_getenv_fn get, void *ctx, const char *name)
+{
+	const char *v = get(ctx, name);
+
+	return v && *v && strcmp(v, "none") != 0;
+}
+
+int tt_gres_bound_per_task(tt_getenv_fn get, void *ctx, const struct tt_gpu_list *visible,
+			   bool *bound, tt_err *err)
+{
+	const char *tres = get(ctx, "SLURM_TRES_PER_TASK");
+	bool tres_gpu = tres && strstr(tres, "gpu");
+	unsigned long on_node;
+	int set;
+
+	if (gpus_on_node(get, ctx, &on_node, &set, err) != 0)
+		return -1;
+	*bound = tres_gpu || set_not_none(get, ctx, "SLURM_GPUS_PER_TASK") ||
+		 set_not_none(get, ctx, "SLURM_NTASKS_PER_GPU") ||
+		 set_not_none(get, ctx, "SLURM_GPU_BIND") || (set && visible->n < on_node);
 	return 0;
 }

@@ -14,6 +14,7 @@
 #ifndef TT_GRES_H
 #define TT_GRES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "tt_env.h"
@@ -44,5 +45,16 @@ int tt_gpu_list_join(const struct tt_gpu_list *l, size_t first, size_t count, ch
  * value is malformed. */
 int tt_gres_node_gpus(tt_getenv_fn get, void *ctx, struct tt_gpu_list *out, char *checked,
 		      size_t checked_len, tt_err *err);
+
+/* Whether Slurm already gave this task its own GPUs (--gpus-per-task, --ntasks-per-gpu,
+ * --gpu-bind other than none), so CUDA_VISIBLE_DEVICES must be left as it is. srun does not
+ * export those options to the tasks it starts, so besides SLURM_GPUS_PER_TASK,
+ * SLURM_TRES_PER_TASK (with a gpu), SLURM_NTASKS_PER_GPU and SLURM_GPU_BIND (inherited from
+ * sbatch/salloc), the telling sign is that the task sees fewer GPUs (visible, from
+ * tt_gres_node_gpus) than the step has on the node (SLURM_GPUS_ON_NODE): verified on Slurm 22.05,
+ * where srun --gpus-per-task=2 -n2 gives the tasks CUDA_VISIBLE_DEVICES=0,1 and 2,3 with
+ * SLURM_GPUS_ON_NODE=4. -1 with err when SLURM_GPUS_ON_NODE is malformed. */
+int tt_gres_bound_per_task(tt_getenv_fn get, void *ctx, const struct tt_gpu_list *visible,
+			   bool *bound, tt_err *err);
 
 #endif

@@ -27,8 +27,7 @@ struct group {
 
 /* One element of the list, e.g. "r[1-2]-n[01-04]" = lit "r", group, lit "-n", group, lit "". */
 struct element {
-	const char *text;       /* start of the element in the list */
-	size_t len;
+	size_t len;             /* characters of the element in the list */
 	size_t ngroups;
 	struct group groups[GROUPS_MAX];
 	const char *lit[GROUPS_MAX + 1];
@@ -113,7 +112,6 @@ static int parse_element(const char *list, const char *s, const char **next, str
 	const char *p = s;
 
 	memset(e, 0, sizeof(*e));
-	e->text = s;
 	e->lit[0] = p;
 	while (*p && !is_sep(*p)) {
 		const char *close;

@@ -4,7 +4,9 @@
  * Forms: single hosts `x`; ranges and lists in brackets with zero padding kept `n[001-128,200]`
  * (a range's width is the width of its lower bound, as Slurm does: `a[01-3]` -> a01 a02 a03);
  * several bracket groups `r[1-2]-n[01-04]` (cartesian product); a literal suffix after the last
- * group `gpu[1-2]-ib`; comma- or space-separated elements mixing all of these.
+ * group `gpu[1-2]-ib` (scontrol 22.05 rejects this form as "Invalid hostlist", so a 22.05 step
+ * never carries it; it is expanded the natural way for sites whose names end in a suffix);
+ * comma- or space-separated elements mixing all of these.
  * Order of a multi-group element is Slurm's: the last group varies fastest, then the first,
  * second, ... group (for three groups a[..]b[..]c[..]: c fastest, then a, then b slowest).
  * Stricter than Slurm on input Slurm itself never produces: unbalanced or nested brackets, a

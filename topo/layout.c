@@ -344,12 +344,30 @@ static int env_copy(tt_getenv_fn get, void *ctx, const char *const *names, char 
 	return 0;
 }
 
-/* Set and not "none": Slurm's --gpu-bind=none leaves every GPU to every task. */
-static bool set_not_none(tt_getenv_fn get, void *ctx, const char *name)
+/* The batch script is one process on the batch host, whatever the job's task layout says;
+ * taking the job's nodelist would make a launcher in the script wait for ranks on nodes where
+ * nothing runs. */
+static int batch_step_is_one_task(struct tt_step_facts *f, tt_getenv_fn get, void *ctx,
+				  tt_err *err)
 {
-	const char *v = get(ctx, name);
+	const char *host = get(ctx, "SLURMD_NODENAME");
+	char first[TT_HOSTNAME_LEN];
 
-	return v && *v && strcmp(v, "none") != 0;
+	if (!host || !*host) {
+		if (tt_hostlist_first(f->nodelist, first, sizeof(first), err) != 0)
+			return tt_err_wrap(err, "batch step without SLURMD_NODENAME");
+		host = first;
+	}
+	if (strlen(host) >= sizeof(f->nodelist))
+		return tt_err_set(err, "SLURMD_NODENAME is longer than %zu characters",
+				  sizeof(f->nodelist) - 1);
+	strcpy(f->nodelist, host);
+	f->node_index = 0;
+	strcpy(f->tasks_per_node, "1");
+	f->ntasks = 1;
+	f->task_id = 0;
+	f->local_id = 0;
+	return 0;
 }
 
 int tt_step_facts_from_env(struct tt_step_facts *f, tt_getenv_fn get, void *ctx, tt_err *err)
@@ -380,11 +398,13 @@ int tt_step_facts_from_env(struct tt_step_facts *f, tt_getenv_fn get, void *ctx,
 	    env_u32(get, ctx, localid, &f->local_id, 0, 0, err) != 0 ||
 	    env_copy(get, ctx, resv, f->resv_ports, sizeof(f->resv_ports), 0, err) != 0)
 		return -1;
+	if (f->step_id == TT_STEP_BATCH && batch_step_is_one_task(f, get, ctx, err) != 0)
+		return -1;
 	if (tt_gres_node_gpus(get, ctx, &f->gpus, f->gpus_checked, sizeof(f->gpus_checked),
 			      err) != 0)
 		return -1;
-	f->slurm_bound_gpus = set_not_none(get, ctx, "SLURM_GPUS_PER_TASK") ||
-			      set_not_none(get, ctx, "SLURM_GPU_BIND");
+	if (tt_gres_bound_per_task(get, ctx, &f->gpus, &f->slurm_bound_gpus, err) != 0)
+		return -1;
 	f->omp_set = get(ctx, "OMP_NUM_THREADS") != NULL;
 	return 0;
 }

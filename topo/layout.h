@@ -79,8 +79,11 @@ struct tt_task_env {
 /* Reads the facts through get (see tt_env.h). Nodelist: SLURM_STEP_NODELIST, else
  * SLURM_JOB_NODELIST, else SLURM_NODELIST. Tasks per node: SLURM_STEP_TASKS_PER_NODE, else
  * SLURM_TASKS_PER_NODE. Task count: SLURM_STEP_NUM_TASKS, else SLURM_NTASKS, else SLURM_NPROCS,
- * else 0. SLURM_PROCID/SLURM_LOCALID default to 0. GPUs: tt_gres_node_gpus. Slurm bound GPUs
- * when SLURM_GPUS_PER_TASK or SLURM_GPU_BIND is set. ports = defaults, cpus = 0.
+ * else 0. SLURM_PROCID/SLURM_LOCALID default to 0. GPUs: tt_gres_node_gpus; whether Slurm
+ * bound them per task: tt_gres_bound_per_task. ports = defaults, cpus = 0.
+ * The batch step (no SLURM_STEP_ID, as Slurm 22.05 leaves it in the batch script) is one task
+ * on one node: nodelist = SLURMD_NODENAME (else the first host of the job's nodelist), one task,
+ * so a launcher started in the batch script never waits for ranks on the other nodes.
  * -1 with err naming the variable when SLURM_JOB_ID, SLURM_NODEID or a nodelist is missing, or
  * a value is malformed or too long. */
 int tt_step_facts_from_env(struct tt_step_facts *f, tt_getenv_fn get, void *ctx, tt_err *err);

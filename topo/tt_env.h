@@ -4,8 +4,9 @@
 #ifndef TT_ENV_H
 #define TT_ENV_H
 
-/* Returns the value of name, or NULL when it is unset. The string must stay valid until the
- * gatherer that called it returns (gatherers copy what they keep). */
+/* Returns the value of name, or NULL when it is unset. The string need only stay valid until
+ * the next call: gatherers copy or parse a value before asking for another, so an adapter over
+ * spank_getenv may return one buffer it reuses. */
 typedef const char *(*tt_getenv_fn)(void *ctx, const char *name);
 
 /* tt_getenv_fn over the process environment (getenv); ctx is ignored. */

@@ -3,6 +3,7 @@
 #include "cunit_main.h"
 #include "gres.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -174,6 +175,48 @@ static void test_none_and_bad_counts(void)
 				      "SLURM_STEP_GPUS='0,x': 'x' is not a GPU index"));
 }
 
+static bool bound(char **env)
+{
+	struct tt_gpu_list l;
+	bool b = false;
+	tt_err err;
+
+	CU_ASSERT_EQUAL_FATAL(tt_gres_node_gpus(tt_env_array, env, &l, NULL, 0, &err), 0);
+	CU_ASSERT_EQUAL(tt_gres_bound_per_task(tt_env_array, env, &l, &b, &err), 0);
+	return b;
+}
+
+/* Environments as Slurm 22.05 gives them to tasks (recorded on the test cluster). */
+static void test_bound_per_task(void)
+{
+	char *gpus_per_task[] = {"CUDA_VISIBLE_DEVICES=2,3", "GPU_DEVICE_ORDINAL=2,3",
+				 "SLURM_GPUS_ON_NODE=4", "SLURM_STEP_GPUS=2,3", NULL};
+	char *ntasks_per_gpu[] = {"CUDA_VISIBLE_DEVICES=1", "SLURM_GPUS_ON_NODE=2",
+				  "SLURM_STEP_GPUS=1", NULL};
+	char *shared[] = {"CUDA_VISIBLE_DEVICES=0,1,2,3", "SLURM_GPUS_ON_NODE=4",
+			  "SLURM_STEP_GPUS=0,1,2,3", NULL};
+	char *bind_none[] = {"SLURM_GPUS_ON_NODE=2", NULL};
+	char *from_sbatch[] = {"CUDA_VISIBLE_DEVICES=0", "SLURM_GPUS_PER_TASK=1", NULL};
+	char *tres[] = {"CUDA_VISIBLE_DEVICES=0", "SLURM_TRES_PER_TASK=cpu=2,gres/gpu:1", NULL};
+	char *bind_env[] = {"CUDA_VISIBLE_DEVICES=0", "SLURM_GPU_BIND=map_gpu:0,1", NULL};
+	char *bind_env_none[] = {"CUDA_VISIBLE_DEVICES=0", "SLURM_GPU_BIND=none", NULL};
+	char *bad[] = {"SLURM_GPUS_ON_NODE=x", NULL};
+	struct tt_gpu_list l = {0};
+	bool b;
+	tt_err err;
+
+	CU_ASSERT_TRUE(bound(gpus_per_task));
+	CU_ASSERT_TRUE(bound(ntasks_per_gpu));
+	CU_ASSERT_FALSE(bound(shared));
+	CU_ASSERT_FALSE(bound(bind_none));
+	CU_ASSERT_TRUE(bound(from_sbatch));
+	CU_ASSERT_TRUE(bound(tres));
+	CU_ASSERT_TRUE(bound(bind_env));
+	CU_ASSERT_FALSE(bound(bind_env_none));
+	CU_ASSERT_EQUAL(tt_gres_bound_per_task(tt_env_array, bad, &l, &b, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "SLURM_GPUS_ON_NODE='x'"));
+}
+
 int tt_register_suites(void)
 {
 	CU_pSuite s = CU_add_suite("gres", NULL, NULL);
@@ -188,5 +231,6 @@ int tt_register_suites(void)
 	CU_add_test(s, "precedence of the variables", test_precedence);
 	CU_add_test(s, "GPU_DEVICE_ORDINAL and hidden devices", test_gpu_device_ordinal_and_hidden);
 	CU_add_test(s, "nothing set and bad counts", test_none_and_bad_counts);
+	CU_add_test(s, "GPUs bound per task by Slurm", test_bound_per_task);
 	return 0;
 }

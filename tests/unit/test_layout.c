@@ -82,10 +82,76 @@ static void test_facts_from_env(void)
 	CU_ASSERT_EQUAL_FATAL(tt_step_facts_from_env(&f, tt_env_array, bare, &err), 0);
 	CU_ASSERT_EQUAL(f.step_id, TT_STEP_BATCH);
 	CU_ASSERT_STRING_EQUAL(f.nodelist, "a");
-	CU_ASSERT_STRING_EQUAL(f.tasks_per_node, "");
 	CU_ASSERT_EQUAL(f.gpus.n, 0);
 	CU_ASSERT_FALSE(f.slurm_bound_gpus);
 	CU_ASSERT_FALSE(f.omp_set);
+}
+
+/* sbatch -N2 -n4 on Slurm 22.05: the batch script's environment as recorded (no step id). */
+static void test_batch_step_is_one_task(void)
+{
+	char *env[] = {"SLURMD_NODENAME=node1", "SLURM_JOB_NODELIST=node[1-2]",
+		       "SLURM_JOB_NUM_NODES=2", "SLURM_LOCALID=0", "SLURM_NNODES=2",
+		       "SLURM_NODEID=0", "SLURM_NODELIST=node[1-2]", "SLURM_NTASKS=4",
+		       "SLURM_PROCID=0", "SLURM_TASKS_PER_NODE=3,1", "SLURM_JOB_ID=9",
+		       "SLURM_JOB_GPUS=0,1", NULL};
+	struct tt_step_facts f;
+	struct tt_task_env e;
+	tt_err err;
+
+	CU_ASSERT_EQUAL_FATAL(tt_step_facts_from_env(&f, tt_env_array, env, &err), 0);
+	CU_ASSERT_EQUAL(f.step_id, TT_STEP_BATCH);
+	CU_ASSERT_STRING_EQUAL(f.nodelist, "node1");
+	CU_ASSERT_EQUAL_FATAL(tt_layout_compute_worker(&f, 2, 1, &e, &err), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(env_text(&e), "RANK=1 WORLD_SIZE=2 LOCAL_RANK=1 "
+				      "LOCAL_WORLD_SIZE=2 NODE_RANK=0 GROUP_RANK=0 NNODES=1 "
+				      "MASTER_ADDR=node1 "));
+	CU_ASSERT_STRING_EQUAL(e.cuda_visible_devices, "1");
+	CU_ASSERT_EQUAL(tt_layout_compute(&f, &e, &err), 0);
+	CU_ASSERT(e.rank == 0 && e.world_size == 1 && e.nnodes == 1);
+	/* Without SLURMD_NODENAME, the first host of the job's nodelist. */
+	env[0] = "SLURMD_NODENAM=";
+	CU_ASSERT_EQUAL_FATAL(tt_step_facts_from_env(&f, tt_env_array, env, &err), 0);
+	CU_ASSERT_STRING_EQUAL(f.nodelist, "node1");
+	env[1] = "SLURM_JOB_NODELIST=node[1-";
+	CU_ASSERT_EQUAL(tt_step_facts_from_env(&f, tt_env_array, env, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "batch step without SLURMD_NODENAME: nodelist"));
+}
+
+/* Like an adapter over spank_getenv: one buffer, overwritten by every call. */
+static const char *one_buffer(void *ctx, const char *name)
+{
+	static char buf[TT_NODELIST_LEN];
+	const char *v = tt_env_array(ctx, name);
+
+	memset(buf, 'X', sizeof(buf) - 1);
+	if (!v)
+		return NULL;
+	snprintf(buf, sizeof(buf), "%s", v);
+	return buf;
+}
+
+static void test_getenv_may_reuse_one_buffer(void)
+{
+	char *env[] = {"SLURM_JOB_ID=77", "SLURM_STEP_ID=3", "SLURM_STEP_NODELIST=n[1-2]",
+		       "SLURM_NODEID=1", "SLURM_STEP_TASKS_PER_NODE=2(x2)", "SLURM_PROCID=3",
+		       "SLURM_LOCALID=1", "SLURM_STEP_GPUS=4-7", "SLURM_GPUS_ON_NODE=4",
+		       "SLURM_TRES_PER_TASK=gres/gpu:2", "SLURM_STEP_RESV_PORTS=12000", NULL};
+	struct tt_step_facts a, b;
+	tt_err err;
+
+	CU_ASSERT_EQUAL_FATAL(tt_step_facts_from_env(&a, tt_env_array, env, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(tt_step_facts_from_env(&b, one_buffer, env, &err), 0);
+	CU_ASSERT_EQUAL(memcmp(&a, &b, sizeof(a)), 0);
+	/* Bound by SLURM_TRES_PER_TASK alone, read before the other variables. */
+	CU_ASSERT_TRUE(b.slurm_bound_gpus);
+	env[9] = "SLURM_TRES_PER_TASK=cpu:2";
+	CU_ASSERT_EQUAL_FATAL(tt_step_facts_from_env(&b, one_buffer, env, &err), 0);
+	CU_ASSERT_FALSE(b.slurm_bound_gpus);
+	/* Bound: 4 GPUs visible of the step's 8 on this node. */
+	env[8] = "SLURM_GPUS_ON_NODE=8";
+	CU_ASSERT_EQUAL_FATAL(tt_step_facts_from_env(&b, one_buffer, env, &err), 0);
+	CU_ASSERT_TRUE(b.slurm_bound_gpus);
 }
 
 static void expect_facts_error(char **env, const char *needle)
@@ -238,6 +304,26 @@ static void test_slurm_binding_respected(void)
 	CU_ASSERT_EQUAL(tt_layout_compute(&f, &e, NULL), 0);
 	CU_ASSERT_STRING_EQUAL(e.cuda_visible_devices, "");
 	CU_ASSERT_PTR_NULL(strstr(env_text(&e), "CUDA_VISIBLE_DEVICES"));
+}
+
+/* srun -n2 --gpus-per-task=2 on Slurm 22.05: task 1's environment as recorded. */
+static void test_slurm_binding_detected_from_env(void)
+{
+	char *env[] = {"SLURM_JOB_ID=8", "SLURM_STEP_ID=0", "SLURM_STEP_NODELIST=node1",
+		       "SLURM_NODEID=0", "SLURM_STEP_TASKS_PER_NODE=2", "SLURM_PROCID=1",
+		       "SLURM_LOCALID=1", "SLURM_GPUS_ON_NODE=4", "SLURM_STEP_GPUS=2,3",
+		       "CUDA_VISIBLE_DEVICES=2,3", "GPU_DEVICE_ORDINAL=2,3", NULL};
+	struct tt_step_facts f;
+	struct tt_task_env e;
+	tt_err err;
+
+	CU_ASSERT_EQUAL_FATAL(tt_step_facts_from_env(&f, tt_env_array, env, &err), 0);
+	CU_ASSERT_TRUE(f.slurm_bound_gpus);
+	CU_ASSERT_EQUAL(tt_layout_compute(&f, &e, &err), 0);
+	CU_ASSERT_STRING_EQUAL(e.cuda_visible_devices, "");
+	/* train-run in that task splits the task's two GPUs over its workers. */
+	CU_ASSERT_EQUAL(tt_layout_compute_worker(&f, 2, 1, &e, &err), 0);
+	CU_ASSERT_STRING_EQUAL(e.cuda_visible_devices, "3");
 }
 
 static void test_omp_threads(void)
@@ -464,10 +550,13 @@ int tt_register_suites(void)
 		return -1;
 	CU_add_test(s, "facts from the environment", test_facts_from_env);
 	CU_add_test(s, "facts errors name the variable", test_facts_errors);
+	CU_add_test(s, "the batch step is one task", test_batch_step_is_one_task);
+	CU_add_test(s, "getenv may reuse one buffer", test_getenv_may_reuse_one_buffer);
 	CU_add_test(s, "even layout", test_even_layout);
 	CU_add_test(s, "uneven layouts", test_uneven_layouts);
 	CU_add_test(s, "GPU splits", test_gpu_splits);
 	CU_add_test(s, "Slurm's GPU binding is respected", test_slurm_binding_respected);
+	CU_add_test(s, "Slurm's GPU binding detected from the env", test_slurm_binding_detected_from_env);
 	CU_add_test(s, "OMP_NUM_THREADS", test_omp_threads);
 	CU_add_test(s, "worker variant", test_worker_variant);
 	CU_add_test(s, "contradicting facts", test_contradictions);
