@@ -1,4 +1,10 @@
 # bench: build rules (filled by its owner)
+# bench-topo: live discovery + NCCL XML vs lstopo's XML export (BENCHMARKS.md, Topology discovery).
+BENCH_TARGETS += bench-topo
+dist_noinst_SCRIPTS += bench/topo.sh
+bench-topo: train-topo$(EXEEXT)
+	$(SHELL) $(srcdir)/bench/topo.sh ./train-topo$(EXEEXT)
+.PHONY: bench-topo
 
 # train-run's start-up against torchrun, measured in the same run (BENCHMARKS.md, "train-run launch").
 BENCH_TARGETS += bench-launch

@@ -77,6 +77,14 @@ int tt_hw_find_hca(const struct tt_hw_model *m, const char *name)
 	return -1;
 }
 
+int tt_hw_pci_is_hca(const struct tt_hw_model *m, int pci)
+{
+	for (int h = 0; h < m->nhca; h++)
+		if (m->hca[h].pci == pci)
+			return 1;
+	return 0;
+}
+
 int tt_hw_pci_numa(const struct tt_hw_model *m, int pci)
 {
 	/* Discovery sets numa on the top of each hierarchy; children inherit it. */
@@ -86,9 +94,14 @@ int tt_hw_pci_numa(const struct tt_hw_model *m, int pci)
 	return -1;
 }
 
-static int is_nvswitch(const struct tt_pci *p)
+int tt_pci_is_nvidia_gpu(const struct tt_pci *p)
 {
-	return p->vendor == 0x10de && (p->class_id >> 8) == 0x0680;
+	return p->kind == TT_PCI_DEVICE && p->vendor == 0x10de && (p->class_id >> 16) == 0x03;
+}
+
+int tt_pci_is_nvswitch(const struct tt_pci *p)
+{
+	return p->kind == TT_PCI_DEVICE && p->vendor == 0x10de && (p->class_id >> 8) == 0x0680;
 }
 
 static int nvswitch_links(const struct tt_hw_model *m, int gpu)
@@ -98,9 +111,9 @@ static int nvswitch_links(const struct tt_hw_model *m, int gpu)
 	for (int i = 0; i < m->nnvlink; i++) {
 		const struct tt_nvlink *l = &m->nvlink[i];
 
-		if (l->a == gpu && is_nvswitch(&m->pci[l->b]))
+		if (l->a == gpu && tt_pci_is_nvswitch(&m->pci[l->b]))
 			sum += l->count;
-		else if (l->b == gpu && is_nvswitch(&m->pci[l->a]))
+		else if (l->b == gpu && tt_pci_is_nvswitch(&m->pci[l->a]))
 			sum += l->count;
 	}
 	return sum;
@@ -246,9 +259,7 @@ int tt_hw_finish(struct tt_hw_model *m)
 	if (!m->gpu)
 		return -1;
 	for (int i = 0; i < m->npci; i++) {
-		const struct tt_pci *p = &m->pci[i];
-
-		if (p->kind == TT_PCI_DEVICE && p->vendor == 0x10de && (p->class_id >> 16) == 0x03)
+		if (tt_pci_is_nvidia_gpu(&m->pci[i]))
 			m->gpu[n++].pci = i;
 	}
 	qsort_r(m->gpu, (size_t)n, sizeof(*m->gpu), cmp_gpu_busid, m);

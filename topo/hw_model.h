@@ -110,6 +110,10 @@ enum tt_hw_rel tt_hw_relation(const struct tt_hw_model *m, int a, int b, int *nv
 /* "X", "NV4", "PIX", ... into buf. */
 const char *tt_hw_rel_name(enum tt_hw_rel rel, int nvlinks, char *buf, size_t len);
 
+/* NVIDIA GPU (class 0x03xx, vendor 0x10de) and NVSwitch (class 0x0680, vendor 0x10de). */
+int tt_pci_is_nvidia_gpu(const struct tt_pci *p);
+int tt_pci_is_nvswitch(const struct tt_pci *p);
+
 /* NUMA node of a PCI device, -1 when unknown. */
 int tt_hw_pci_numa(const struct tt_hw_model *m, int pci);
 /* Index of the PCI node with this bus id, -1 when absent. */
@@ -128,6 +132,8 @@ int tt_hw_add_netif(struct tt_hw_model *m, const struct tt_netif *n);
 int tt_hw_add_nvlink(struct tt_hw_model *m, int a, int b, int count);
 /* Index of the HCA with this name, -1 when absent. */
 int tt_hw_find_hca(const struct tt_hw_model *m, const char *name);
+/* Whether PCI node pci is (a function of) an RDMA HCA. */
+int tt_hw_pci_is_hca(const struct tt_hw_model *m, int pci);
 /* Rebuilds model->gpu from the PCI nodes (NVIDIA class 0x03) in bus id order and sorts HCAs. */
 int tt_hw_finish(struct tt_hw_model *m);
 

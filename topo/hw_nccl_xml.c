@@ -1,8 +1,10 @@
 /* hw_nccl_xml.c — NCCL topology XML from the node model. Only the branches of the PCI tree that
  * lead to a GPU, an HCA or an NVSwitch are written: NCCL trims the rest anyway and every element
  * counts against its 256-element limit. GPUs are described by their PCI node only (NCCL fills the
- * <gpu> element and NVLinks from NVML); HCAs get <nic><net> for active ports, without `dev`,
- * which NCCL's own network plugin assigns. Attribute facts: NCCL src/graph/xml.cc and topo.cc. */
+ * <gpu> element and NVLinks from NVML). HCAs are written the way NCCL's IB plugin reports them:
+ * all functions and virtual functions of one card merged into bus:00.0, one <nic> holding a <net>
+ * per active port, without `dev` and `port`, which NCCL numbers itself (a wrong value in the file
+ * would win). Attribute facts: NCCL src/graph/xml.cc, topo.cc and transport/net_ib.cc. */
 #include "hw_nccl_xml.h"
 #include "tt_file.h"
 #include "tt_strbuf.h"
@@ -18,18 +20,13 @@ struct xml {
 	int elements;
 };
 
-static int pci_is_gpu(const struct tt_pci *p)
-{
-	return p->kind == TT_PCI_DEVICE && p->vendor == 0x10de && (p->class_id >> 16) == 0x03;
-}
-
 static void mark_wanted(struct xml *x)
 {
 	const struct tt_hw_model *m = x->m;
 
 	for (int i = 0; i < m->npci; i++) {
 		const struct tt_pci *p = &m->pci[i];
-		int use = pci_is_gpu(p) || (p->vendor == 0x10de && (p->class_id >> 8) == 0x0680);
+		int use = tt_pci_is_nvidia_gpu(p) || tt_pci_is_nvswitch(p);
 
 		for (int h = 0; h < m->nhca && !use; h++)
 			use = m->hca[h].pci == i;
@@ -67,29 +64,40 @@ static void link_attrs(struct xml *x, const struct tt_pci *p)
 		tt_sb_printf(&x->sb, " link_width=\"%d\"", p->link_width);
 }
 
-static void write_nets(struct xml *x, int pci, int depth)
+/* NCCL's IB plugin merges ports and virtual functions of one card into one PCI device by
+ * zeroing the device and function digits of its address ("dddd:bb:dd.f" -> "dddd:bb:00.0"). */
+static void nic_busid(const char *busid, char *out)
 {
-	const struct tt_hw_model *m = x->m;
-	int opened = 0;
+	snprintf(out, TT_BUSID_LEN, "%s", busid);
+	if (strlen(out) == 12) {
+		out[8] = out[9] = '0';
+		out[11] = '0';
+	}
+}
 
+/* Calls back for every active, named HCA port whose card is the PCI node pci. */
+static int active_ports_on(const struct tt_hw_model *m, int pci, struct xml *x, int depth)
+{
+	char mine[TT_BUSID_LEN], theirs[TT_BUSID_LEN], name[64];
+	int n = 0;
+
+	nic_busid(m->pci[pci].busid, mine);
 	for (int h = 0; h < m->nhca; h++) {
 		const struct tt_hca *hca = &m->hca[h];
-		char name[64];
 
-		if (hca->pci != pci || !hca->name[0])
+		if (hca->pci < 0 || !hca->name[0])
+			continue;
+		nic_busid(m->pci[hca->pci].busid, theirs);
+		if (m->pci[hca->pci].parent != m->pci[pci].parent || strcmp(mine, theirs) != 0)
 			continue;
 		for (int p = 0; p < hca->nports; p++) {
 			if (!hca->ports[p].active)
 				continue;
-			if (!opened) {
-				indent(x, depth);
-				tt_sb_printf(&x->sb, "<nic>\n");
-				x->elements++;
-				opened = 1;
-			}
-			indent(x, depth + 1);
-			tt_sb_printf(&x->sb, "<net name=\"%s\" port=\"%d\"", attr_safe(hca->name, name, sizeof(name)),
-				     hca->ports[p].num);
+			n++;
+			if (!x)
+				continue;
+			indent(x, depth);
+			tt_sb_printf(&x->sb, "<net name=\"%s\"", attr_safe(hca->name, name, sizeof(name)));
 			if (hca->ports[p].rate_mbps > 0)
 				tt_sb_printf(&x->sb, " speed=\"%d\"", hca->ports[p].rate_mbps);
 			if (hca->sys_image_guid)
@@ -98,18 +106,35 @@ static void write_nets(struct xml *x, int pci, int depth)
 			x->elements++;
 		}
 	}
-	if (opened) {
-		indent(x, depth);
-		tt_sb_printf(&x->sb, "</nic>\n");
-	}
+	return n;
 }
 
-static int has_nets(const struct tt_hw_model *m, int pci)
+static void write_nets(struct xml *x, int pci, int depth)
 {
-	for (int h = 0; h < m->nhca; h++)
-		for (int p = 0; p < m->hca[h].nports; p++)
-			if (m->hca[h].pci == pci && m->hca[h].name[0] && m->hca[h].ports[p].active)
-				return 1;
+	if (active_ports_on(x->m, pci, NULL, 0) == 0)
+		return;
+	indent(x, depth);
+	tt_sb_printf(&x->sb, "<nic>\n");
+	x->elements++;
+	active_ports_on(x->m, pci, x, depth + 1);
+	indent(x, depth);
+	tt_sb_printf(&x->sb, "</nic>\n");
+}
+
+/* Another function of the same card, earlier among the siblings, already holds this one's nets. */
+static int merged_into_sibling(const struct xml *x, int pci)
+{
+	char mine[TT_BUSID_LEN], theirs[TT_BUSID_LEN];
+
+	nic_busid(x->m->pci[pci].busid, mine);
+	for (int i = 0; i < pci; i++) {
+		if (!x->wanted[i] || x->m->pci[i].parent != x->m->pci[pci].parent ||
+		    !tt_hw_pci_is_hca(x->m, i))
+			continue;
+		nic_busid(x->m->pci[i].busid, theirs);
+		if (strcmp(mine, theirs) == 0)
+			return 1;
+	}
 	return 0;
 }
 
@@ -120,15 +145,24 @@ static void write_pci(struct xml *x, int i, int depth)
 	const struct tt_pci *p = &x->m->pci[i];
 	int leaf = 1;
 
+	char busid[TT_BUSID_LEN];
+	int hca = tt_hw_pci_is_hca(x->m, i);
+
 	if (p->kind == TT_PCI_HOSTBRIDGE) { /* no bus id: its children hang off the cpu */
 		write_children(x, i, -2, depth);
 		return;
 	}
+	if (hca && merged_into_sibling(x, i))
+		return;
 	for (int c = 0; c < x->m->npci && leaf; c++)
 		leaf = !(x->m->pci[c].parent == i && x->wanted[c]);
-	leaf = leaf && !has_nets(x->m, i);
+	leaf = leaf && !(hca && active_ports_on(x->m, i, NULL, 0));
+	if (hca)
+		nic_busid(p->busid, busid);
+	else
+		snprintf(busid, sizeof(busid), "%s", p->busid);
 	indent(x, depth);
-	tt_sb_printf(&x->sb, "<pci busid=\"%s\" class=\"0x%06x\"", p->busid, p->class_id);
+	tt_sb_printf(&x->sb, "<pci busid=\"%s\" class=\"0x%06x\"", busid, p->class_id);
 	if (p->vendor)
 		tt_sb_printf(&x->sb, " vendor=\"0x%04x\" device=\"0x%04x\" subsystem_vendor=\"0x%04x\" "
 			     "subsystem_device=\"0x%04x\"", p->vendor, p->device, p->subvendor, p->subdevice);
@@ -137,7 +171,8 @@ static void write_pci(struct xml *x, int i, int depth)
 	x->elements++;
 	if (leaf)
 		return;
-	write_nets(x, i, depth + 1);
+	if (hca)
+		write_nets(x, i, depth + 1);
 	write_children(x, i, -2, depth + 1);
 	indent(x, depth);
 	tt_sb_printf(&x->sb, "</pci>\n");

@@ -85,9 +85,11 @@ static int ib_hca_list(const struct tt_hw_model *m, int gpu_pci, struct tt_rank_
 	return 0;
 }
 
+/* The interface holding the node's address; failing that (no resolvable host name, an XML
+ * input) a physical Ethernet port before IPoIB or RoCE netdevs, then anything not excluded. */
 static const struct tt_netif *socket_netif(const struct tt_hw_model *m)
 {
-	const struct tt_netif *on_pci = NULL, *any = NULL;
+	const struct tt_netif *plain = NULL, *on_pci = NULL, *any = NULL;
 
 	for (int i = 0; i < m->nnetif; i++) {
 		const struct tt_netif *n = &m->netif[i];
@@ -96,12 +98,14 @@ static const struct tt_netif *socket_netif(const struct tt_hw_model *m)
 			continue;
 		if (n->carries_node_address)
 			return n;
+		if (!plain && n->pci >= 0 && !tt_hw_pci_is_hca(m, n->pci))
+			plain = n;
 		if (!on_pci && n->pci >= 0)
 			on_pci = n;
 		if (!any)
 			any = n;
 	}
-	return on_pci ? on_pci : any;
+	return plain ? plain : on_pci ? on_pci : any;
 }
 
 int tt_hw_rank_policy(const struct tt_hw_model *m, int cuda_index, struct tt_rank_policy *out, tt_err *err)

@@ -195,7 +195,8 @@ static int read_netif(struct tt_hw_model *m, const char *root, const char *name,
 	return 0;
 }
 
-/* Calls fn for every entry of root/rel; a missing directory means none. */
+/* Calls fn for every directory in root/rel (plain files such as class/net/bonding_masters are
+ * not devices); a missing directory means none. */
 static int each_entry(struct tt_hw_model *m, const char *root, const char *rel,
 		      int (*fn)(struct tt_hw_model *, const char *, const char *, tt_err *), tt_err *err)
 {
@@ -208,9 +209,14 @@ static int each_entry(struct tt_hw_model *m, const char *root, const char *rel,
 	d = opendir(path);
 	if (!d)
 		return errno == ENOENT ? 0 : tt_err_errno(err, "cannot list '%s'", path);
-	while (rc == 0 && (e = readdir(d)))
-		if (e->d_name[0] != '.')
+	while (rc == 0 && (e = readdir(d))) {
+		char entry[PATH_MAX + 256];
+		struct stat st;
+
+		snprintf(entry, sizeof(entry), "%s/%s", path, e->d_name);
+		if (e->d_name[0] != '.' && stat(entry, &st) == 0 && S_ISDIR(st.st_mode))
 			rc = fn(m, root, e->d_name, err);
+	}
 	closedir(d);
 	return rc;
 }

@@ -25,7 +25,8 @@ static const char usage[] =
 	"options:\n"
 	"  --input FILE         read an hwloc 2.x XML export instead of this machine\n"
 	"  --sysfs-root DIR     read sysfs facts from DIR instead of /sys\n"
-	"  --local-rank N       (env) the rank's GPU is GPU N in PCI bus order (default 0)\n"
+	"  --local-rank N       (env) the rank's GPU is GPU N in PCI bus order\n"
+	"                       (default: $SLURM_LOCALID inside a Slurm step, else 0)\n"
 	"  --virtual-switches   infer PCIe switches a cloud VM hides (pairs GPUs with their NIC)\n"
 	"  -o, --output FILE    write to FILE atomically instead of standard output\n"
 	"  -h, --help           this text\n"
@@ -37,6 +38,21 @@ struct cli {
 	int local_rank;
 	struct tt_hw_options hw;
 };
+
+static int parse_rank(const char *text, const char *what, int *rank)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(text, &end, 10);
+	if (errno || *end || end == text || v < 0 || v > 4095) {
+		fprintf(stderr, "train-topo: %s '%s' is not a rank number (0..4095)\n", what, text);
+		return -1;
+	}
+	*rank = (int)v;
+	return 0;
+}
 
 static int parse(int argc, char **argv, struct cli *c)
 {
@@ -50,7 +66,7 @@ static int parse(int argc, char **argv, struct cli *c)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *end;
+	const char *slurm_rank = getenv("SLURM_LOCALID");
 	int opt;
 
 	c->local_rank = -1;
@@ -61,12 +77,8 @@ static int parse(int argc, char **argv, struct cli *c)
 		case 'v': c->hw.virtual_switches = 1; break;
 		case 'o': c->output = optarg; break;
 		case 'r':
-			errno = 0;
-			c->local_rank = (int)strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || c->local_rank < 0 || c->local_rank > 4095) {
-				fprintf(stderr, "train-topo: --local-rank '%s' is not a rank number (0..4095)\n", optarg);
+			if (parse_rank(optarg, "--local-rank", &c->local_rank) < 0)
 				return -1;
-			}
 			break;
 		case 'h': fputs(usage, stdout); exit(0);
 		case 'V': printf("train-topo (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION); exit(0);
@@ -87,6 +99,9 @@ static int parse(int argc, char **argv, struct cli *c)
 		fprintf(stderr, "train-topo: --local-rank only applies to 'env'\n");
 		return -1;
 	}
+	if (c->local_rank < 0 && slurm_rank && *slurm_rank &&
+	    parse_rank(slurm_rank, "SLURM_LOCALID", &c->local_rank) < 0)
+		return -1;
 	return 0;
 }
 
@@ -138,6 +153,9 @@ int main(int argc, char **argv)
 
 	if (parse(argc, argv, &c) < 0)
 		return 2;
+	/* A command may choose for its whole process what the library cannot: hwloc then does not
+	 * even load (link) the plugins discovery never uses. A user's own setting wins. */
+	setenv("HWLOC_PLUGINS_BLACKLIST", "hwloc_opencl,hwloc_gl,hwloc_pci", 0);
 	if (tt_hw_discover(&c.hw, &m, &err) < 0 || render(&c, m, &text, &len, &err) < 0)
 		goto fail;
 	if (c.output) {

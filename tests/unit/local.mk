@@ -50,3 +50,27 @@ tests_unit_test_bind_SOURCES = tests/unit/test_bind.c tests/unit/cunit_main.c te
 tests_unit_test_bind_CPPFLAGS = $(WRAPPER_CPPFLAGS)
 tests_unit_test_bind_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_bind_LDADD = libwrapper.la $(UNIT_LDADD)
+
+# Node hardware model (topo/hw_*): pure model, discovery from fixtures, NCCL XML, rank policy.
+
+check_PROGRAMS += tests/unit/test_hw_model
+tests_unit_test_hw_model_SOURCES = tests/unit/test_hw_model.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_hw_model_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_hw_model_LDADD = $(UNIT_LDADD)
+HW_FIXTURE = tests/unit/hw_fixture.h tests/unit/hw_fixture.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+check_PROGRAMS += tests/unit/test_hw_discover
+tests_unit_test_hw_discover_SOURCES = tests/unit/test_hw_discover.c $(HW_FIXTURE)
+tests_unit_test_hw_discover_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_hw_discover_LDADD = $(UNIT_LDADD)
+check_PROGRAMS += tests/unit/test_hw_policy
+tests_unit_test_hw_policy_SOURCES = tests/unit/test_hw_policy.c $(HW_FIXTURE)
+tests_unit_test_hw_policy_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_hw_policy_LDADD = $(UNIT_LDADD)
+check_PROGRAMS += tests/unit/test_hw_nccl_xml
+tests_unit_test_hw_nccl_xml_SOURCES = tests/unit/test_hw_nccl_xml.c $(HW_FIXTURE)
+tests_unit_test_hw_nccl_xml_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_hw_nccl_xml_LDADD = $(UNIT_LDADD)
+# The train-topo command end to end (exit codes, messages, atomic -o).
+TESTS += tests/unit/train_topo_cli.sh
+dist_noinst_SCRIPTS += tests/unit/train_topo_cli.sh
+EXTRA_DIST += tests/fixtures/topo

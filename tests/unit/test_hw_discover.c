@@ -1,0 +1,224 @@
+/* test_hw_discover.c — discovery from the fixture servers: NUMA placement, switches, HCAs next to
+ * the right GPUs, NVLinks through NVSwitches, sysfs ports and interfaces, virtual switches on a
+ * cloud VM, clear errors for bad inputs, and the live machine. */
+#include "cunit_main.h"
+#include "hw_fixture.h"
+#include "hw_model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const struct tt_pci *gpu_pci(const struct tt_hw_model *m, int cuda)
+{
+	return &m->pci[m->gpu[cuda].pci];
+}
+
+static int gpu_numa(const struct tt_hw_model *m, int cuda)
+{
+	return m->numa[tt_hw_pci_numa(m, m->gpu[cuda].pci)].os_index;
+}
+
+static void test_dual_socket_structure(void)
+{
+	struct tt_hw_model *m = tt_fixture_model("dual-pcie-8gpu.xml", NULL, 0);
+	char list[64];
+	int sw0, sw1;
+
+	CU_ASSERT_EQUAL(m->nnuma, 2);
+	CU_ASSERT_EQUAL(m->ngpu, 8);
+	CU_ASSERT_EQUAL(m->nhca, 6);
+	CU_ASSERT_STRING_EQUAL(m->arch, "x86_64");
+	CU_ASSERT_STRING_EQUAL(gpu_pci(m, 0)->busid, "0000:13:00.0");
+	CU_ASSERT_STRING_EQUAL(gpu_pci(m, 7)->busid, "0000:a4:00.0");
+	for (int g = 0; g < 8; g++)
+		CU_ASSERT_EQUAL(gpu_numa(m, g), g < 4 ? 0 : 1);
+	tt_cpuset_to_list(&m->numa[1].cpus, list, sizeof(list));
+	CU_ASSERT_STRING_EQUAL(list, "16-31");
+	CU_ASSERT_STRING_EQUAL(m->numa[0].cpu_vendor, "GenuineIntel");
+	/* GPU0 and GPU1 share a switch (same upstream port two levels up), GPU2 is on the other. */
+	sw0 = m->pci[gpu_pci(m, 0)->parent].parent;
+	sw1 = m->pci[gpu_pci(m, 1)->parent].parent;
+	CU_ASSERT_EQUAL(sw0, sw1);
+	CU_ASSERT_STRING_EQUAL(m->pci[sw0].busid, "0000:11:00.0");
+	CU_ASSERT_NOT_EQUAL(m->pci[m->pci[gpu_pci(m, 2)->parent].parent].busid[5], '1');
+	/* Link attributes from hwloc's GB/s: Gen5 x16 everywhere on the GPU path. */
+	CU_ASSERT_DOUBLE_EQUAL(gpu_pci(m, 0)->link_gts, 32.0, 1e-9);
+	CU_ASSERT_EQUAL(gpu_pci(m, 0)->link_width, 16);
+	CU_ASSERT_EQUAL(gpu_pci(m, 0)->class_id, 0x030200);
+	CU_ASSERT_EQUAL(gpu_pci(m, 0)->vendor, 0x10de);
+	tt_hw_free(m);
+}
+
+static void test_dual_socket_nics_next_to_gpus(void)
+{
+	struct tt_hw_model *m = tt_fixture_model("dual-pcie-8gpu.xml", NULL, 0);
+	int g0 = m->gpu[0].pci, g2 = m->gpu[2].pci, g4 = m->gpu[4].pci, g7 = m->gpu[7].pci;
+
+	CU_ASSERT_STRING_EQUAL(m->pci[tt_fixture_hca_pci(m, "mlx5_0")].busid, "0000:15:00.0");
+	CU_ASSERT_EQUAL(tt_hw_relation(m, g0, tt_fixture_hca_pci(m, "mlx5_0"), NULL), TT_REL_PIX);
+	CU_ASSERT_EQUAL(tt_hw_relation(m, g2, tt_fixture_hca_pci(m, "mlx5_0"), NULL), TT_REL_PHB);
+	CU_ASSERT_EQUAL(tt_hw_relation(m, g2, tt_fixture_hca_pci(m, "mlx5_1"), NULL), TT_REL_PIX);
+	CU_ASSERT_EQUAL(tt_hw_relation(m, g2, tt_fixture_hca_pci(m, "mlx5_2"), NULL), TT_REL_PIX);
+	CU_ASSERT_EQUAL(tt_hw_relation(m, g4, tt_fixture_hca_pci(m, "mlx5_0"), NULL), TT_REL_SYS);
+	CU_ASSERT_EQUAL(tt_hw_relation(m, g7, tt_fixture_hca_pci(m, "mlx5_5"), NULL), TT_REL_PIX);
+	CU_ASSERT_EQUAL(tt_hw_relation(m, g0, g2, NULL), TT_REL_PHB);
+	CU_ASSERT_EQUAL(tt_hw_relation(m, g0, g7, NULL), TT_REL_SYS);
+	/* hwloc's GUID and Port1State = 4 (active) come through without sysfs. */
+	CU_ASSERT_EQUAL(m->hca[0].sys_image_guid, 0xb83fd2030000a0b0ULL);
+	CU_ASSERT_EQUAL(m->hca[0].nports, 1);
+	CU_ASSERT_TRUE(m->hca[0].ports[0].active);
+	tt_hw_free(m);
+}
+
+static const struct tt_netif *netif(const struct tt_hw_model *m, const char *name)
+{
+	for (int i = 0; i < m->nnetif; i++)
+		if (strcmp(m->netif[i].name, name) == 0)
+			return &m->netif[i];
+	return NULL;
+}
+
+static void test_sysfs_adds_ports_links_and_interfaces(void)
+{
+	struct tt_hw_model *m = tt_fixture_model("dual-pcie-8gpu.xml", "sysfs-dual", 0);
+	const struct tt_hca *h;
+	int eth;
+
+	h = &m->hca[tt_hw_find_hca(m, "mlx5_0")];
+	CU_ASSERT_EQUAL(h->ports[0].link_layer, TT_LL_INFINIBAND);
+	CU_ASSERT_EQUAL(h->ports[0].rate_mbps, 400000);
+	CU_ASSERT_TRUE(h->ports[0].active);
+	h = &m->hca[tt_hw_find_hca(m, "mlx5_1")];
+	CU_ASSERT_FALSE(h->ports[0].active);
+	h = &m->hca[tt_hw_find_hca(m, "mlx5_3")];
+	CU_ASSERT_EQUAL(h->ports[0].link_layer, TT_LL_ETHERNET);
+	CU_ASSERT_EQUAL(h->ports[0].rate_mbps, 200000);
+	CU_ASSERT_STRING_EQUAL(m->pci[h->pci].busid, "0000:95:00.0");
+	/* current_link_* from sysfs replace the guess; "Unknown" leaves hwloc's value alone. */
+	eth = tt_hw_find_pci(m, "0000:70:00.0");
+	CU_ASSERT_DOUBLE_EQUAL(m->pci[eth].link_gts, 8.0, 1e-9);
+	CU_ASSERT_EQUAL(m->pci[eth].link_width, 4);
+	CU_ASSERT_DOUBLE_EQUAL(m->pci[tt_hw_find_pci(m, "0000:15:00.0")].link_gts, 32.0, 1e-9);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(netif(m, "eno1"));
+	CU_ASSERT_EQUAL(netif(m, "eno1")->pci, eth);
+	CU_ASSERT_TRUE(netif(m, "eno1")->up);
+	CU_ASSERT_FALSE(netif(m, "eno1")->excluded);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(netif(m, "docker0"));
+	CU_ASSERT_TRUE(netif(m, "docker0")->excluded);
+	CU_ASSERT_TRUE(netif(m, "lo")->excluded);
+	tt_hw_free(m);
+}
+
+static void test_nvswitch_box(void)
+{
+	struct tt_hw_model *m = tt_fixture_model("hgx-nvswitch-8gpu.xml", NULL, 0);
+	int nv = 0;
+
+	CU_ASSERT_EQUAL(m->ngpu, 8);
+	CU_ASSERT_EQUAL(m->nhca, 4);
+	CU_ASSERT_EQUAL(m->nnvlink, 32); /* 8 GPUs x 4 NVSwitches */
+	CU_ASSERT_EQUAL(tt_hw_relation(m, m->gpu[0].pci, m->gpu[7].pci, &nv), TT_REL_NV);
+	CU_ASSERT_EQUAL(nv, 18);
+	CU_ASSERT_EQUAL(tt_hw_relation(m, m->gpu[4].pci, tt_fixture_hca_pci(m, "mlx5_2"), NULL), TT_REL_PIX);
+	tt_hw_free(m);
+}
+
+static void test_cloud_vm_without_and_with_virtual_switches(void)
+{
+	struct tt_hw_model *m = tt_fixture_model("cloud-vm-8gpu.xml", NULL, 0);
+	int g0, g1, vs;
+
+	CU_ASSERT_EQUAL(m->ngpu, 8);
+	CU_ASSERT_EQUAL(m->nhca, 8);
+	CU_ASSERT_EQUAL(tt_hw_relation(m, m->gpu[0].pci, tt_fixture_hca_pci(m, "mlx5_ib0"), NULL), TT_REL_NODE);
+	tt_hw_free(m);
+
+	m = tt_fixture_model("cloud-vm-8gpu.xml", NULL, 1);
+	g0 = m->gpu[0].pci;
+	g1 = m->gpu[1].pci;
+	vs = m->pci[g0].parent;
+	CU_ASSERT_STRING_EQUAL(m->pci[vs].busid, "ffff:ff:01.0");
+	CU_ASSERT_EQUAL(m->pci[vs].class_id, 0x060400);
+	CU_ASSERT_TRUE(m->pci[vs].is_virtual);
+	CU_ASSERT_EQUAL(m->pci[g1].parent, vs);
+	CU_ASSERT_EQUAL(m->pci[tt_fixture_hca_pci(m, "mlx5_ib0")].parent, vs);
+	CU_ASSERT_EQUAL(m->pci[tt_fixture_hca_pci(m, "mlx5_ib1")].parent, vs);
+	CU_ASSERT_EQUAL(tt_hw_relation(m, g0, tt_fixture_hca_pci(m, "mlx5_ib1"), NULL), TT_REL_PIX);
+	CU_ASSERT_EQUAL(tt_hw_relation(m, g0, tt_fixture_hca_pci(m, "mlx5_ib2"), NULL), TT_REL_NODE);
+	/* GPU6+7 with ib6+7 on NUMA 1 under the fourth switch. */
+	CU_ASSERT_STRING_EQUAL(m->pci[m->pci[m->gpu[7].pci].parent].busid, "ffff:ff:04.0");
+	CU_ASSERT_EQUAL(gpu_numa(m, 7), 1);
+	CU_ASSERT_EQUAL(m->pci[tt_fixture_hca_pci(m, "mlx5_ib7")].parent, m->pci[m->gpu[7].pci].parent);
+	CU_ASSERT_DOUBLE_EQUAL(m->pci[vs].link_gts, 16.0, 1e-9);
+	tt_hw_free(m);
+
+	/* Real switches are left alone. */
+	m = tt_fixture_model("dual-pcie-8gpu.xml", NULL, 1);
+	for (int i = 0; i < m->npci; i++)
+		CU_ASSERT_FALSE(m->pci[i].is_virtual);
+	tt_hw_free(m);
+}
+
+static void expect_failure(const char *xml, const char *sysfs, const char *needle)
+{
+	struct tt_hw_options o = { .input_xml = xml, .sysfs_root = sysfs };
+	struct tt_hw_model *m = (struct tt_hw_model *)&o; /* must be reset to NULL */
+	tt_err err = { { 0 } };
+
+	CU_ASSERT_EQUAL(tt_hw_discover(&o, &m, &err), -1);
+	CU_ASSERT_PTR_NULL(m);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, needle));
+	if (!strstr(err.msg, needle))
+		fprintf(stderr, "expected '%s' in: %s\n", needle, err.msg);
+}
+
+static void test_bad_inputs_name_the_file(void)
+{
+	char xml[1024], sysfs[1024], bad[] = "/tmp/tt-hw-bad-XXXXXX";
+	int fd = mkstemp(bad);
+
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT(write(fd, "<topology version=\"2.0\"><object type=", 37) == 37);
+	close(fd);
+	expect_failure("/nonexistent/topo.xml", NULL, "/nonexistent/topo.xml");
+	expect_failure(bad, NULL, bad);
+	expect_failure(bad, NULL, "malformed");
+	tt_fixture_path("dual-pcie-8gpu.xml", xml, sizeof(xml));
+	tt_fixture_path("sysfs-missing-rate", sysfs, sizeof(sysfs));
+	expect_failure(xml, sysfs, "sysfs-missing-rate/class/infiniband/mlx5_0/ports/1/rate");
+	expect_failure(xml, "/nonexistent-sysfs", "/nonexistent-sysfs");
+	unlink(bad);
+}
+
+static void test_live_machine(void)
+{
+	struct tt_hw_options o = { 0 };
+	struct tt_hw_model *m = NULL;
+	tt_err err;
+
+	CU_ASSERT_EQUAL_FATAL(tt_hw_discover(&o, &m, &err), 0);
+	CU_ASSERT(m->nnuma >= 1);
+	CU_ASSERT(CPU_COUNT(&m->all_cpus) >= 1);
+	/* No HCA must come with the reason, as on a machine without RDMA. */
+	if (m->nhca == 0)
+		CU_ASSERT_NOT_EQUAL(m->rdma_note[0], '\0');
+	tt_hw_free(m);
+}
+
+int tt_register_suites(void)
+{
+	CU_pSuite s = CU_add_suite("hw_discover", NULL, NULL);
+
+	if (!s)
+		return -1;
+	CU_add_test(s, "dual socket structure", test_dual_socket_structure);
+	CU_add_test(s, "dual socket NICs next to GPUs", test_dual_socket_nics_next_to_gpus);
+	CU_add_test(s, "sysfs adds ports, links, interfaces", test_sysfs_adds_ports_links_and_interfaces);
+	CU_add_test(s, "NVSwitch box", test_nvswitch_box);
+	CU_add_test(s, "cloud VM virtual switches", test_cloud_vm_without_and_with_virtual_switches);
+	CU_add_test(s, "bad inputs name the file", test_bad_inputs_name_the_file);
+	CU_add_test(s, "live machine", test_live_machine);
+	return 0;
+}
