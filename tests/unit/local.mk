@@ -74,3 +74,10 @@ tests_unit_test_hw_nccl_xml_LDADD = $(UNIT_LDADD)
 TESTS += tests/unit/train_topo_cli.sh
 dist_noinst_SCRIPTS += tests/unit/train_topo_cli.sh
 EXTRA_DIST += tests/fixtures/topo
+# train-run's process edge (wrapper/spawn.c): PATH lookup and starting one worker.
+check_PROGRAMS += tests/unit/test_spawn
+tests_unit_test_spawn_SOURCES = tests/unit/test_spawn.c wrapper/spawn.c wrapper/signals.c \
+	tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_spawn_CPPFLAGS = $(WRAPPER_CPPFLAGS)
+tests_unit_test_spawn_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_spawn_LDADD = $(UNIT_LDADD)
