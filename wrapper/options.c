@@ -27,12 +27,15 @@ const char tt_run_usage[] =
 	"  --standalone                     ignore Slurm's environment: one node, this host\n"
 	"  --topology FILE                  read this node's hardware from an hwloc XML export\n"
 	"  --no-python                      run PROGRAM.py itself, not through python3\n"
+	"  --signal-scope group|worker      SIGUSR1/2 to each worker's process group (default) or\n"
+	"                                   to the worker alone (helpers such as data loaders\n"
+	"                                   that do not catch them would die)\n"
 	"  --help, --version\n"
 	"Underscore spellings (--nproc_per_node, --master_addr, ...) are accepted too.\n";
 
 enum {
 	OPT_NPROC = 256, OPT_NNODES, OPT_NODE_RANK, OPT_MASTER_ADDR, OPT_MASTER_PORT,
-	OPT_MAX_RESTARTS, OPT_GRACE, OPT_TAG, OPT_RANK0, OPT_STANDALONE, OPT_TOPOLOGY, OPT_NO_PYTHON, OPT_HELP,
+	OPT_MAX_RESTARTS, OPT_GRACE, OPT_TAG, OPT_RANK0, OPT_STANDALONE, OPT_TOPOLOGY, OPT_NO_PYTHON, OPT_SIGNAL_SCOPE, OPT_HELP,
 	OPT_VERSION,
 };
 
@@ -57,6 +60,8 @@ static const struct option long_opts[] = {
 	{ "topology", required_argument, NULL, OPT_TOPOLOGY },
 	{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
 	{ "no_python", no_argument, NULL, OPT_NO_PYTHON },
+	{ "signal-scope", required_argument, NULL, OPT_SIGNAL_SCOPE },
+	{ "signal_scope", required_argument, NULL, OPT_SIGNAL_SCOPE },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -114,6 +119,11 @@ static int parse_one(struct tt_run_opts *o, int c, const char *arg, tt_err *err)
 	case OPT_RANK0: o->rank0_only = 1; return 0;
 	case OPT_STANDALONE: o->standalone = 1; return 0;
 	case OPT_NO_PYTHON: o->no_python = 1; return 0;
+	case OPT_SIGNAL_SCOPE:
+		if (strcmp(arg, "group") && strcmp(arg, "worker"))
+			return tt_err_set(err, "--signal-scope '%s': expected group or worker", arg);
+		o->signal_worker_only = !strcmp(arg, "worker");
+		return 0;
 	case OPT_HELP: o->help = 1; return 0;
 	case OPT_VERSION: o->version = 1; return 0;
 	}

@@ -27,6 +27,7 @@ struct tt_run_opts {
 	int standalone;		/* ignore SLURM_* and run as a single-node job */
 	const char *topology;	/* hwloc XML of this node instead of discovering it, or NULL */
 	int no_python;		/* run a PROGRAM ending in .py as is, not through python3 */
+	int signal_worker_only;	/* --signal-scope worker: SIGUSR1/2 to the worker process alone */
 	int help;
 	int version;
 	char **argv;		/* PROGRAM ARGS..., NULL-terminated (points into the caller's argv) */

@@ -51,10 +51,19 @@ void tt_sig_child_reset(const sigset_t *old)
 	sigprocmask(SIG_SETMASK, old, NULL);
 }
 
-int tt_sig_send_worker(pid_t pid, int signo)
+int tt_sig_is_user(int signo)
 {
-	int leads_group = getpgid(pid) == pid;
-	int group_rc = kill(-pid, signo);
+	return signo == SIGUSR1 || signo == SIGUSR2;
+}
+
+int tt_sig_send_worker(pid_t pid, int signo, int group)
+{
+	int leads_group, group_rc;
+
+	if (!group)
+		return kill(pid, signo);
+	leads_group = getpgid(pid) == pid;
+	group_rc = kill(-pid, signo);
 
 	if (leads_group)
 		return group_rc;

@@ -21,8 +21,12 @@ int tt_sig_is_termination(int signo);
 /* Every signal train-run passes on to its workers (SIGUSR1/2, SIGCONT and the terminations). */
 int tt_sig_is_forwarded(int signo);
 
-/* Sends signo to the worker and its process group. Returns 0, or -1 (with errno) when neither
- * exists any more. */
-int tt_sig_send_worker(pid_t pid, int signo);
+/* SIGUSR1/SIGUSR2: the application's own signals (checkpoint, requeue), which a process that
+ * does not catch them dies of; --signal-scope decides whether the worker's helpers get them. */
+int tt_sig_is_user(int signo);
+
+/* Sends signo to the worker and, with group set, its process group. Returns 0, or -1 (with
+ * errno) when neither exists any more. */
+int tt_sig_send_worker(pid_t pid, int signo, int group);
 
 #endif

@@ -124,10 +124,12 @@ static void disarm_grace(struct tt_supervisor *s)
 
 static int signal_running(struct tt_supervisor *s, int signo)
 {
+	int group = !tt_sig_is_user(signo) || s->user_signals_to_group;
 	int i, n = 0;
 
 	for (i = 0; i < s->nworkers; i++)
-		if (s->pt.workers[i].state == TT_WORKER_RUNNING && tt_sig_send_worker(s->pt.workers[i].pid, signo) == 0)
+		if (s->pt.workers[i].state == TT_WORKER_RUNNING &&
+		    tt_sig_send_worker(s->pt.workers[i].pid, signo, group) == 0)
 			n++;
 	return n;
 }

@@ -33,6 +33,7 @@ struct tt_supervisor {
 	int grace_s;
 	int tag_output;
 	int rank0_only;
+	int user_signals_to_group;	/* SIGUSR1/2 to the worker's process group, not just the worker */
 	const char *path;		/* resolved PROGRAM */
 	char *const *argv;
 	int nworkers;

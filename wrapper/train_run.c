@@ -361,6 +361,7 @@ int main(int argc, char **argv)
 	s.grace_s = l.opts.grace_s;
 	s.tag_output = l.opts.tag_output;
 	s.rank0_only = l.opts.rank0_only;
+	s.user_signals_to_group = !l.opts.signal_worker_only;
 	s.path = l.path;
 	s.argv = l.argv;
 	s.nworkers = l.nproc;

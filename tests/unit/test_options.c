@@ -18,6 +18,7 @@ static void test_defaults_and_program(void)
 	CU_ASSERT_EQUAL(o.node_rank, -1);
 	CU_ASSERT_EQUAL(o.grace_s, 30);
 	CU_ASSERT_EQUAL(o.max_restarts, 0);
+	CU_ASSERT_FALSE(o.signal_worker_only);
 	CU_ASSERT_PTR_NULL(o.master_addr);
 	CU_ASSERT_EQUAL(o.argc, 4);
 	CU_ASSERT_STRING_EQUAL(o.argv[0], "python3");
@@ -29,7 +30,8 @@ static void test_torchrun_spellings(void)
 {
 	char *argv[] = { "train-run", "--nproc_per_node=4", "--nnodes", "2", "--node_rank=1",
 		"--master_addr", "n1", "--master-port=29500", "--max_restarts", "3", "--grace", "5",
-		"--tag-output", "--rank0-only", "--topology", "node.xml", "--", "prog", "-x", NULL };
+		"--tag-output", "--rank0-only", "--topology", "node.xml", "--signal-scope=worker", "--", "prog", "-x",
+		NULL };
 	struct tt_run_opts o;
 	tt_err err;
 
@@ -45,6 +47,7 @@ static void test_torchrun_spellings(void)
 	CU_ASSERT_TRUE(o.tag_output);
 	CU_ASSERT_TRUE(o.rank0_only);
 	CU_ASSERT_STRING_EQUAL(o.topology, "node.xml");
+	CU_ASSERT_TRUE(o.signal_worker_only);
 	CU_ASSERT_EQUAL(o.argc, 2);
 	CU_ASSERT_STRING_EQUAL(o.argv[0], "prog");
 }
@@ -85,6 +88,7 @@ static void test_bad_inputs_named(void)
 	char *trailing[] = { "train-run", "--grace", "5s", "p", NULL };
 	char *rank[] = { "train-run", "--nnodes", "2", "--node-rank", "2", "p", NULL };
 	char *noprog[] = { "train-run", "--tag-output", NULL };
+	char *scope[] = { "train-run", "--signal-scope", "all", "p", NULL };
 	char *noprog2[] = { "train-run", "--", NULL };
 
 	expect_error(unknown, ARGC(unknown), "unknown option '--frobnicate'");
@@ -95,6 +99,7 @@ static void test_bad_inputs_named(void)
 	expect_error(trailing, ARGC(trailing), "--grace '5s'");
 	expect_error(rank, ARGC(rank), "--node-rank 2");
 	expect_error(noprog, ARGC(noprog), "no PROGRAM");
+	expect_error(scope, ARGC(scope), "--signal-scope 'all'");
 	expect_error(noprog2, ARGC(noprog2), "no PROGRAM");
 }
 

@@ -78,6 +78,28 @@ t_usr1() {
 	pass "SIGUSR1 reaches every worker, train-run survives"
 }
 
+# Runs one worker with a helper (a background sleep that does not catch SIGUSR1) under scope $1
+# and tells whether the helper survived the SIGUSR1 the worker got.
+helper_survives() {
+	d="$WORK/scope-$1"; mkdir "$d"
+	"$TRAIN_RUN" --signal-scope "$1" --nproc-per-node 1 -- sh -c \
+		"sleep 30 & h=\$!; trap 'touch $d/got' USR1; touch $d/ready; while [ ! -e $d/stop ]; do sleep 0.05; done;
+		 if kill -0 \$h 2>/dev/null; then touch $d/alive; kill \$h; fi" >/dev/null 2>&1 &
+	pid=$!
+	wait_files 1 "$d/ready" || fail "scope $1: worker did not start"
+	kill -USR1 $pid
+	wait_files 1 "$d/got" || fail "scope $1: the worker did not get SIGUSR1"
+	touch "$d/stop"
+	wait $pid
+	[ -e "$d/alive" ]
+}
+
+t_signal_scope() {
+	helper_survives group && fail "scope group: the helper in the worker's group was not signalled"
+	helper_survives worker || fail "scope worker: the helper got SIGUSR1"
+	pass "--signal-scope: SIGUSR1 to the whole group by default, to the worker alone with 'worker'"
+}
+
 t_sigterm() {
 	d="$WORK/term"; mkdir "$d"
 	# The workers ignore SIGTERM, so only the SIGKILL after the 1 s grace period ends them.
@@ -205,7 +227,7 @@ t_topology() {
 }
 
 [ -x "$TRAIN_RUN" ] || { echo "FAIL: $TRAIN_RUN not built"; exit 1; }
-for t in t_ranks t_failure t_sigkill t_usr1 t_sigterm t_missing t_slurm t_output t_flood t_restart t_python t_topology; do
+for t in t_ranks t_failure t_sigkill t_usr1 t_signal_scope t_sigterm t_missing t_slurm t_output t_flood t_restart t_python t_topology; do
 	$t
 done
 [ $failures -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
