@@ -37,7 +37,6 @@ struct launch {
 	char path[PATH_MAX];
 	char **argv;			/* what the workers exec: PROGRAM ARGS, or python3 PROGRAM ARGS */
 	struct tt_hw_model *hw;		/* the node's hardware, NULL when not needed or unknown */
-	int gpus_from_hw;		/* no GPU variable outside Slurm: the node's GPUs were counted */
 	char host[256];
 };
 
@@ -153,14 +152,22 @@ static int compute_envs(struct launch *l, tt_err *err)
 	l->setup = calloc((size_t)l->nproc, sizeof(*l->setup));
 	if (!l->setup)
 		return tt_err_errno(err, "allocating the setup of %d workers", l->nproc);
-	if (l->opts.master_port)
+	if (l->opts.master_port) {
 		port = (uint16_t)l->opts.master_port;
-	else if (env_port && *env_port)
-		port = (uint16_t)atoi(env_port);
-	else if (!l->slurm && l->opts.nnodes <= 1 && free_port(&port, err) != 0)
-		return -1;
-	else if (!l->slurm && l->opts.nnodes > 1)
-		port = STANDALONE_PORT;
+	} else if (env_port && *env_port) {
+		char *end;
+		long v = strtol(env_port, &end, 10);
+
+		if (*end || v < 1 || v > 65535)
+			return tt_err_set(err, "MASTER_PORT='%s' in the environment is not a port number (1-65535); "
+					  "unset it or pass --master-port", env_port);
+		port = (uint16_t)v;
+	} else if (!l->slurm) {
+		if (l->opts.nnodes > 1)
+			port = STANDALONE_PORT;
+		else if (free_port(&port, err) != 0)
+			return -1;
+	}
 	for (i = 0; i < l->nproc; i++) {
 		struct tt_task_env *e = &l->setup[i].env;
 		const char *addr = l->opts.master_addr ? l->opts.master_addr :
@@ -272,7 +279,6 @@ static int load_hardware(struct launch *l, tt_err *err)
 	l->facts.gpus.n = (size_t)l->hw->ngpu < TT_GPU_MAX ? (size_t)l->hw->ngpu : TT_GPU_MAX;
 	for (g = 0; g < l->facts.gpus.n; g++)
 		snprintf(l->facts.gpus.id[g], sizeof(l->facts.gpus.id[g]), "%zu", g);
-	l->gpus_from_hw = 1;
 	return 0;
 }
 

@@ -149,7 +149,14 @@ t_slurm() {
 	[ $rc -eq 0 ] || fail "slurm: exit $rc"
 	[ "$(echo "$out" | sort -n | tr '\n' ';')" = "4 0 8 1 0 n1;5 1 8 1 1 n1;6 2 8 1 2 n1;7 3 8 1 3 n1;" ] ||
 		fail "slurm: node 1 of n[1-2] with 4 GPUs: $out"
-	pass "simulated Slurm step, node 1 of 2, 4 GPUs: RANK 4..7, one GPU each"
+	# Under the plugin, MASTER_ADDR/PORT it set for the task are kept; a bad one is named.
+	out=$(env SLURM_JOB_ID=4242 SLURM_STEP_NODELIST='n[1-2]' SLURM_NODEID=0 MASTER_ADDR=n2 MASTER_PORT=31000 \
+		"$TRAIN_RUN" --nproc-per-node 1 -- sh -c 'echo "$MASTER_ADDR:$MASTER_PORT"')
+	[ "$out" = "n2:31000" ] || fail "slurm: plugin's MASTER_ADDR/PORT not kept: $out"
+	env SLURM_JOB_ID=4242 SLURM_STEP_NODELIST='n[1-2]' SLURM_NODEID=0 MASTER_PORT=http \
+		"$TRAIN_RUN" --nproc-per-node 1 -- true 2>"$WORK/err" && fail "slurm: MASTER_PORT=http accepted"
+	grep -q "MASTER_PORT='http'" "$WORK/err" || fail "slurm: bad MASTER_PORT not named: $(cat "$WORK/err")"
+	pass "simulated Slurm step, node 1 of 2, 4 GPUs: RANK 4..7, one GPU each; plugin's MASTER_* kept"
 }
 
 t_output() {
