@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# build.sh — configures (once) and builds traintopo in the source tree with -Werror.
+# Extra arguments go to configure on the first run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ ! -x configure ] || [ configure.ac -nt configure ]; then
+	autoreconf -fi
+fi
+if [ ! -f Makefile ]; then
+	./configure "$@"
+fi
+make -j"$(nproc)"

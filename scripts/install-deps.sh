@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# install-deps.sh — installs, with apt-get, everything traintopo needs to build, test and run its
+# embedded test cluster on Debian 12. Idempotent: does nothing when all packages are present.
+set -euo pipefail
+packages=(
+	# build
+	gcc make autoconf automake libtool pkg-config
+	# libraries
+	libslurm-dev libhwloc-dev libibverbs-dev ibverbs-providers libpmix-dev libcunit1-dev
+	libopenblas-dev zlib1g-dev
+	# the embedded test cluster and commands the tests use
+	slurmctld slurmd slurm-client munge iproute2 util-linux procps hwloc-nox
+	# data and plots for the trainer and sweep reports
+	dataset-fashion-mnist gnuplot-nox
+	# memory checking (make check-valgrind)
+	valgrind
+)
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "install-deps: all ${#packages[@]} packages present"
+	exit 0
+fi
+[ "$(id -u)" = 0 ] || { echo "install-deps: run as root to install: ${missing[*]}" >&2; exit 1; }
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# test.sh — the README's test command: installs dependencies, builds, runs the CUnit unit tests
+# (make check), brings up the embedded Slurm test cluster with the freshly built plugin, runs the
+# cluster integration tests and brings the cluster down again. Exit 0 only if everything passed.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+scripts/install-deps.sh
+scripts/build.sh
+
+echo "== unit tests (make check)"
+unit_rc=0
+make -j"$(nproc)" check >make-check.out 2>&1 || unit_rc=$?
+# automake's harness keeps each program's output in its .log: show CUnit's own summaries.
+for log in tests/unit/test_*.log; do
+	echo "--- ${log%.log}"
+	sed -n '/^Run Summary/,/^Elapsed/p' "$log"
+done
+grep -E '^(# (TOTAL|PASS|FAIL|ERROR)|(PASS|FAIL|ERROR):)' make-check.out || true
+if [ $unit_rc -ne 0 ]; then
+	echo "unit tests failed; details in the .log files above" >&2
+	tail -n 40 make-check.out >&2
+	exit 1
+fi
+
+echo "== cluster tests"
+export PATH="$top/wrapper:$top/topo:$top/runtime:$top/sbatch-templates:$PATH"
+trap 'tests/cluster/cluster.sh down >/dev/null 2>&1 || true' EXIT
+tests/cluster/cluster.sh up --nodes 2 --plugin "$top/.libs/train_topo.so"
+tests/cluster/run-tests.sh

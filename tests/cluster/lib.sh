@@ -1,0 +1,56 @@
+# lib.sh — helpers for the cluster integration tests (sourced by run-tests.sh).
+# A test is a shell function named test_* in a t_*.sh file; it fails by returning non-zero or
+# calling fail. Jobs write into $TT_JOBDIR, which every node sees (node /tmp is private).
+
+fail() { echo "FAIL: $*" >&2; return 1; }
+
+# expect_eq WHAT EXPECTED ACTUAL
+expect_eq() {
+	[ "$2" = "$3" ] || { echo "FAIL: $1: expected '$2', got '$3'" >&2; return 1; }
+}
+
+# expect_match WHAT REGEX TEXT
+expect_match() {
+	[[ $3 =~ $2 ]] || { echo "FAIL: $1: '$3' does not match /$2/" >&2; return 1; }
+}
+
+# job_wait JOBID [TIMEOUT]: waits until the job left the queue; prints its final state.
+job_wait() {
+	local id=$1 timeout=${2:-120} deadline st
+	deadline=$((SECONDS + timeout))
+	while [ $SECONDS -lt $deadline ]; do
+		st=$(squeue -h -j "$id" -o %t 2>/dev/null || true)
+		[ -n "$st" ] || break
+		sleep 0.5
+	done
+	if [ -n "${st:-}" ]; then
+		scancel "$id" 2>/dev/null || true
+		echo "TIMEOUT"
+		return 1
+	fi
+	scontrol show job "$id" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'
+}
+
+# job_wait_running JOBID [TIMEOUT]: waits until every step of the job started a task.
+job_wait_state() {
+	local id=$1 want=$2 timeout=${3:-60} deadline
+	deadline=$((SECONDS + timeout))
+	while [ $SECONDS -lt $deadline ]; do
+		[ "$(squeue -h -j "$id" -o %t 2>/dev/null)" = "$want" ] && return 0
+		sleep 0.3
+	done
+	return 1
+}
+
+# sbatch_wait OUTFILE SBATCH-ARGS... : submits, waits, echoes the output file; non-zero on failure.
+sbatch_wait() {
+	local out=$1 id state
+	shift
+	id=$(sbatch --parsable --output="$out" "$@") || return 1
+	state=$(job_wait "$id") || { echo "job $id timed out" >&2; cat "$out" >&2 2>/dev/null; return 1; }
+	if [ "$state" != COMPLETED ]; then
+		echo "job $id ended $state; output:" >&2
+		cat "$out" >&2 2>/dev/null
+		return 1
+	fi
+}

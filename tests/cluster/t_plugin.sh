@@ -1,0 +1,127 @@
+# t_plugin.sh — the train_topo SPANK plugin on the real cluster: the rank env contract of every
+# task, modes, the mode carried from sbatch to its steps, and the NCCL topology file's life.
+
+# env_of_tasks OUT SRUN-ARGS...: one line per task with the contract's variables.
+env_of_tasks() {
+	local out=$1
+	shift
+	srun "$@" bash -c 'echo "host=$(hostname) procid=$SLURM_PROCID localid=$SLURM_LOCALID nodeid=$SLURM_NODEID RANK=$RANK WORLD_SIZE=$WORLD_SIZE LOCAL_RANK=$LOCAL_RANK LOCAL_WORLD_SIZE=$LOCAL_WORLD_SIZE NODE_RANK=$NODE_RANK GROUP_RANK=$GROUP_RANK NNODES=$NNODES MASTER_ADDR=$MASTER_ADDR MASTER_PORT=$MASTER_PORT CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES OMP_NUM_THREADS=$OMP_NUM_THREADS NCCL_TOPO_FILE=${NCCL_TOPO_FILE:-}"' >"$out"
+}
+
+# field NAME LINE
+field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
+
+test_plugin_env_contract_every_task_2x4() {
+	env_of_tasks out.txt -N2 --ntasks-per-node=4 --gres=gpu:8 --train-topo=env
+	cat out.txt
+	expect_eq "task lines" 8 "$(wc -l <out.txt)"
+	expect_eq "ranks" "0 1 2 3 4 5 6 7" "$(sed -n 's/.* RANK=\([0-9]*\) .*/\1/p' out.txt | sort -n | xargs)"
+	local l port=""
+	while read -r l; do
+		expect_eq "RANK = SLURM_PROCID" "$(field procid "$l")" "$(field RANK "$l")"
+		expect_eq "LOCAL_RANK = SLURM_LOCALID" "$(field localid "$l")" "$(field LOCAL_RANK "$l")"
+		expect_eq "NODE_RANK = SLURM_NODEID" "$(field nodeid "$l")" "$(field NODE_RANK "$l")"
+		expect_eq "GROUP_RANK" "$(field NODE_RANK "$l")" "$(field GROUP_RANK "$l")"
+		expect_eq "WORLD_SIZE" 8 "$(field WORLD_SIZE "$l")"
+		expect_eq "LOCAL_WORLD_SIZE" 4 "$(field LOCAL_WORLD_SIZE "$l")"
+		expect_eq "NNODES" 2 "$(field NNODES "$l")"
+		expect_eq "MASTER_ADDR" node1 "$(field MASTER_ADDR "$l")"
+		expect_match "MASTER_PORT" '^[0-9]+$' "$(field MASTER_PORT "$l")"
+		[ -z "$port" ] || expect_eq "same MASTER_PORT everywhere" "$port" "$(field MASTER_PORT "$l")"
+		port=$(field MASTER_PORT "$l")
+		local lr gpus
+		lr=$(field LOCAL_RANK "$l")
+		gpus=$(field CUDA_VISIBLE_DEVICES "$l")
+		expect_eq "two GPUs for local rank $lr" "$((2 * lr)),$((2 * lr + 1))" "$gpus"
+		expect_match "OMP_NUM_THREADS" '^[1-9][0-9]*$' "$(field OMP_NUM_THREADS "$l")"
+		expect_eq "no topology file in env mode" "" "$(field NCCL_TOPO_FILE "$l")"
+	done <out.txt
+	[ "$port" -ge 29500 ] && [ "$port" -le 32499 ] || fail "MASTER_PORT $port outside 29500-32499"
+}
+
+test_plugin_uneven_layout_n5_on_2_nodes() {
+	env_of_tasks out.txt -N2 -n5 --gres=gpu:8 --train-topo=env
+	cat out.txt
+	expect_eq "ranks" "0 1 2 3 4" "$(sed -n 's/.* RANK=\([0-9]*\) .*/\1/p' out.txt | sort -n | xargs)"
+	local l n0 n1
+	n0=$(grep -c 'nodeid=0 ' out.txt)
+	n1=$(grep -c 'nodeid=1 ' out.txt)
+	expect_eq "tasks per node" "5" "$((n0 + n1))"
+	while read -r l; do
+		if [ "$(field nodeid "$l")" = 0 ]; then
+			expect_eq "LOCAL_WORLD_SIZE node 0" "$n0" "$(field LOCAL_WORLD_SIZE "$l")"
+		else
+			expect_eq "LOCAL_WORLD_SIZE node 1" "$n1" "$(field LOCAL_WORLD_SIZE "$l")"
+		fi
+		expect_eq "WORLD_SIZE" 5 "$(field WORLD_SIZE "$l")"
+	done <out.txt
+	# GPUs never shared within a node: every CUDA_VISIBLE_DEVICES of a node is disjoint.
+	for node in node1 node2; do
+		expect_eq "disjoint GPUs on $node" "" \
+			"$(grep "host=$node " out.txt | sed -n 's/.*CUDA_VISIBLE_DEVICES=\([^ ]*\).*/\1/p' | tr ',' '\n' | sort | uniq -d)"
+	done
+}
+
+test_plugin_off_by_default_leaves_env_alone() {
+	env_of_tasks out.txt -N2 --ntasks-per-node=2 --gres=gpu:8
+	cat out.txt
+	expect_eq "no RANK without --train-topo" 0 "$(grep -c 'RANK=[0-9]' out.txt)"
+	expect_eq "Slurm's own CUDA_VISIBLE_DEVICES" 4 "$(grep -c 'CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 ' out.txt)"
+	env_of_tasks out2.txt -N1 -n1 --train-topo=off
+	expect_eq "no RANK with --train-topo=off" 0 "$(grep -c 'RANK=[0-9]' out2.txt)"
+}
+
+test_plugin_invalid_mode_fails_before_allocation() {
+	local before after rc=0
+	before=$(scontrol show config | sed -n 's/^NEXT_JOB_ID *= *//p')
+	srun -N1 --train-topo=bogus true 2>err.txt || rc=$?
+	cat err.txt
+	[ "$rc" -ne 0 ] || fail "srun --train-topo=bogus succeeded"
+	expect_match "error names the valid modes" "bogus.*(full|env|off)" "$(cat err.txt)"
+	rc=0
+	sbatch --train-topo=wrong --wrap true 2>err2.txt || rc=$?
+	[ "$rc" -ne 0 ] || fail "sbatch --train-topo=wrong succeeded"
+	after=$(scontrol show config | sed -n 's/^NEXT_JOB_ID *= *//p')
+	expect_eq "no job was allocated" "$before" "$after"
+}
+
+test_plugin_sbatch_mode_reaches_steps() {
+	cat >job.sh <<'JOB'
+#!/bin/bash
+srun --ntasks-per-node=1 bash -c 'echo "step host=$(hostname) RANK=$RANK WORLD_SIZE=$WORLD_SIZE MASTER_ADDR=$MASTER_ADDR mode=$TRAIN_TOPO_MODE"'
+srun --ntasks-per-node=1 --train-topo=off bash -c 'echo "off host=$(hostname) RANK=${RANK:-unset}"'
+JOB
+	sbatch_wait out.txt --nodes=2 --gres=gpu:8 --train-topo=env --export=NONE job.sh
+	cat out.txt
+	expect_eq "ranks in the step" "0 1" "$(sed -n 's/^step .* RANK=\([0-9]*\) .*/\1/p' out.txt | sort -n | xargs)"
+	expect_eq "WORLD_SIZE" 2 "$(grep -c 'WORLD_SIZE=2 MASTER_ADDR=node1 mode=env$' out.txt)"
+	expect_eq "srun --train-topo=off wins" 2 "$(grep -c '^off .* RANK=unset$' out.txt)"
+}
+
+test_plugin_concurrent_steps_get_different_ports() {
+	cat >job.sh <<'JOB'
+#!/bin/bash
+srun -N2 --ntasks-per-node=1 --gres=gpu:4 --exact bash -c 'echo "A $MASTER_PORT"; sleep 2' &
+srun -N2 --ntasks-per-node=1 --gres=gpu:4 --exact bash -c 'echo "B $MASTER_PORT"; sleep 2' &
+wait
+JOB
+	sbatch_wait out.txt --nodes=2 --gres=gpu:8 --ntasks-per-node=2 --train-topo=env job.sh
+	cat out.txt
+	local a b
+	a=$(awk '$1 == "A" {print $2}' out.txt | sort -u)
+	b=$(awk '$1 == "B" {print $2}' out.txt | sort -u)
+	expect_eq "one port per step (A)" 1 "$(echo "$a" | wc -w)"
+	expect_eq "one port per step (B)" 1 "$(echo "$b" | wc -w)"
+	[ "$a" != "$b" ] || fail "two concurrent steps share MASTER_PORT $a"
+}
+
+test_plugin_resv_ports_honoured() {
+	srun -N2 --ntasks-per-node=1 --train-topo=env --resv-ports=2 \
+		bash -c 'echo "$SLURM_STEP_RESV_PORTS $MASTER_PORT"' >ports.txt
+	cat ports.txt
+	expect_eq "two tasks" 2 "$(grep -c -E '^[0-9]+[-,][0-9]+ [0-9]+$' ports.txt)"
+	local l
+	while read -r l; do
+		expect_eq "MASTER_PORT = first reserved port" "${l%%[-,]*}" "${l##* }"
+	done <ports.txt
+}
