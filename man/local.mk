@@ -1,3 +1,4 @@
 # man/: manual pages.
 dist_man_MANS += man/train_topo.8
 dist_man_MANS += man/train-topo.1
+dist_man_MANS += man/train-run.1

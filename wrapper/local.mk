@@ -1,1 +1,23 @@
-# wrapper: build rules (filled by its owner)
+# wrapper/: train-run, the GRES-aware launcher. Its pure logic (process table and exit policy,
+# output line splitting, option parsing) is a convenience library the unit tests link too.
+noinst_LTLIBRARIES += libwrapper.la
+libwrapper_la_SOURCES = \
+	wrapper/proctable.h wrapper/proctable.c \
+	wrapper/output.h wrapper/output.c \
+	wrapper/options.h wrapper/options.c \
+	wrapper/bind.h wrapper/bind.c
+WRAPPER_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/wrapper
+libwrapper_la_CPPFLAGS = $(WRAPPER_CPPFLAGS)
+
+bin_PROGRAMS += train-run
+train_run_SOURCES = wrapper/train_run.c \
+	wrapper/supervise.h wrapper/supervise.c \
+	wrapper/spawn.h wrapper/spawn.c \
+	wrapper/signals.h wrapper/signals.c
+train_run_CPPFLAGS = $(WRAPPER_CPPFLAGS)
+train_run_LDADD = libwrapper.la libtopo.la
+
+# End-to-end tests of the built train-run on this machine (no Slurm needed).
+dist_noinst_SCRIPTS += tests/wrapper/train_run.sh
+TESTS += tests/wrapper/train_run.sh
+EXTRA_DIST += tests/wrapper/lsan.supp

@@ -39,6 +39,25 @@ tests_unit_test_proctree_LDADD = libttspank.la $(UNIT_LDADD)
 
 TESTS += $(check_PROGRAMS)
 
+# train-run's pure modules (wrapper/).
+check_PROGRAMS += tests/unit/test_proctable tests/unit/test_output tests/unit/test_options tests/unit/test_bind
+tests_unit_test_proctable_SOURCES = tests/unit/test_proctable.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_proctable_CPPFLAGS = $(WRAPPER_CPPFLAGS)
+tests_unit_test_proctable_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_proctable_LDADD = libwrapper.la $(UNIT_LDADD)
+tests_unit_test_output_SOURCES = tests/unit/test_output.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_output_CPPFLAGS = $(WRAPPER_CPPFLAGS)
+tests_unit_test_output_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_output_LDADD = libwrapper.la $(UNIT_LDADD)
+tests_unit_test_options_SOURCES = tests/unit/test_options.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_options_CPPFLAGS = $(WRAPPER_CPPFLAGS)
+tests_unit_test_options_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_options_LDADD = libwrapper.la $(UNIT_LDADD)
+tests_unit_test_bind_SOURCES = tests/unit/test_bind.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_bind_CPPFLAGS = $(WRAPPER_CPPFLAGS)
+tests_unit_test_bind_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_bind_LDADD = libwrapper.la $(UNIT_LDADD)
+
 # Node hardware model (topo/hw_*): pure model, discovery from fixtures, NCCL XML, rank policy.
 
 check_PROGRAMS += tests/unit/test_hw_model
@@ -62,3 +81,10 @@ tests_unit_test_hw_nccl_xml_LDADD = $(UNIT_LDADD)
 TESTS += tests/unit/train_topo_cli.sh
 dist_noinst_SCRIPTS += tests/unit/train_topo_cli.sh
 EXTRA_DIST += tests/fixtures/topo
+# train-run's process edge (wrapper/spawn.c): PATH lookup and starting one worker.
+check_PROGRAMS += tests/unit/test_spawn
+tests_unit_test_spawn_SOURCES = tests/unit/test_spawn.c wrapper/spawn.c wrapper/signals.c \
+	tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_spawn_CPPFLAGS = $(WRAPPER_CPPFLAGS)
+tests_unit_test_spawn_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_spawn_LDADD = $(UNIT_LDADD)

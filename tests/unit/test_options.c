@@ -1,0 +1,151 @@
+/* test_options.c — train-run's command line: torchrun spellings, defaults, PROGRAM boundary,
+ * and a clear error for every bad input. */
+#include "cunit_main.h"
+#include "options.h"
+
+#include <string.h>
+
+#define ARGC(a) ((int)(sizeof(a) / sizeof((a)[0])) - 1)
+
+static void test_defaults_and_program(void)
+{
+	char *argv[] = { "train-run", "python3", "train.py", "--lr", "3", NULL };
+	struct tt_run_opts o;
+
+	CU_ASSERT_EQUAL_FATAL(tt_run_parse_args(&o, ARGC(argv), argv, NULL), 0);
+	CU_ASSERT_EQUAL(o.nproc_mode, TT_NPROC_DEFAULT);
+	CU_ASSERT_EQUAL(o.nnodes, -1);
+	CU_ASSERT_EQUAL(o.node_rank, -1);
+	CU_ASSERT_EQUAL(o.grace_s, 30);
+	CU_ASSERT_EQUAL(o.max_restarts, 0);
+	CU_ASSERT_FALSE(o.signal_worker_only);
+	CU_ASSERT_PTR_NULL(o.master_addr);
+	CU_ASSERT_EQUAL(o.argc, 4);
+	CU_ASSERT_STRING_EQUAL(o.argv[0], "python3");
+	CU_ASSERT_STRING_EQUAL(o.argv[2], "--lr");	/* PROGRAM's options are left alone */
+	CU_ASSERT_PTR_NULL(o.argv[4]);
+}
+
+static void test_torchrun_spellings(void)
+{
+	char *argv[] = { "train-run", "--nproc_per_node=4", "--nnodes", "2", "--node_rank=1",
+		"--master_addr", "n1", "--master-port=29500", "--max_restarts", "3", "--grace", "5",
+		"--tag-output", "--rank0-only", "--topology", "node.xml", "--signal-scope=worker", "--", "prog", "-x",
+		NULL };
+	struct tt_run_opts o;
+	tt_err err;
+
+	CU_ASSERT_EQUAL_FATAL(tt_run_parse_args(&o, ARGC(argv), argv, &err), 0);
+	CU_ASSERT_EQUAL(o.nproc_mode, TT_NPROC_COUNT);
+	CU_ASSERT_EQUAL(o.nproc, 4);
+	CU_ASSERT_EQUAL(o.nnodes, 2);
+	CU_ASSERT_EQUAL(o.node_rank, 1);
+	CU_ASSERT_STRING_EQUAL(o.master_addr, "n1");
+	CU_ASSERT_EQUAL(o.master_port, 29500);
+	CU_ASSERT_EQUAL(o.max_restarts, 3);
+	CU_ASSERT_EQUAL(o.grace_s, 5);
+	CU_ASSERT_TRUE(o.tag_output);
+	CU_ASSERT_TRUE(o.rank0_only);
+	CU_ASSERT_STRING_EQUAL(o.topology, "node.xml");
+	CU_ASSERT_TRUE(o.signal_worker_only);
+	CU_ASSERT_EQUAL(o.argc, 2);
+	CU_ASSERT_STRING_EQUAL(o.argv[0], "prog");
+}
+
+static void test_nproc_words(void)
+{
+	char *gpu[] = { "train-run", "--nproc-per-node", "gpu", "p", NULL };
+	char *cpu[] = { "train-run", "--nproc-per-node=cpu", "p", NULL };
+	char *aut[] = { "train-run", "--nproc_per_node", "auto", "p", NULL };
+	struct tt_run_opts o;
+
+	CU_ASSERT_EQUAL(tt_run_parse_args(&o, ARGC(gpu), gpu, NULL), 0);
+	CU_ASSERT_EQUAL(o.nproc_mode, TT_NPROC_GPU);
+	CU_ASSERT_EQUAL(tt_run_parse_args(&o, ARGC(cpu), cpu, NULL), 0);
+	CU_ASSERT_EQUAL(o.nproc_mode, TT_NPROC_CPU);
+	CU_ASSERT_EQUAL(tt_run_parse_args(&o, ARGC(aut), aut, NULL), 0);
+	CU_ASSERT_EQUAL(o.nproc_mode, TT_NPROC_AUTO);
+}
+
+/* Parses argv, expects failure and the message to contain want. */
+static void expect_error(char **argv, int argc, const char *want)
+{
+	struct tt_run_opts o;
+	tt_err err;
+
+	err.msg[0] = '\0';
+	CU_ASSERT_EQUAL(tt_run_parse_args(&o, argc, argv, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, want));
+}
+
+static void test_bad_inputs_named(void)
+{
+	char *unknown[] = { "train-run", "--frobnicate", "p", NULL };
+	char *noval[] = { "train-run", "--grace", NULL };
+	char *badn[] = { "train-run", "--nproc-per-node", "0", "p", NULL };
+	char *badword[] = { "train-run", "--nproc-per-node", "gpus", "p", NULL };
+	char *badport[] = { "train-run", "--master-port", "70000", "p", NULL };
+	char *trailing[] = { "train-run", "--grace", "5s", "p", NULL };
+	char *rank[] = { "train-run", "--nnodes", "2", "--node-rank", "2", "p", NULL };
+	char *noprog[] = { "train-run", "--tag-output", NULL };
+	char *scope[] = { "train-run", "--signal-scope", "all", "p", NULL };
+	char *noprog2[] = { "train-run", "--", NULL };
+
+	expect_error(unknown, ARGC(unknown), "unknown option '--frobnicate'");
+	expect_error(noval, ARGC(noval), "'--grace' needs a value");
+	expect_error(badn, ARGC(badn), "--nproc-per-node '0'");
+	expect_error(badword, ARGC(badword), "--nproc-per-node 'gpus'");
+	expect_error(badport, ARGC(badport), "--master-port '70000'");
+	expect_error(trailing, ARGC(trailing), "--grace '5s'");
+	expect_error(rank, ARGC(rank), "--node-rank 2");
+	expect_error(noprog, ARGC(noprog), "no PROGRAM");
+	expect_error(scope, ARGC(scope), "--signal-scope 'all'");
+	expect_error(noprog2, ARGC(noprog2), "no PROGRAM");
+}
+
+static void test_help_and_version_need_no_program(void)
+{
+	char *help[] = { "train-run", "--help", NULL };
+	char *version[] = { "train-run", "--version", NULL };
+	struct tt_run_opts o;
+
+	CU_ASSERT_EQUAL(tt_run_parse_args(&o, ARGC(help), help, NULL), 0);
+	CU_ASSERT_TRUE(o.help);
+	CU_ASSERT_EQUAL(tt_run_parse_args(&o, ARGC(version), version, NULL), 0);
+	CU_ASSERT_TRUE(o.version);
+	CU_ASSERT_FALSE(o.help);	/* every parse starts from the defaults */
+}
+
+static void test_python_scripts(void)
+{
+	char *script[] = { "train-run", "--nproc-per-node=2", "train.py", "--lr", "1", NULL };
+	char *plain[] = { "train-run", "--no_python", "train.py", NULL };
+	char *binary[] = { "train-run", "--", "./train-mlp", NULL };
+	char *dotpy[] = { "train-run", "--", ".py", NULL };
+	struct tt_run_opts o;
+
+	CU_ASSERT_EQUAL_FATAL(tt_run_parse_args(&o, ARGC(script), script, NULL), 0);
+	CU_ASSERT_TRUE(tt_run_wants_python(&o));
+	CU_ASSERT_STRING_EQUAL(o.argv[1], "--lr");	/* the script's options stay its own */
+	CU_ASSERT_EQUAL_FATAL(tt_run_parse_args(&o, ARGC(plain), plain, NULL), 0);
+	CU_ASSERT_FALSE(tt_run_wants_python(&o));
+	CU_ASSERT_EQUAL_FATAL(tt_run_parse_args(&o, ARGC(binary), binary, NULL), 0);
+	CU_ASSERT_FALSE(tt_run_wants_python(&o));
+	CU_ASSERT_EQUAL_FATAL(tt_run_parse_args(&o, ARGC(dotpy), dotpy, NULL), 0);
+	CU_ASSERT_FALSE(tt_run_wants_python(&o));
+}
+
+int tt_register_suites(void)
+{
+	CU_pSuite s = CU_add_suite("options", NULL, NULL);
+
+	if (!s)
+		return -1;
+	CU_add_test(s, "defaults and PROGRAM", test_defaults_and_program);
+	CU_add_test(s, "torchrun spellings", test_torchrun_spellings);
+	CU_add_test(s, "nproc words", test_nproc_words);
+	CU_add_test(s, "bad inputs named", test_bad_inputs_named);
+	CU_add_test(s, "help and version", test_help_and_version_need_no_program);
+	CU_add_test(s, "python scripts", test_python_scripts);
+	return 0;
+}

@@ -1,0 +1,34 @@
+/* spawn.h — starting one worker process: its own process group, its CPUs, its environment (the
+ * env contract), its output pipes, default signals, and death with train-run. */
+#ifndef TT_SPAWN_H
+#define TT_SPAWN_H
+
+#include <sched.h>
+#include <signal.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "layout.h"
+#include "tt_err.h"
+
+struct tt_spawn_req {
+	const char *path;		/* PROGRAM resolved by tt_resolve_program */
+	char *const *argv;
+	const struct tt_task_env *env;	/* the worker's env contract */
+	unsigned restart_count;		/* TRAIN_RESTART_COUNT */
+	const cpu_set_t *cpus;		/* NULL: inherit train-run's */
+	const char *nccl_ib_hca;	/* the GPU's nearest HCAs, set unless already set; NULL/"": none */
+	const char *nccl_socket_ifname;	/* likewise */
+	int out_fd, err_fd;		/* become the worker's stdout and stderr */
+	const sigset_t *sigmask;	/* the mask to restore in the worker */
+};
+
+/* Forks and execs the worker. Returns its pid (the id of its new process group), or -1 with err. */
+pid_t tt_spawn_worker(const struct tt_spawn_req *req, tt_err *err);
+
+/* Finds PROGRAM the way execvp would (a name with '/' as is, else each PATH entry) and writes
+ * the path into out. Returns 0, 127 when not found, 126 when found but not executable, with err
+ * naming the program and what was searched. */
+int tt_resolve_program(const char *name, const char *path_env, char *out, size_t len, tt_err *err);
+
+#endif

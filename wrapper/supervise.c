@@ -1,0 +1,403 @@
+/* supervise.c — the event loop of train-run (see supervise.h). Everything arrives as a file
+ * descriptor — signals and child exits (signalfd), the grace deadline (timerfd), worker output
+ * (pipes) — and one poll() waits for all of them: no sleeps, no polling intervals. */
+#include "supervise.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "signals.h"
+#include "spawn.h"
+
+#define READ_CHUNK 65536
+/* Reads per stream per wake-up: a worker that never stops writing cannot starve the signals. */
+#define READS_PER_WAKEUP 4
+/* Reads when a worker has exited: what its pipe still holds (a helper may keep writing). */
+#define READS_AT_EXIT 64
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, buf, len);
+		struct pollfd p = { .fd = fd, .events = POLLOUT };
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		/* Our stdout may be non-blocking (shared with a parent that made it so): wait. */
+		if (n < 0 && errno == EAGAIN && poll(&p, 1, -1) >= 0)
+			continue;
+		if (n < 0)
+			return -1;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+struct emit_ctx {
+	struct tt_supervisor *s;
+	int dest;
+};
+
+static int emit_line(void *ctx, const char *line, size_t len)
+{
+	struct emit_ctx *e = ctx;
+
+	/* A vanished reader of our output must not stop the training: drop lines from then on. */
+	if (!e->s->output_broken && write_all(e->dest, line, len) != 0)
+		e->s->output_broken = 1;
+	return 0;
+}
+
+static void stream_close(struct tt_supervisor *s, struct tt_stream *st)
+{
+	struct emit_ctx e = { s, st->dest };
+
+	if (st->fd < 0)
+		return;
+	tt_out_flush(&st->lines, emit_line, &e);
+	close(st->fd);
+	st->fd = -1;
+}
+
+/* Reads what the pipe holds now, at most max_reads chunks; closes the stream at end of file. */
+static void stream_read(struct tt_supervisor *s, struct tt_stream *st, int max_reads)
+{
+	char buf[READ_CHUNK];
+	struct emit_ctx e = { s, st->dest };
+
+	while (st->fd >= 0 && max_reads-- > 0) {
+		ssize_t n = read(st->fd, buf, sizeof(buf));
+
+		if (n > 0) {
+			tt_out_feed(&st->lines, buf, (size_t)n, emit_line, &e);
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		stream_close(s, st);	/* EOF, or an error that will not go away */
+	}
+}
+
+/* Reads every stream of worker i that has data now (its last lines come before any report). */
+static void drain_worker(struct tt_supervisor *s, int i)
+{
+	stream_read(s, &s->streams[2 * i], READS_AT_EXIT);
+	stream_read(s, &s->streams[2 * i + 1], READS_AT_EXIT);
+}
+
+static void drain_all_and_close(struct tt_supervisor *s)
+{
+	int i;
+
+	for (i = 0; i < 2 * s->nworkers; i++) {
+		stream_read(s, &s->streams[i], READS_AT_EXIT);
+		/* A helper the worker left behind may hold the pipe open: do not wait for it. */
+		stream_close(s, &s->streams[i]);
+	}
+}
+
+static int arm_grace(struct tt_supervisor *s)
+{
+	struct itimerspec t = { .it_value = { .tv_sec = s->grace_s, .tv_nsec = s->grace_s ? 0 : 1 } };
+
+	return timerfd_settime(s->timerfd, 0, &t, NULL);
+}
+
+static void disarm_grace(struct tt_supervisor *s)
+{
+	struct itimerspec t = { 0 };
+
+	timerfd_settime(s->timerfd, 0, &t, NULL);
+}
+
+static int signal_running(struct tt_supervisor *s, int signo)
+{
+	int group = !tt_sig_is_user(signo) || s->user_signals_to_group;
+	int i, n = 0;
+
+	for (i = 0; i < s->nworkers; i++)
+		if (s->pt.workers[i].state == TT_WORKER_RUNNING &&
+		    tt_sig_send_worker(s->pt.workers[i].pid, signo, group) == 0)
+			n++;
+	return n;
+}
+
+/* The one line that names the failed worker. */
+static void report_failure(struct tt_supervisor *s, int i)
+{
+	const struct tt_worker *w = &s->pt.workers[i];
+	int others = tt_pt_running(&s->pt);
+	char what[64];
+
+	if (w->signo)
+		snprintf(what, sizeof(what), "was killed by SIG%s (status %d)", sigabbrev_np(w->signo) ? sigabbrev_np(w->signo) : "?", w->code);
+	else
+		snprintf(what, sizeof(what), "exited with code %d", w->code);
+	fprintf(stderr, "train-run: host %s: rank %d (local rank %d, pid %d) %s; stopping %d other worker%s\n",
+		s->host, w->rank, w->local_rank, (int)w->pid, what, others, others == 1 ? "" : "s");
+}
+
+/* Opens the two pipes of worker i, or points both at /dev/null (--rank0-only, rank != 0). */
+static int open_streams(struct tt_supervisor *s, int i, int child_fds[2], tt_err *err)
+{
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		struct tt_stream *st = &s->streams[2 * i + k];
+		int p[2];
+
+		if (s->rank0_only && s->setup[i].env.rank != 0) {
+			child_fds[k] = s->devnull;
+			continue;
+		}
+		if (pipe2(p, O_CLOEXEC) != 0)
+			return tt_err_errno(err, "creating the output pipe of rank %u", s->setup[i].env.rank);
+		fcntl(p[0], F_SETFL, O_NONBLOCK);
+		st->fd = p[0];
+		child_fds[k] = p[1];
+	}
+	return 0;
+}
+
+/* Starts every worker of a round. On failure the ones started are stopped by the caller. */
+static int start_round(struct tt_supervisor *s, tt_err *err)
+{
+	int i, k;
+
+	tt_pt_round_begin(&s->pt);
+	for (i = 0; i < s->nworkers; i++) {
+		int child_fds[2] = { -1, -1 };
+		const struct tt_worker_setup *w = &s->setup[i];
+		struct tt_spawn_req req = {
+			.path = s->path, .argv = s->argv, .env = &w->env,
+			.restart_count = (unsigned)s->pt.restarts, .cpus = &w->cpus,
+			.nccl_ib_hca = w->nccl_ib_hca, .nccl_socket_ifname = w->nccl_socket_ifname,
+			.sigmask = &s->oldmask,
+		};
+		pid_t pid;
+
+		if (open_streams(s, i, child_fds, err) != 0)
+			return -1;
+		req.out_fd = child_fds[0];
+		req.err_fd = child_fds[1];
+		pid = tt_spawn_worker(&req, err);
+		for (k = 0; k < 2; k++)
+			if (child_fds[k] >= 0 && child_fds[k] != s->devnull)
+				close(child_fds[k]);
+		if (pid < 0)
+			return -1;
+		tt_pt_started(&s->pt, i, pid);
+	}
+	return 0;
+}
+
+/* Applies the policy's answer. Returns 1 when the loop is over (exit), else 0. */
+static int apply(struct tt_supervisor *s, enum tt_pt_action act, tt_err *err)
+{
+	switch (act) {
+	case TT_ACT_NONE:
+		return 0;
+	case TT_ACT_STOP_GROUP:
+		signal_running(s, SIGTERM);
+		arm_grace(s);
+		return 0;
+	case TT_ACT_RESTART:
+		drain_all_and_close(s);
+		disarm_grace(s);
+		fprintf(stderr, "train-run: restarting the %d workers (restart %d of %d)\n",
+			s->nworkers, s->pt.restarts, s->pt.max_restarts);
+		if (start_round(s, err) != 0) {
+			fprintf(stderr, "train-run: %s\n", err->msg);
+			tt_pt_abort(&s->pt, 1);
+			return apply(s, tt_pt_running(&s->pt) ? TT_ACT_STOP_GROUP : TT_ACT_EXIT, err);
+		}
+		return 0;
+	case TT_ACT_EXIT:
+		drain_all_and_close(s);
+		disarm_grace(s);
+		return 1;
+	}
+	return 1;
+}
+
+/* Reaps every exited child. Returns 1 when the loop is over. */
+static int on_child(struct tt_supervisor *s, tt_err *err)
+{
+	int status;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		int i = tt_pt_find(&s->pt, pid), reported;
+		enum tt_pt_action act;
+
+		if (i >= 0)
+			drain_worker(s, i);
+		act = tt_pt_exited(&s->pt, pid, status, &reported);
+		if (reported >= 0)
+			report_failure(s, reported);
+		if (apply(s, act, err))
+			return 1;
+	}
+	return 0;
+}
+
+/* Handles the signals that arrived. Returns 1 when the loop is over. */
+static int on_signals(struct tt_supervisor *s, tt_err *err)
+{
+	struct signalfd_siginfo si;
+
+	while (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		int signo = (int)si.ssi_signo;
+
+		if (signo == SIGCHLD) {
+			if (on_child(s, err))
+				return 1;
+			continue;
+		}
+		if (!tt_sig_is_forwarded(signo))
+			continue;
+		signal_running(s, signo);
+		if (tt_sig_is_termination(signo) && tt_pt_stop_requested(&s->pt, signo)) {
+			fprintf(stderr, "train-run: got SIG%s, passed it to %d workers; SIGKILL in %d s\n",
+				sigabbrev_np(signo), tt_pt_running(&s->pt), s->grace_s);
+			arm_grace(s);
+		}
+	}
+	return 0;
+}
+
+static void on_grace_over(struct tt_supervisor *s)
+{
+	uint64_t ticks;
+
+	if (read(s->timerfd, &ticks, sizeof(ticks)) != (ssize_t)sizeof(ticks))
+		return;
+	fprintf(stderr, "train-run: grace period of %d s is over, killing %d workers\n",
+		s->grace_s, signal_running(s, SIGKILL));
+}
+
+static int loop(struct tt_supervisor *s, tt_err *err)
+{
+	int nfds = 2 + 2 * s->nworkers;
+	struct pollfd *p = calloc((size_t)nfds, sizeof(*p));
+	int *which = calloc((size_t)nfds, sizeof(*which));
+	int rc = -1;
+
+	if (!p || !which) {
+		tt_err_errno(err, "allocating the poll set");
+		goto out;
+	}
+	for (;;) {
+		int n = 2, i;
+
+		p[0] = (struct pollfd){ .fd = s->sigfd, .events = POLLIN };
+		p[1] = (struct pollfd){ .fd = s->timerfd, .events = POLLIN };
+		for (i = 0; i < 2 * s->nworkers; i++) {
+			if (s->streams[i].fd < 0)
+				continue;
+			p[n] = (struct pollfd){ .fd = s->streams[i].fd, .events = POLLIN };
+			which[n++] = i;
+		}
+		if (poll(p, (nfds_t)n, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			tt_err_errno(err, "waiting for the workers (poll)");
+			goto out;
+		}
+		/* Output first, so lines written before an exit come before its report. */
+		for (i = 2; i < n; i++)
+			if (p[i].revents)
+				stream_read(s, &s->streams[which[i]], READS_PER_WAKEUP);
+		if (p[1].revents)
+			on_grace_over(s);
+		if (p[0].revents && on_signals(s, err))
+			break;
+	}
+	rc = tt_pt_exit_code(&s->pt);
+out:
+	free(p);
+	free(which);
+	return rc;
+}
+
+static void teardown(struct tt_supervisor *s)
+{
+	int i;
+
+	if (s->streams) {
+		for (i = 0; i < 2 * s->nworkers; i++) {
+			if (s->streams[i].fd >= 0)
+				close(s->streams[i].fd);
+			tt_out_free(&s->streams[i].lines);
+		}
+		free(s->streams);
+		s->streams = NULL;
+	}
+	if (s->timerfd >= 0)
+		close(s->timerfd);
+	if (s->devnull >= 0)
+		close(s->devnull);
+	tt_pt_free(&s->pt);
+}
+
+int tt_supervise(struct tt_supervisor *s, tt_err *err)
+{
+	int rc = -1, i;
+
+	s->timerfd = s->devnull = -1;
+	s->output_broken = 0;
+	s->streams = NULL;
+	if (tt_pt_init(&s->pt, s->nworkers, s->max_restarts, err) != 0)
+		return -1;
+	for (i = 0; i < s->nworkers; i++)
+		s->pt.workers[i].rank = (int)s->setup[i].env.rank;
+	s->streams = calloc((size_t)(2 * s->nworkers), sizeof(*s->streams));
+	if (!s->streams) {
+		tt_err_errno(err, "allocating %d output streams", 2 * s->nworkers);
+		goto out;
+	}
+	for (i = 0; i < 2 * s->nworkers; i++) {
+		char prefix[32] = "";
+
+		s->streams[i].fd = -1;
+		s->streams[i].dest = i % 2 ? STDERR_FILENO : STDOUT_FILENO;
+		if (s->tag_output)
+			tt_out_rank_prefix(prefix, sizeof(prefix), (int)s->setup[i / 2].env.rank);
+		if (tt_out_init(&s->streams[i].lines, prefix, err) != 0)
+			goto out;
+	}
+	s->devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (s->devnull < 0) {
+		tt_err_errno(err, "opening /dev/null");
+		goto out;
+	}
+	s->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (s->timerfd < 0) {
+		tt_err_errno(err, "creating the grace-period timer");
+		goto out;
+	}
+	if (start_round(s, err) != 0) {
+		fprintf(stderr, "train-run: %s\n", err->msg);
+		tt_pt_abort(&s->pt, 1);
+		if (apply(s, tt_pt_running(&s->pt) ? TT_ACT_STOP_GROUP : TT_ACT_EXIT, err)) {
+			rc = tt_pt_exit_code(&s->pt);
+			goto out;
+		}
+	}
+	rc = loop(s, err);
+out:
+	teardown(s);
+	return rc;
+}
