@@ -190,3 +190,30 @@ int tt_gres_bound_per_task(tt_getenv_fn get, void *ctx, const struct tt_gpu_list
 		 set_not_none(get, ctx, "SLURM_GPU_BIND") || (set && visible->n < on_node);
 	return 0;
 }
+
+int tt_gres_node_index(tt_getenv_fn get, void *ctx, const struct tt_gpu_list *visible,
+		       const char *cvd)
+{
+	const char *var = "SLURM_STEP_GPUS";
+	const char *global = get(ctx, var);
+	struct tt_gpu_list node;
+	size_t len = strcspn(cvd, ","), p;
+	const char *id;
+	char *end;
+	long v;
+
+	if (!global) {
+		var = "SLURM_JOB_GPUS";
+		global = get(ctx, var);
+	}
+	for (p = 0; p < visible->n; p++)
+		if (strlen(visible->id[p]) == len && !strncmp(visible->id[p], cvd, len))
+			break;
+	if (len == 0 || p == visible->n)
+		return -1;
+	id = visible->id[p];
+	if (global && tt_gpu_list_parse(var, global, &node, NULL) == 0 && node.n == visible->n)
+		id = node.id[p];
+	v = strtol(id, &end, 10);
+	return *end || end == id || v < 0 || v >= TT_GPU_MAX ? -1 : (int)v;
+}

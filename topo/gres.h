@@ -57,4 +57,12 @@ int tt_gres_node_gpus(tt_getenv_fn get, void *ctx, struct tt_gpu_list *out, char
 int tt_gres_bound_per_task(tt_getenv_fn get, void *ctx, const struct tt_gpu_list *visible,
 			   bool *bound, tt_err *err);
 
+/* The node-wide index (PCI bus order, as the topology policy counts GPUs) of the first GPU of
+ * cvd, a CUDA_VISIBLE_DEVICES value taken from visible (tt_gres_node_gpus), or -1 when it cannot
+ * be told (a UUID, an id not in visible). CUDA_VISIBLE_DEVICES may hold indices local to a
+ * device cgroup; SLURM_STEP_GPUS, else SLURM_JOB_GPUS, read through get, then hold the
+ * node-wide ones at the same positions. */
+int tt_gres_node_index(tt_getenv_fn get, void *ctx, const struct tt_gpu_list *visible,
+		       const char *cvd);
+
 #endif

@@ -20,3 +20,10 @@ const char *tt_env_array(void *ctx, const char *name)
 			return *env + len + 1;
 	return NULL;
 }
+
+const char *tt_env_none(void *ctx, const char *name)
+{
+	(void)ctx;
+	(void)name;
+	return NULL;
+}

@@ -16,4 +16,7 @@ const char *tt_env_process(void *ctx, const char *name);
  * (char *const *); the first match wins. For tests and for callers holding an envp. */
 const char *tt_env_array(void *ctx, const char *name);
 
+/* tt_getenv_fn of an empty environment: every name is unset. */
+const char *tt_env_none(void *ctx, const char *name);
+
 #endif

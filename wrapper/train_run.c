@@ -185,30 +185,11 @@ static int compute_envs(struct launch *l, tt_err *err)
 	return 0;
 }
 
-/* The node-wide index (PCI bus order, as the topology policy counts GPUs) of the first GPU
- * worker i was given, or -1 when it cannot be told. CUDA_VISIBLE_DEVICES may hold indices local
- * to a cgroup; SLURM_STEP_GPUS/SLURM_JOB_GPUS then hold the node-wide ones at the same positions. */
+/* The node-wide index of worker i's first GPU (gres.h), or -1 when it cannot be told. */
 static int node_gpu_index(const struct launch *l, int i)
 {
-	const char *cvd = l->setup[i].env.cuda_visible_devices;
-	const char *global_var = getenv("SLURM_STEP_GPUS") ? "SLURM_STEP_GPUS" : "SLURM_JOB_GPUS";
-	const char *global = l->slurm ? getenv(global_var) : NULL;
-	struct tt_gpu_list node;
-	size_t len = strcspn(cvd, ","), p;
-	const char *id = NULL;
-	char *end;
-	long v;
-
-	for (p = 0; p < l->facts.gpus.n; p++)
-		if (strlen(l->facts.gpus.id[p]) == len && !strncmp(l->facts.gpus.id[p], cvd, len))
-			break;
-	if (len == 0 || p == l->facts.gpus.n)
-		return -1;
-	id = l->facts.gpus.id[p];
-	if (global && tt_gpu_list_parse(global_var, global, &node, NULL) == 0 && node.n == l->facts.gpus.n)
-		id = node.id[p];
-	v = strtol(id, &end, 10);
-	return *end || end == id || v < 0 || v > TT_GPU_MAX ? -1 : (int)v;
+	return tt_gres_node_index(l->slurm ? tt_env_process : tt_env_none, NULL, &l->facts.gpus,
+				  l->setup[i].env.cuda_visible_devices);
 }
 
 /* Each worker's CPUs (its GPU's NUMA-local ones, shared with the workers of the same NUMA node,

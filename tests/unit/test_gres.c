@@ -217,6 +217,29 @@ static void test_bound_per_task(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "SLURM_GPUS_ON_NODE='x'"));
 }
 
+static void test_node_index(void)
+{
+	char *constrained[] = { "CUDA_VISIBLE_DEVICES=0,1", "SLURM_STEP_GPUS=4,6", NULL };
+	char *plain[] = { "CUDA_VISIBLE_DEVICES=2,3,4,5", NULL };
+	char *uuids[] = { "CUDA_VISIBLE_DEVICES=GPU-aa,GPU-bb", NULL };
+	struct tt_gpu_list l;
+	tt_err err;
+
+	/* under a device cgroup CUDA's 1 is the node's GPU 6 */
+	CU_ASSERT_EQUAL_FATAL(tt_gres_node_gpus(tt_env_array, constrained, &l, NULL, 0, &err), 0);
+	CU_ASSERT_EQUAL(tt_gres_node_index(tt_env_array, constrained, &l, "1"), 6);
+	CU_ASSERT_EQUAL(tt_gres_node_index(tt_env_array, constrained, &l, "0,1"), 4);
+	CU_ASSERT_EQUAL(tt_gres_node_index(tt_env_none, NULL, &l, "1"), 1);
+	/* without a global list the visible index is the node's */
+	CU_ASSERT_EQUAL_FATAL(tt_gres_node_gpus(tt_env_array, plain, &l, NULL, 0, &err), 0);
+	CU_ASSERT_EQUAL(tt_gres_node_index(tt_env_array, plain, &l, "4,5"), 4);
+	CU_ASSERT_EQUAL(tt_gres_node_index(tt_env_array, plain, &l, "7"), -1);	/* not visible */
+	CU_ASSERT_EQUAL(tt_gres_node_index(tt_env_array, plain, &l, ""), -1);
+	/* UUIDs have no index */
+	CU_ASSERT_EQUAL_FATAL(tt_gres_node_gpus(tt_env_array, uuids, &l, NULL, 0, &err), 0);
+	CU_ASSERT_EQUAL(tt_gres_node_index(tt_env_array, uuids, &l, "GPU-bb"), -1);
+}
+
 int tt_register_suites(void)
 {
 	CU_pSuite s = CU_add_suite("gres", NULL, NULL);
@@ -232,5 +255,6 @@ int tt_register_suites(void)
 	CU_add_test(s, "GPU_DEVICE_ORDINAL and hidden devices", test_gpu_device_ordinal_and_hidden);
 	CU_add_test(s, "nothing set and bad counts", test_none_and_bad_counts);
 	CU_add_test(s, "GPUs bound per task by Slurm", test_bound_per_task);
+	CU_add_test(s, "node-wide index of a task's GPU", test_node_index);
 	return 0;
 }
