@@ -9,6 +9,7 @@
 #include <slurm/spank.h>
 
 #include "plugin_config.h"
+#include "topo_file.h"
 
 #define TT_PLUGIN "train_topo"
 /* Carries the job's mode from sbatch/salloc (and the batch step) to the job's srun steps, since
@@ -23,6 +24,7 @@ struct tt_plugin {
 	uint32_t job_id, step_id;
 	char topo_file[PATH_MAX];	/* NCCL_TOPO_FILE of this step on this node, "" when none */
 	tt_err topo_problem;	/* why there is none, for the task's warning */
+	struct tt_node_policy policy;	/* NCCL_IB_HCA per GPU, NCCL_SOCKET_IFNAME */
 };
 
 extern struct tt_plugin tt_plugin;

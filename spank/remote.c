@@ -45,14 +45,11 @@ int tt_remote_user_init(spank_t sp)
 	    tt_plugin.step_id == TT_STEP_BATCH)
 		return 0;
 	if (tt_topo_file_create(&tt_plugin.cfg, tt_plugin.job_id, tt_plugin.step_id,
-				tt_plugin.topo_file, sizeof(tt_plugin.topo_file),
+				tt_plugin.topo_file, sizeof(tt_plugin.topo_file), &tt_plugin.policy,
 				&tt_plugin.topo_problem) != 0) {
+		/* A failure here would end the step with exit code 0 ("could not execve"): each
+		 * task reports it instead (see apply_topology). */
 		tt_plugin.topo_file[0] = '\0';
-		if (tt_plugin.cfg.strict) {
-			slurm_error(TT_PLUGIN ": NCCL topology file (strict=yes): %s",
-				    tt_plugin.topo_problem.msg);
-			return -1;
-		}
 	}
 	return 0;
 }
@@ -78,7 +75,53 @@ static unsigned task_cpu_count(void)
 	return (unsigned)CPU_COUNT(&set);
 }
 
-static int apply_env_contract(spank_t sp)
+/* Like apply_var, but a value the user set already wins (NCCL's own variables). */
+static int apply_default(spank_t sp, const char *name, const char *value)
+{
+	char current[8];
+	spank_err_t rc;
+
+	if (!value[0])
+		return 0;
+	rc = spank_getenv(sp, name, current, sizeof(current));
+	if (rc == ESPANK_SUCCESS || rc == ESPANK_NOSPACE)
+		return 0;
+	return apply_var(sp, name, value);
+}
+
+/* Mode full: the step's topology file and this task's NCCL_IB_HCA / NCCL_SOCKET_IFNAME. */
+static int apply_topology(spank_t sp, char **job_env, const struct tt_step_facts *facts,
+			  const struct tt_task_env *env)
+{
+	int gpu;
+
+	if (tt_plugin.mode != TT_MODE_FULL)
+		return 0;
+	if (!tt_plugin.topo_file[0]) {
+		if (tt_plugin.cfg.strict) {
+			slurm_error(TT_PLUGIN ": NCCL topology file (strict=yes): %s",
+				    tt_plugin.topo_problem.msg);
+			fprintf(stderr, TT_PLUGIN ": error: NCCL topology file (strict=yes): %s\n",
+				tt_plugin.topo_problem.msg);
+			return -1;
+		}
+		if (facts->local_id == 0)
+			fprintf(stderr, TT_PLUGIN ": warning: running without NCCL_TOPO_FILE: %s\n",
+				tt_plugin.topo_problem.msg);
+		return 0;
+	}
+	gpu = tt_gres_node_index(tt_env_array, job_env, &facts->gpus, env->cuda_visible_devices);
+	if (apply_default(sp, "NCCL_TOPO_FILE", tt_plugin.topo_file) != 0 ||
+	    apply_default(sp, "NCCL_SOCKET_IFNAME", tt_plugin.policy.socket_ifname) != 0)
+		return -1;
+	if (gpu >= 0 && gpu < tt_plugin.policy.ngpus &&
+	    apply_default(sp, "NCCL_IB_HCA", tt_plugin.policy.ib_hca[gpu]) != 0)
+		return -1;
+	return 0;
+}
+
+/* The env contract for this task, then its topology settings. */
+static int apply_task_env(spank_t sp)
 {
 	struct tt_step_facts facts;
 	struct tt_task_env env;
@@ -105,22 +148,7 @@ static int apply_env_contract(spank_t sp)
 	/* The node's first task speaks for all of them, so a warning appears once per node. */
 	for (i = 0; i < env.nwarnings && facts.local_id == 0; i++)
 		fprintf(stderr, TT_PLUGIN ": warning: %s\n", env.warnings[i]);
-	return 0;
-}
-
-static int apply_topology(spank_t sp)
-{
-	uint32_t local_id = 0;
-
-	if (tt_plugin.mode != TT_MODE_FULL)
-		return 0;
-	if (!tt_plugin.topo_file[0]) {
-		if (spank_get_item(sp, S_TASK_ID, &local_id) == ESPANK_SUCCESS && local_id == 0)
-			fprintf(stderr, TT_PLUGIN ": warning: running without NCCL_TOPO_FILE: %s\n",
-				tt_plugin.topo_problem.msg);
-		return 0;
-	}
-	return apply_var(sp, "NCCL_TOPO_FILE", tt_plugin.topo_file);
+	return apply_topology(sp, job_env, &facts, &env);
 }
 
 static int start_relay(void)
@@ -142,8 +170,7 @@ int tt_remote_task_init(spank_t sp)
 	if (apply_var(sp, TT_MODE_ENV, tt_mode_name(tt_plugin.mode)) != 0)
 		return -1;
 	/* The batch script gets no rank env: it is not a rank. */
-	if (tt_plugin.step_id != TT_STEP_BATCH &&
-	    (apply_env_contract(sp) != 0 || apply_topology(sp) != 0))
+	if (tt_plugin.step_id != TT_STEP_BATCH && apply_task_env(sp) != 0)
 		return -1;
 	return start_relay();
 }

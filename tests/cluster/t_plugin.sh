@@ -134,3 +134,70 @@ test_plugin_resv_ports_honoured() {
 		expect_eq "MASTER_PORT = first reserved port" "${l%%[-,]*}" "${l##* }"
 	done <ports.txt
 }
+
+# set_plugin_args "k=v ...": plugstack.conf arguments for the rest of this test (new steps read
+# them); the default line is restored when the test's subshell exits.
+set_plugin_args() {
+	"$TT_SRCDIR/tests/cluster/cluster.sh" plugin --args "$1" >/dev/null
+	trap '"$TT_SRCDIR/tests/cluster/cluster.sh" plugin --args "" >/dev/null' EXIT
+}
+
+test_plugin_full_mode_writes_topology_file_per_step() {
+	srun -N2 --ntasks-per-node=2 --gres=gpu:8 --train-topo bash -c 'f=$NCCL_TOPO_FILE; d=$(dirname "$f"); echo "host=$(hostname) job=$SLURM_JOB_ID file=$f size=$(stat -c %s "$f") dirmode=$(stat -c %a:%U "$d") head=$(head -c 20 "$f" | tr " " _) ifname=$NCCL_SOCKET_IFNAME"' >out.txt
+	cat out.txt
+	local job
+	job=$(field job "$(head -n1 out.txt)")
+	expect_eq "tasks with the file" 4 "$(grep -c "file=/tmp/traintopo.$job/nccl-topo.0.xml size=[1-9]" out.txt)"
+	expect_eq "job directory private to the user" 4 "$(grep -c "dirmode=700:$(id -un) " out.txt)"
+	expect_eq "NCCL's root element" 4 "$(grep -c 'head=<system_version="1">' out.txt)"
+	expect_eq "socket interface of the node" 4 "$(grep -c 'ifname==eth0$' out.txt)"
+	# removed with the step, on both nodes (each node has its own /tmp)
+	for node in node1 node2; do
+		expect_eq "no topology directory left on $node" "" \
+			"$("$TT_SRCDIR/tests/cluster/cluster.sh" exec --node "$node" -- ls /tmp | grep "traintopo.$job" || true)"
+	done
+}
+
+test_plugin_hwloc_xml_gives_each_rank_its_nearest_hca() {
+	set_plugin_args "hwloc_xml=$TT_SRCDIR/tests/fixtures/topo/dual-pcie-8gpu.xml"
+	srun -N1 --ntasks-per-node=8 --gres=gpu:8 --train-topo bash -c 'echo "$LOCAL_RANK $CUDA_VISIBLE_DEVICES $NCCL_IB_HCA $(grep -c "busid=\"0000:13:00.0\"" "$NCCL_TOPO_FILE")"' | sort -n >out.txt
+	cat out.txt
+	expect_eq "rank 0: GPU 0, mlx5_0 (same switch) first" "0 0 =mlx5_0:1" "$(sed -n 1p out.txt | cut -d' ' -f1-3 | sed 's/,.*//')"
+	expect_eq "rank 3: GPU 3, mlx5_1 first" "3 3 =mlx5_1:1" "$(sed -n 4p out.txt | cut -d' ' -f1-3 | sed 's/,.*//')"
+	expect_eq "rank 7: GPU 7, mlx5_4 first" "7 7 =mlx5_4:1" "$(sed -n 8p out.txt | cut -d' ' -f1-3 | sed 's/,.*//')"
+	expect_eq "the file describes the fixture's GPUs" 8 "$(awk '$4 >= 1' out.txt | wc -l)"
+}
+
+test_plugin_user_nccl_settings_win() {
+	NCCL_IB_HCA=mine NCCL_SOCKET_IFNAME=myif srun -N1 -n1 --train-topo bash -c 'echo "$NCCL_IB_HCA $NCCL_SOCKET_IFNAME"' >out.txt
+	expect_eq "user values kept" "mine myif" "$(cat out.txt)"
+}
+
+test_plugin_topology_failure_warns_or_fails_in_strict_mode() {
+	set_plugin_args "hwloc_xml=/nonexistent/topo.xml"
+	srun -N2 --ntasks-per-node=2 --train-topo bash -c 'echo "rank=$RANK topo=${NCCL_TOPO_FILE:-none}"' >out.txt 2>err.txt
+	cat out.txt err.txt
+	expect_eq "tasks ran with the rank env, without the file" 4 "$(grep -c '^rank=[0-3] topo=none$' out.txt)"
+	expect_eq "one warning per node naming the file" 2 "$(grep -c 'train_topo: warning: .*/nonexistent/topo.xml' err.txt)"
+	set_plugin_args "hwloc_xml=/nonexistent/topo.xml strict=yes"
+	local rc=0
+	srun -N1 -n1 --train-topo bash -c 'echo ran' >out2.txt 2>err2.txt || rc=$?
+	cat err2.txt
+	[ "$rc" -ne 0 ] || fail "strict=yes: the task ran despite the failed topology"
+	expect_eq "no task output" "" "$(cat out2.txt)"
+}
+
+test_plugin_bad_plugstack_argument_fails_loudly() {
+	set_plugin_args "default=off bogus=1"
+	local rc=0
+	srun -N1 -n1 true 2>err.txt || rc=$?
+	cat err.txt
+	[ "$rc" -ne 0 ] || fail "srun ran with an invalid plugstack.conf argument"
+	expect_match "error names the argument" "train_topo: .*bogus" "$(cat err.txt)"
+}
+
+test_plugin_site_default_on_applies_without_option() {
+	set_plugin_args "default=env"
+	srun -N2 --ntasks-per-node=1 bash -c 'echo "${RANK:-unset}"' | sort >out.txt
+	expect_eq "ranks from the site default" "0 1" "$(xargs <out.txt)"
+}
