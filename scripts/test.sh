@@ -24,7 +24,7 @@ if [ $unit_rc -ne 0 ]; then
 fi
 
 echo "== cluster tests"
-export PATH="$top/wrapper:$top/topo:$top/runtime:$top/sbatch-templates:$PATH"
+export PATH="$top:$top/sbatch-templates:$PATH"
 trap 'tests/cluster/cluster.sh down >/dev/null 2>&1 || true' EXIT
 tests/cluster/cluster.sh up --nodes 2 --plugin "$top/.libs/train_topo.so"
 tests/cluster/run-tests.sh
