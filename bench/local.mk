@@ -13,3 +13,10 @@ bench-launch: train-run$(EXEEXT)
 dist_noinst_SCRIPTS += bench/launch.sh
 EXTRA_DIST += bench/torchrun_py311.py
 .PHONY: bench-launch
+
+# What the SPANK plugin adds to a 16-task step on the test cluster (BENCHMARKS.md, "Plugin").
+BENCH_TARGETS += bench-plugin
+bench-plugin: train_topo.la
+	$(SHELL) $(srcdir)/bench/plugin.sh $(abs_top_builddir)/.libs/train_topo.so
+dist_noinst_SCRIPTS += bench/plugin.sh
+.PHONY: bench-plugin

@@ -88,3 +88,19 @@ JOB
 	touch stop
 	expect_eq "job state" COMPLETED "$(job_wait "$id" 60)"
 }
+
+test_signal_time_limit_usr1_reaches_steps() {
+	cat >job.sh <<JOB
+#!/bin/bash
+srun --ntasks-per-node=1 bash -c '"\$0" "\$1" 100; echo shell-done' "$TRAINER" "$PWD" &
+wait
+JOB
+	local id
+	# Without B: Slurm signals the steps' tasks (only their direct child under proctrack/cgroup).
+	id=$(sbatch --parsable --output=out.txt -N2 --time=1 --signal=USR1@50 --train-topo=env job.sh)
+	wait_count 'ready.*' 2 30 || { cat out.txt; return 1; }
+	wait_count 'ckpt.*' 2 60 || { cat out.txt; return 1; }
+	touch stop
+	expect_eq "job state" COMPLETED "$(job_wait "$id" 60)"
+	expect_eq "the shells survived" 2 "$(grep -c shell-done out.txt)"
+}
