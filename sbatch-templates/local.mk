@@ -1,1 +1,3 @@
-# sbatch-templates: build rules (filled by its owner)
+# sbatch-templates/: job scripts users copy; installed as examples.
+templatesdir = $(pkgdatadir)/sbatch-templates
+dist_templates_SCRIPTS = sbatch-templates/job.sh
