@@ -18,6 +18,11 @@ pattern=${1:-}
 	exit 1
 }
 
+# Every job a test submits is named ttest* (input variables of sbatch/srun; tests that pass -J use
+# the prefix too), so the runner cleans up after a test without touching anyone else's jobs.
+export SBATCH_JOB_NAME=ttest SLURM_JOB_NAME=ttest SALLOC_JOB_NAME=ttest
+our_jobs() { squeue -h -o '%i %j' 2>/dev/null | awk '$2 ~ /^ttest/ {print $1}'; }
+
 TT_JOBDIR=$TT_CLUSTER_DIR/jobs/run-$$
 mkdir -p "$TT_JOBDIR"
 chmod 1777 "$TT_CLUSTER_DIR/jobs" "$TT_JOBDIR"
@@ -35,14 +40,16 @@ for t in $(declare -F | awk '{print $3}' | grep '^test_'); do
 	[ -z "$pattern" ] || [[ $t == *"$pattern"* ]] || continue
 	start=$SECONDS
 	log=$TT_JOBDIR/$t.log
-	( set -e; mkdir -p "$TT_JOBDIR/$t"; cd "$TT_JOBDIR/$t"; "$t" ) >"$log" 2>&1 &
-	pid=$!
-	( sleep "$TT_TEST_TIMEOUT"; kill -TERM "$pid" 2>/dev/null ) &
-	watchdog=$!
-	wait "$pid"
+	mkdir -p "$TT_JOBDIR/$t"
+	# Each test runs in its own bash under timeout, so a hung test is killed, not waited for.
+	timeout -k 5 "$TT_TEST_TIMEOUT" bash -c '
+		set -e
+		. "$1/lib.sh"
+		for f in "$1"/t_*.sh; do . "$f"; done
+		cd "$2"
+		"$3"' run-test "$here" "$TT_JOBDIR/$t" "$t" >"$log" 2>&1
 	rc=$?
-	kill "$watchdog" 2>/dev/null
-	wait "$watchdog" 2>/dev/null
+	[ $rc -ne 124 ] || echo "timed out after ${TT_TEST_TIMEOUT}s" >>"$log"
 	if [ $rc -eq 0 ]; then
 		passed=$((passed + 1))
 		echo "PASS $t ($((SECONDS - start))s)"
@@ -53,8 +60,9 @@ for t in $(declare -F | awk '{print $3}' | grep '^test_'); do
 		sed 's/^/    /' "$log" | tail -n 30
 	fi
 	# A test must not leave jobs behind for the next one.
-	scancel --user="$(id -un)" 2>/dev/null
-	for _ in $(seq 1 40); do [ -z "$(squeue -h 2>/dev/null)" ] && break; sleep 0.25; done
+	jobs_left=$(our_jobs)
+	[ -z "$jobs_left" ] || scancel $jobs_left 2>/dev/null
+	for _ in $(seq 1 40); do [ -z "$(our_jobs)" ] && break; sleep 0.25; done
 done
 [ ${#failures[@]} -eq 0 ] || echo "failed: ${failures[*]}"
 echo "cluster: $passed passed, $failed failed"

@@ -46,11 +46,11 @@ test_train_run_failing_worker_ends_the_step_everywhere() {
 
 # usr1_case MODE: 16 fake trainers under train-run; scancel --signal=USR1 once all are ready.
 usr1_case() {
-	srun -J "usr1-$1" -N2 --ntasks-per-node=1 --gres=gpu:8 --train-topo="$1" train-run -- "$TRAINER" "$PWD" 60 >srun.out 2>&1 &
+	srun -J "ttest-usr1-$1" -N2 --ntasks-per-node=1 --gres=gpu:8 --train-topo="$1" train-run -- "$TRAINER" "$PWD" 60 >srun.out 2>&1 &
 	local srun_pid=$! id deadline=$((SECONDS + 30))
 	while [ "$(compgen -G 'ready.*' | wc -l)" -lt 16 ] && [ $SECONDS -lt $deadline ]; do sleep 0.2; done
 	expect_eq "trainers ready" 16 "$(compgen -G 'ready.*' | wc -l)"
-	id=$(squeue -h -n "usr1-$1" -o %i | head -n1)
+	id=$(squeue -h -n "ttest-usr1-$1" -o %i | head -n1)
 	scancel --signal=USR1 "$id"
 	deadline=$((SECONDS + 20))
 	while [ "$(compgen -G 'ckpt.*' | wc -l)" -lt 16 ] && [ $SECONDS -lt $deadline ]; do sleep 0.2; done

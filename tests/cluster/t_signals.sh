@@ -25,10 +25,10 @@ job_id_by_name() { squeue -h -n "$1" -o %i | head -n1; }
 signal_case() {
 	local name=$1 mode=$2 id
 	shift 2
-	srun -J "$name" -N2 --ntasks-per-node=2 --train-topo="$mode" "$@" >srun.out 2>&1 &
+	srun -J "ttest-$name" -N2 --ntasks-per-node=2 --train-topo="$mode" "$@" >srun.out 2>&1 &
 	local srun_pid=$!
 	wait_count 'ready.*' 4 30 || return 1
-	id=$(job_id_by_name "$name")
+	id=$(job_id_by_name "ttest-$name")
 	scancel --signal=USR1 "$id"
 	sleep 2
 	touch stop
@@ -58,49 +58,40 @@ test_signal_without_plugin_does_not_reach_shell_child() {
 		"$(signal_case control off bash -c '"$0" "$1" 60; echo shell-done' "$TRAINER" "$PWD")"
 }
 
-test_signal_scancel_batch_reaches_steps() {
-	cat >job.sh <<JOB
-#!/bin/bash
-srun --ntasks-per-node=2 bash -c '"\$0" "\$1" 60; echo shell-done' "$TRAINER" "$PWD" &
-wait
-JOB
-	local id
-	id=$(sbatch --parsable --output=out.txt -N2 --ntasks-per-node=2 --train-topo=env job.sh)
-	wait_count 'ready.*' 4 30 || { cat out.txt; return 1; }
-	scancel --batch --signal=USR1 "$id"
-	wait_count 'ckpt.*' 4 20 || { cat out.txt; return 1; }
+# The signal matrix inside batch jobs: how the signal is sent x how the trainer is started.
+# matrix_case HOW LAUNCH
+#   HOW:    scancel (scancel --signal=USR1), scancel_batch (scancel --batch --signal=USR1),
+#           time_step (--signal=USR1@50), time_batch (--signal=B:USR1@50); with --time=1 the
+#           timed signals come 10-40 s in (slurmctld checks about every 30 s)
+#   LAUNCH: direct (srun starts the trainer), shell (a shell's child), train_run (2 workers/node)
+matrix_case() {
+	local how=$1 launch=$2 n=2 id sbatch_args=() step
+	case $launch in
+	direct) step="srun --ntasks-per-node=1 '$TRAINER' '$PWD' 100" ;;
+	shell) step="srun --ntasks-per-node=1 bash -c '\"\$0\" \"\$1\" 100; echo shell-done' '$TRAINER' '$PWD'" ;;
+	train_run) step="srun --ntasks-per-node=1 --gres=gpu:2 train-run -- '$TRAINER' '$PWD' 100"; n=4 ;;
+	esac
+	case $how in
+	time_step) sbatch_args=(--time=1 --signal=USR1@50) ;;
+	time_batch) sbatch_args=(--time=1 --signal=B:USR1@50) ;;
+	esac
+	printf '#!/bin/bash\n%s &\nwait\n' "$step" >job.sh
+	id=$(sbatch --parsable --output=out.txt -N2 --gres=gpu:2 --train-topo=env "${sbatch_args[@]}" job.sh)
+	wait_count 'ready.*' "$n" 30 || { cat out.txt; return 1; }
+	case $how in
+	scancel) scancel --signal=USR1 "$id" ;;
+	scancel_batch) scancel --batch --signal=USR1 "$id" ;;
+	esac
+	wait_count 'ckpt.*' "$n" 60 || { cat out.txt; return 1; }
+	sleep 1
 	touch stop
 	expect_eq "job state" COMPLETED "$(job_wait "$id" 60)"
-	expect_eq "trainers that saw USR1" 4 "$(count 'ckpt.*')"
+	expect_eq "trainers that saw USR1" "$n" "$(count 'ckpt.*')"
+	[ "$launch" != shell ] || expect_eq "the shells survived" 2 "$(grep -c shell-done out.txt)"
 }
 
-test_signal_time_limit_B_usr1_reaches_steps() {
-	cat >job.sh <<JOB
-#!/bin/bash
-srun --ntasks-per-node=1 "$TRAINER" "$PWD" 100 &
-wait
-JOB
-	local id
-	# --time=1 with B:USR1@50: the signal comes 10-40 s in (slurmctld checks every ~30 s).
-	id=$(sbatch --parsable --output=out.txt -N2 --time=1 --signal=B:USR1@50 --train-topo=env job.sh)
-	wait_count 'ready.*' 2 30 || { cat out.txt; return 1; }
-	wait_count 'ckpt.*' 2 60 || { cat out.txt; return 1; }
-	touch stop
-	expect_eq "job state" COMPLETED "$(job_wait "$id" 60)"
-}
-
-test_signal_time_limit_usr1_reaches_steps() {
-	cat >job.sh <<JOB
-#!/bin/bash
-srun --ntasks-per-node=1 bash -c '"\$0" "\$1" 100; echo shell-done' "$TRAINER" "$PWD" &
-wait
-JOB
-	local id
-	# Without B: Slurm signals the steps' tasks (only their direct child under proctrack/cgroup).
-	id=$(sbatch --parsable --output=out.txt -N2 --time=1 --signal=USR1@50 --train-topo=env job.sh)
-	wait_count 'ready.*' 2 30 || { cat out.txt; return 1; }
-	wait_count 'ckpt.*' 2 60 || { cat out.txt; return 1; }
-	touch stop
-	expect_eq "job state" COMPLETED "$(job_wait "$id" 60)"
-	expect_eq "the shells survived" 2 "$(grep -c shell-done out.txt)"
-}
+for how in scancel scancel_batch time_step time_batch; do
+	for launch in direct shell train_run; do
+		eval "test_signal_matrix_${how}_${launch}() { matrix_case $how $launch; }"
+	done
+done
