@@ -261,7 +261,7 @@ static void test_async_in_order(void)
 	CU_ASSERT_EQUAL(world(4, 2, "auto", &m), 0);
 }
 
-/* Several operations in flight at once; results must follow issue order. */
+/* Several operations in flight at once, then a blocking one; results must follow issue order. */
 static int rank_overlap(trainrt_comm *c, const char *initerr, void *arg)
 {
 	enum { K = 6, N = 1000 };
@@ -279,6 +279,12 @@ static int rank_overlap(trainrt_comm *c, const char *initerr, void *arg)
 			bufs[k][i] = (float)(k + trainrt_rank(c));
 		reqs[k] = trainrt_iallreduce(c, bufs[k], bufs[k], N, TRAINRT_FLOAT32, TRAINRT_SUM);
 	}
+	/* A blocking call while those are pending queues behind them. */
+	float extra[N];
+	for (int i = 0; i < N; i++)
+		extra[i] = 1.0f;
+	bad |= trainrt_allreduce(c, extra, extra, N, TRAINRT_FLOAT32, TRAINRT_SUM) != 0;
+	bad |= extra[N - 1] != (float)n;
 	for (int k = K - 1; k >= 0; k--)
 		bad |= trainrt_wait(c, reqs[k]) != 0;
 	for (int k = 0; k < K && !bad; k++)
