@@ -429,7 +429,7 @@ static int rendezvous(trainrt_comm *c, char *addr, int port, tt_err *err)
 	}
 	if (c->pmix) {
 		snprintf(where, sizeof(where), "%s %d", addr, port);
-		if (rt_pmix_share_store(c->w.rank, where, sizeof(where), err) != 0)
+		if (rt_pmix_share_store(c->w.rank, where, sizeof(where), c->w.timeout, err) != 0)
 			return -1;
 		if (sscanf(where, "%255s %d", addr, &port) != 2)
 			return tt_err_set(err, "malformed store address '%s' from PMIx", where);
