@@ -1,1 +1,2 @@
 # man: build rules (filled by its owner)
+dist_man_MANS += man/trainrt.3 man/trainrt-bench.1
