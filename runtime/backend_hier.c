@@ -31,8 +31,11 @@ static int sub(hier_be *h, rt_backend *be, uint64_t *seq, rt_kind kind, const vo
 	s.hdr.seq = ++*seq;
 	if (rt_backend_run(be, &s, err) == 0)
 		return 0;
+	/* Spread the failure to the side that did not see it. */
 	if (be == h->tcp)
 		rt_shm_abort(h->shm, err);
+	else if (h->tcp)
+		rt_tcp_abort(h->tcp);
 	return -1;
 }
 

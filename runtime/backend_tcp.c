@@ -48,13 +48,20 @@ static int grow(float **buf, size_t *cap, size_t n, tt_err *err)
 	return 0;
 }
 
-static int broken(tcp_be *t, tt_err *err)
+void rt_tcp_abort(rt_backend *be)
 {
+	tcp_be *t = (tcp_be *)be;
+
 	if (t->right >= 0)
 		close(t->right);
 	if (t->left >= 0)
 		close(t->left);
 	t->right = t->left = -1;
+}
+
+static int broken(tcp_be *t, tt_err *err)
+{
+	rt_tcp_abort(&t->be);
 	return tt_err_wrap(err, "tcp ring (rank %d <- %d, -> %d)", t->members[t->idx],
 			   t->members[(t->idx + t->n - 1) % t->n], t->members[(t->idx + 1) % t->n]);
 }

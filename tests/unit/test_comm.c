@@ -402,6 +402,7 @@ static void test_hung_rank_times_out(void)
 {
 	failure_case(2, 2, "shm", 1);
 	failure_case(3, 1, "tcp", 1);
+	failure_case(4, 2, "auto", 1); /* a non-leader hangs: its node and the other node fail */
 }
 
 static int rank_expect_init_error(trainrt_comm *c, const char *initerr, void *arg)
