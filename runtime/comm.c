@@ -222,6 +222,19 @@ static void *progress_main(void *arg)
 	return NULL;
 }
 
+/* Records msg as the last error unless the communicator already failed (whose first error
+ * stays); fail marks it failed. Bad arguments fail it: ranks would otherwise drift apart in the
+ * sequence of collectives. An exhausted arena or a store timeout only reports. */
+static void record(trainrt_comm *c, int fail, const char *msg)
+{
+	pthread_mutex_lock(&c->lock);
+	if (!c->failed) {
+		c->failed = fail;
+		snprintf(c->errmsg, sizeof(c->errmsg), "trainrt: rank %d: %s", c->w.rank, msg);
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
 static void set_error(trainrt_comm *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void set_error(trainrt_comm *c, const char *fmt, ...)
 {
@@ -231,12 +244,7 @@ static void set_error(trainrt_comm *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	pthread_mutex_lock(&c->lock);
-	if (!c->failed) {
-		c->failed = 1;
-		snprintf(c->errmsg, sizeof(c->errmsg), "trainrt: rank %d: %s", c->w.rank, msg);
-	}
-	pthread_mutex_unlock(&c->lock);
+	record(c, 1, msg);
 }
 
 /* Checks the arguments of one collective and describes it in *o (all but the sequence). */
@@ -574,7 +582,7 @@ void *trainrt_alloc(trainrt_comm *c, size_t bytes)
 		tt_err_set(&err, "out of memory allocating %zu bytes", bytes);
 	}
 	if (!p)
-		set_error(c, "%s", err.msg);
+		record(c, 0, err.msg);
 	return p;
 }
 
@@ -594,7 +602,7 @@ void trainrt_free(trainrt_comm *c, void *ptr)
 static int store_result(trainrt_comm *c, int rc, tt_err *err)
 {
 	if (rc != 0)
-		set_error(c, "%s", err->msg);
+		record(c, 0, err->msg);
 	return rc;
 }
 

@@ -83,7 +83,8 @@ const char *trainrt_backend_name(const trainrt_comm *comm);
 /* 1 when collective buffers must be device (CUDA) memory — the nccl backend — else 0. */
 int trainrt_buffers_on_device(const trainrt_comm *comm);
 
-/* The first error this communicator hit, "trainrt: ..."; "" when none. */
+/* The error that failed this communicator, "trainrt: rank N: ..."; else the last non-fatal one
+ * (an exhausted arena, a store timeout); "" when none. */
 const char *trainrt_last_error(const trainrt_comm *comm);
 
 /* Memory the backend works on directly: with shm/hier it lies in the node's shared segment
