@@ -10,6 +10,7 @@
 #include "rt_token.h"
 #include "trainrt.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -441,6 +442,11 @@ static int rendezvous(trainrt_comm *c, char *addr, int port, tt_err *err)
 			return -1;
 		if (sscanf(where, "%255s %d", addr, &port) != 2)
 			return tt_err_set(err, "malformed store address '%s' from PMIx", where);
+	}
+	{
+		unsigned char probe[4];
+
+		c->w.master_is_name = inet_pton(AF_INET, addr, probe) != 1;
 	}
 	c->w.store = rt_store_connect(addr, port, c->token, c->w.size, c->w.timeout, err);
 	return c->w.store ? 0 : -1;

@@ -45,6 +45,7 @@ typedef struct rt_world {
 	const char *token;
 	double timeout;
 	size_t arena_bytes; /* per rank, for trainrt_alloc in shared memory */
+	int master_is_name; /* MASTER_ADDR is a host name, not an IP literal */
 } rt_world;
 
 typedef struct rt_backend rt_backend;

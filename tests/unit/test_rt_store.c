@@ -145,6 +145,18 @@ static void test_connect_gives_up(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "is rank 0 running?"));
 }
 
+static void test_interface_choice(void)
+{
+	char ip[64];
+	tt_err err;
+
+	/* Loopback never qualifies: peers on other nodes could not reach it. */
+	CU_ASSERT_EQUAL(rt_net_iface_ip("=lo", ip, sizeof(ip), &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "TRAINRT_SOCKET_IFNAME"));
+	CU_ASSERT_EQUAL(rt_net_iface_ip("nosuchif", ip, sizeof(ip), &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "matching nosuchif"));
+}
+
 static void test_token_rules(void)
 {
 	struct stat st = { .st_mode = S_IFREG | 0600, .st_uid = 1000 };
@@ -179,6 +191,7 @@ int tt_register_suites(void)
 	CU_add_test(s, "refusals have reasons", test_refusals_have_reasons);
 	CU_add_test(s, "get times out", test_get_times_out);
 	CU_add_test(s, "connect gives up", test_connect_gives_up);
+	CU_add_test(s, "interface choice", test_interface_choice);
 	CU_add_test(s, "token rules", test_token_rules);
 	return 0;
 }
