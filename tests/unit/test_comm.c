@@ -367,7 +367,8 @@ static int rank_failure(trainrt_comm *c, const char *initerr, void *arg)
 	if (trainrt_rank(c) == f->victim) {
 		if (f->how == 0)
 			raise(SIGKILL);
-		sleep(60);
+		/* Stop answering for longer than TRAINRT_TIMEOUT (3 s): the others must give up. */
+		sleep(6);
 		return 1;
 	}
 	t0 = now_s();
