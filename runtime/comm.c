@@ -1,6 +1,7 @@
 /* comm.c — trainrt_comm: reads the launch environment, runs the rendezvous, picks a backend and
- * executes collectives in issue order on one progress thread per communicator, so blocking and
- * asynchronous calls share one path and compute can overlap communication. */
+ * executes collectives in issue order: asynchronous ones on one progress thread per communicator
+ * (so compute overlaps communication), blocking ones on the caller's thread when nothing is
+ * queued, else behind the queue. */
 #include <config.h>
 
 #include "comm_backend.h"
@@ -474,7 +475,7 @@ trainrt_comm *trainrt_init(char *errbuf, size_t errlen)
 	trainrt_comm *c = calloc(1, sizeof(*c));
 	tt_err err = { "" };
 	char addr[256];
-	int port = 0, bad, arena_mb = 1024;
+	int port = 0, bad, arena_mb = 256;
 
 	if (!c) {
 		snprintf(errbuf, errlen, "trainrt: out of memory");
