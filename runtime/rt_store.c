@@ -312,8 +312,8 @@ static int write_client(struct client *c)
 }
 
 /* Out of descriptors: free the spare, accept the waiting client, tell it why, and close it, so
- * it fails at once with the reason instead of timing out. */
-static void refuse_no_fds(rt_store_server *s)
+ * it fails at once with the reason instead of timing out. 1 when a client was turned away. */
+static int refuse_no_fds(rt_store_server *s)
 {
 	static const char msg[] = "rank 0 ran out of file descriptors (one per rank): raise 'ulimit -n' for the job";
 	struct rsp_hdr h = { .status = ST_REFUSED, .vallen = sizeof(msg) - 1 };
@@ -328,6 +328,7 @@ static void refuse_no_fds(rt_store_server *s)
 		close(fd);
 	}
 	s->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	return fd >= 0;
 }
 
 static void accept_clients(rt_store_server *s)
@@ -335,9 +336,11 @@ static void accept_clients(rt_store_server *s)
 	for (;;) {
 		int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
+		/* EMFILE comes whether or not anyone is waiting: stop once nobody is. */
 		if (fd < 0 && (errno == EMFILE || errno == ENFILE) && s->spare >= 0) {
-			refuse_no_fds(s);
-			continue;
+			if (refuse_no_fds(s))
+				continue;
+			return;
 		}
 		if (fd < 0)
 			return;
@@ -530,9 +533,18 @@ static int roundtrip(rt_store *st, uint32_t cmd, const char *key, const void *va
 	}
 	if (rt_net_send_all(st->fd, &h, sizeof(h), st->timeout, err) != 0 ||
 	    rt_net_send_all(st->fd, key, klen, st->timeout, err) != 0 ||
-	    rt_net_send_all(st->fd, val, len, st->timeout, err) != 0 ||
-	    rt_net_recv_all(st->fd, &r, sizeof(r), st->timeout, err) != 0)
+	    rt_net_send_all(st->fd, val, len, st->timeout, err) != 0) {
+		/* A server that refuses at once may close before our request is out: its reason can
+		 * still be waiting in the receive buffer. */
+		tt_err sent = *err;
+
+		if (rt_net_recv_all(st->fd, &r, sizeof(r), 1.0, err) != 0 || r.status == ST_OK) {
+			*err = sent;
+			goto lost;
+		}
+	} else if (rt_net_recv_all(st->fd, &r, sizeof(r), st->timeout, err) != 0) {
 		goto lost;
+	}
 	if (r.vallen > RT_STORE_MAX_VAL) {
 		tt_err_set(err, "malformed reply");
 		goto lost;
