@@ -323,8 +323,15 @@ static int refuse_no_fds(rt_store_server *s)
 	fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd >= 0) {
 		/* The reply fits the socket buffer of a fresh connection; a short write only loses the reason. */
+		char sink[512];
+
 		if (send(fd, &h, sizeof(h), MSG_NOSIGNAL) == (ssize_t)sizeof(h))
 			send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL);
+		/* Closing with the client's hello unread would reset the connection, and the reset can
+		 * overtake the reason: take in what already arrived, and close after a FIN. */
+		shutdown(fd, SHUT_WR);
+		while (recv(fd, sink, sizeof(sink), MSG_DONTWAIT) > 0)
+			;
 		close(fd);
 	}
 	s->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
