@@ -20,3 +20,10 @@ bench-plugin: train_topo.la
 	$(SHELL) $(srcdir)/bench/plugin.sh $(abs_top_builddir)/.libs/train_topo.so
 dist_noinst_SCRIPTS += bench/plugin.sh
 .PHONY: bench-plugin
+
+# bench-comm: collectives vs memcpy, Gloo, Open MPI; rendezvous vs PyTorch TCPStore (bench/comm.sh).
+dist_noinst_SCRIPTS += bench/comm.sh
+BENCH_TARGETS += bench-comm
+bench-comm: trainrt-bench
+	TRAINRT_BENCH=./trainrt-bench $(SHELL) $(srcdir)/bench/comm.sh
+.PHONY: bench-comm
