@@ -1,1 +1,15 @@
 # runtime: build rules (filled by its owner)
+
+# ---- trainer: model, optimizer, data, DDP/ZeRO math, checkpoints (libtrainmodel) and train-mlp ----
+# libtrainmodel is a convenience library so unit tests link the model code without the comm layer.
+noinst_LTLIBRARIES += libtrainmodel.la
+libtrainmodel_la_SOURCES = \
+	runtime/rng.h \
+	runtime/mlp.h runtime/mlp.c \
+	runtime/adamw.h runtime/adamw.c \
+	runtime/idx.h runtime/idx.c \
+	runtime/dataset.h runtime/dataset.c \
+	runtime/bucket.h runtime/bucket.c \
+	runtime/shard.h runtime/shard.c
+libtrainmodel_la_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS)
+libtrainmodel_la_LIBADD = $(OPENBLAS_LIBS) -lz -lm

@@ -9,3 +9,19 @@ tests_unit_test_err_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_err_LDADD = $(UNIT_LDADD)
 
 TESTS += $(check_PROGRAMS)
+
+# trainer: model math, optimizer, data, bucket/shard plans, checkpoints
+TRAIN_UNIT_LDADD = libtrainmodel.la $(UNIT_LDADD)
+check_PROGRAMS += tests/unit/test_mlp tests/unit/test_adamw tests/unit/test_idx tests/unit/test_dpplan
+tests_unit_test_mlp_SOURCES = tests/unit/test_mlp.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_mlp_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_mlp_LDADD = $(TRAIN_UNIT_LDADD)
+tests_unit_test_adamw_SOURCES = tests/unit/test_adamw.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_adamw_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_adamw_LDADD = $(TRAIN_UNIT_LDADD)
+tests_unit_test_idx_SOURCES = tests/unit/test_idx.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_idx_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_idx_LDADD = $(TRAIN_UNIT_LDADD)
+tests_unit_test_dpplan_SOURCES = tests/unit/test_dpplan.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_dpplan_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_dpplan_LDADD = $(TRAIN_UNIT_LDADD)
