@@ -1,5 +1,8 @@
 # runtime: build rules (filled by its owner)
 
+# libtrainrt, communication part: rendezvous store, backends (shm, tcp, hierarchical, nccl), collectives.
+include_HEADERS += runtime/trainrt.h
+
 # ---- trainer: model, optimizer, data, DDP/ZeRO math, checkpoints (libtrainmodel) and train-mlp ----
 # libtrainmodel is a convenience library so unit tests link the model code without the comm layer.
 noinst_LTLIBRARIES += libtrainmodel.la
