@@ -13,6 +13,7 @@ libtrainmodel_la_SOURCES = \
 	runtime/idx.h runtime/idx.c \
 	runtime/dataset.h runtime/dataset.c \
 	runtime/bucket.h runtime/bucket.c \
-	runtime/shard.h runtime/shard.c
+	runtime/shard.h runtime/shard.c \
+	runtime/ckpt.h runtime/ckpt.c
 libtrainmodel_la_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS)
 libtrainmodel_la_LIBADD = $(OPENBLAS_LIBS) -lz -lm
