@@ -1,10 +1,10 @@
 /* ckpt.c — checkpoint files: atomic writes, CRC checks, discovery, re-slicing load, pruning
  * (see ckpt.h). */
 #include "ckpt.h"
+#include "atomic_file.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,11 +20,6 @@ typedef struct rank_header {
 	char magic[8];
 	uint32_t rank, world, n_blocks, reserved;
 } rank_header;
-
-struct chunk {
-	const void *data;
-	size_t len;
-};
 
 void tt_ckpt_meta_free(tt_ckpt_meta *m)
 {
@@ -54,70 +49,7 @@ int tt_ckpt_prepare(const char *root, long step, tt_err *err)
 	return 0;
 }
 
-static int fsync_dir(const char *dir, tt_err *err)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY);
-	int rc = 0;
-
-	if (fd < 0)
-		return tt_err_errno(err, "cannot open directory %s to sync it", dir);
-	if (fsync(fd) != 0)
-		rc = tt_err_errno(err, "cannot sync directory %s", dir);
-	close(fd);
-	return rc;
-}
-
-/* dir/name via dir/name.tmp: write all chunks, fsync, rename, fsync(dir). */
-static int write_atomic(const char *dir, const char *name, const struct chunk *c, int n, tt_err *err)
-{
-	char path[4096], tmp[4200];
-	int fd, rc = -1;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return tt_err_errno(err, "cannot create %s", tmp);
-	for (int i = 0; i < n; i++) {
-		const char *p = c[i].data;
-		size_t left = c[i].len;
-
-		while (left > 0) {
-			ssize_t w = write(fd, p, left);
-
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w < 0) {
-				tt_err_errno(err, "cannot write %s (disk full?)", tmp);
-				goto fail;
-			}
-			p += w;
-			left -= (size_t)w;
-		}
-	}
-	if (fsync(fd) != 0) {
-		tt_err_errno(err, "cannot sync %s", tmp);
-		goto fail;
-	}
-	if (close(fd) != 0) {
-		fd = -1;
-		tt_err_errno(err, "cannot close %s", tmp);
-		goto fail;
-	}
-	fd = -1;
-	if (rename(tmp, path) != 0) {
-		tt_err_errno(err, "cannot rename %s to %s", tmp, path);
-		goto fail;
-	}
-	return fsync_dir(dir, err);
-fail:
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-	return rc;
-}
-
-static uint32_t crc_chunks(const struct chunk *c, int n)
+static uint32_t crc_chunks(const tt_chunk *c, int n)
 {
 	uLong crc = crc32(0L, Z_NULL, 0);
 
@@ -144,21 +76,21 @@ int tt_ckpt_write_rank(const char *root, long step, const tt_shard_plan *plan, c
 			  .n_blocks = (uint32_t)plan->n_blocks };
 	uint64_t lens[TT_SHARD_MAX_BLOCKS];
 	size_t s = tt_shard_total(plan) * sizeof(float);
-	struct chunk c[6];
+	tt_chunk c[6];
 
 	memcpy(h.magic, RANK_MAGIC, 8);
 	for (int b = 0; b < plan->n_blocks; b++)
 		lens[b] = plan->block_len[b];
-	c[0] = (struct chunk){ &h, sizeof(h) };
-	c[1] = (struct chunk){ lens, sizeof(uint64_t) * plan->n_blocks };
-	c[2] = (struct chunk){ p, s };
-	c[3] = (struct chunk){ m, s };
-	c[4] = (struct chunk){ v, s };
+	c[0] = (tt_chunk){ &h, sizeof(h) };
+	c[1] = (tt_chunk){ lens, sizeof(uint64_t) * plan->n_blocks };
+	c[2] = (tt_chunk){ p, s };
+	c[3] = (tt_chunk){ m, s };
+	c[4] = (tt_chunk){ v, s };
 	*crc = crc_chunks(c, 5);
-	c[5] = (struct chunk){ crc, sizeof(*crc) };
+	c[5] = (tt_chunk){ crc, sizeof(*crc) };
 	tt_ckpt_step_dir(dir, sizeof(dir), root, step);
 	snprintf(name, sizeof(name), "rank-%05d.bin", plan->rank);
-	return write_atomic(dir, name, c, 6, err);
+	return tt_atomic_write(dir, name, c, 6, err);
 }
 
 int tt_ckpt_write_meta(const char *root, const tt_ckpt_meta *meta, tt_err *err)
@@ -166,7 +98,7 @@ int tt_ckpt_write_meta(const char *root, const tt_ckpt_meta *meta, tt_err *err)
 	char dir[4096], *text = NULL, tail[64];
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
-	struct chunk c[2];
+	tt_chunk c[2];
 	int rc;
 
 	if (!f)
@@ -176,11 +108,11 @@ int tt_ckpt_write_meta(const char *root, const tt_ckpt_meta *meta, tt_err *err)
 	for (int r = 0; r < meta->world; r++)
 		fprintf(f, "rank_crc %d %08x\n", r, meta->crc[r]);
 	fclose(f);
-	c[0] = (struct chunk){ text, len };
+	c[0] = (tt_chunk){ text, len };
 	snprintf(tail, sizeof(tail), "meta_crc %08x\n", crc_chunks(c, 1));
-	c[1] = (struct chunk){ tail, strlen(tail) };
+	c[1] = (tt_chunk){ tail, strlen(tail) };
 	tt_ckpt_step_dir(dir, sizeof(dir), root, meta->step);
-	rc = write_atomic(dir, "meta.txt", c, 2, err);
+	rc = tt_atomic_write(dir, "meta.txt", c, 2, err);
 	free(text);
 	return rc;
 }

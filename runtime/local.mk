@@ -14,6 +14,8 @@ libtrainmodel_la_SOURCES = \
 	runtime/dataset.h runtime/dataset.c \
 	runtime/bucket.h runtime/bucket.c \
 	runtime/shard.h runtime/shard.c \
-	runtime/ckpt.h runtime/ckpt.c
+	runtime/atomic_file.h runtime/atomic_file.c \
+	runtime/ckpt.h runtime/ckpt.c \
+	runtime/train_opts.h runtime/train_opts.c
 libtrainmodel_la_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS)
 libtrainmodel_la_LIBADD = $(OPENBLAS_LIBS) -lz -lm

@@ -13,7 +13,7 @@ TESTS += $(check_PROGRAMS)
 # trainer: model math, optimizer, data, bucket/shard plans, checkpoints
 TRAIN_UNIT_LDADD = libtrainmodel.la $(UNIT_LDADD)
 check_PROGRAMS += tests/unit/test_mlp tests/unit/test_adamw tests/unit/test_idx tests/unit/test_dpplan \
-	tests/unit/test_ckpt
+	tests/unit/test_ckpt tests/unit/test_train_opts
 tests_unit_test_mlp_SOURCES = tests/unit/test_mlp.c tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_mlp_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_mlp_LDADD = $(TRAIN_UNIT_LDADD)
@@ -29,3 +29,6 @@ tests_unit_test_dpplan_LDADD = $(TRAIN_UNIT_LDADD)
 tests_unit_test_ckpt_SOURCES = tests/unit/test_ckpt.c tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_ckpt_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_ckpt_LDADD = $(TRAIN_UNIT_LDADD)
+tests_unit_test_train_opts_SOURCES = tests/unit/test_train_opts.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_train_opts_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_train_opts_LDADD = $(TRAIN_UNIT_LDADD)
