@@ -10,6 +10,13 @@ tests_unit_test_err_LDADD = $(UNIT_LDADD)
 
 TESTS += $(check_PROGRAMS)
 
+# libtrainrt communication: pure kernels/store, and forked multi-rank worlds (comm_harness).
+check_PROGRAMS += tests/unit/test_comm
+tests_unit_test_comm_SOURCES = tests/unit/test_comm.c tests/unit/comm_harness.c \
+	tests/unit/comm_harness.h tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_comm_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_comm_LDADD = libtrainrt.la $(UNIT_LDADD) -lm
+
 # trainer: model math, optimizer, data, bucket/shard plans, checkpoints
 TRAIN_UNIT_LDADD = libtrainmodel.la $(UNIT_LDADD)
 check_PROGRAMS += tests/unit/test_mlp tests/unit/test_adamw tests/unit/test_idx tests/unit/test_dpplan \
