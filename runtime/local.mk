@@ -35,3 +35,12 @@ libtrainmodel_la_SOURCES = \
 	runtime/train_opts.h runtime/train_opts.c
 libtrainmodel_la_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS)
 libtrainmodel_la_LIBADD = $(OPENBLAS_LIBS) -lz -lm
+
+bin_PROGRAMS += train-mlp
+train_mlp_SOURCES = runtime/train_mlp.c runtime/dp.h runtime/dp.c
+train_mlp_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS)
+train_mlp_LDADD = libtrainmodel.la libtrainrt.la libtopo.la $(OPENBLAS_LIBS) -lz -lm $(PTHREAD_LIBS)
+
+# Multi-process integration tests of train-mlp (ranks on 127.0.0.1 via launch_local.sh).
+dist_noinst_SCRIPTS += tests/trainer/launch_local.sh tests/trainer/resume.sh tests/trainer/equivalence.sh
+TESTS += tests/trainer/resume.sh tests/trainer/equivalence.sh

@@ -1,0 +1,28 @@
+#!/bin/sh
+# launch_local.sh — runs N copies of a command on this machine as one libtrainrt job, the way
+# torchrun does: the env contract (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1,
+# MASTER_PORT) per copy, rank 0's output as is and the others' on stderr with their rank. Exits with
+# rank 0's status, or the first non-zero status of any rank.
+# usage: launch_local.sh N COMMAND [ARGS...]      (TT_LAUNCH_PORT overrides the random port)
+set -u
+n=$1
+shift
+port=${TT_LAUNCH_PORT:-$(( 20000 + $$ % 20000 + $(od -An -N2 -tu2 /dev/urandom) % 20000 ))}
+TRAINRT_TOKEN=${TRAINRT_TOKEN:-launch-local-$$}
+TRAINRT_TIMEOUT=${TRAINRT_TIMEOUT:-60}
+export TRAINRT_TOKEN TRAINRT_TIMEOUT
+pids=""
+r=0
+while [ "$r" -lt "$n" ]; do
+	RANK=$r WORLD_SIZE=$n LOCAL_RANK=$r LOCAL_WORLD_SIZE=$n NODE_RANK=0 NNODES=1 \
+		MASTER_ADDR=127.0.0.1 MASTER_PORT=$port "$@" &
+	pids="$pids $!"
+	r=$((r + 1))
+done
+status=0
+for p in $pids; do
+	wait "$p"
+	s=$?
+	[ "$status" -eq 0 ] && status=$s
+done
+exit "$status"
