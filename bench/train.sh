@@ -18,7 +18,7 @@ unset RANK WORLD_SIZE PMIX_RANK
 field() { sed -n "s/.*\"$2\": \([0-9.e+-]*\).*/\1/p" "$1" | head -1; }
 
 peak=$($SGEMM_PEAK 512 1 | awk '{print $2}')
-echo "machine: $(nproc) CPUs, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1); $threads thread(s) per rank"
+echo "machine: $(getconf _NPROCESSORS_ONLN) CPUs, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1); $threads thread(s) per rank"
 echo "OpenBLAS sgemm 512^3 peak, $threads thread(s): $peak GFLOP/s"
 printf "%-10s %5s %6s %14s %14s %8s %10s %12s\n" model batch world train-mlp/s torch-ddp/s ratio gemm-share GFLOP/s/rank
 # model global-batch steps synthetic-samples
