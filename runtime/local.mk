@@ -42,5 +42,6 @@ train_mlp_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS)
 train_mlp_LDADD = libtrainmodel.la libtrainrt.la libtopo.la $(OPENBLAS_LIBS) -lz -lm $(PTHREAD_LIBS)
 
 # Multi-process integration tests of train-mlp (ranks on 127.0.0.1 via launch_local.sh).
-dist_noinst_SCRIPTS += tests/trainer/launch_local.sh tests/trainer/resume.sh tests/trainer/equivalence.sh
-TESTS += tests/trainer/resume.sh tests/trainer/equivalence.sh
+dist_noinst_SCRIPTS += tests/trainer/launch_local.sh tests/trainer/resume.sh tests/trainer/equivalence.sh \
+	tests/trainer/signal.sh
+TESTS += tests/trainer/resume.sh tests/trainer/equivalence.sh tests/trainer/signal.sh
