@@ -26,8 +26,8 @@ float tt_adamw_lr(const tt_adamw_cfg *cfg, long step)
 	return (float)(cfg->lr * 0.5 * (1.0 + cos(M_PI * progress)));
 }
 
-void tt_adamw_update(const tt_adamw_cfg *cfg, long step, float lr, float *p, const float *g, float *m, float *v,
-		     size_t n)
+void tt_adamw_update(const tt_adamw_cfg *cfg, long step, float lr, float *restrict p, const float *restrict g,
+		     float *restrict m, float *restrict v, size_t n)
 {
 	float b1 = cfg->beta1, b2 = cfg->beta2;
 	float bc1 = 1.0f - powf(b1, (float)(step + 1));

@@ -23,7 +23,7 @@ float tt_adamw_lr(const tt_adamw_cfg *cfg, long step);
 
 /* One AdamW update of n parameters with gradient g and moments m, v; `step` is 0-based and sets
  * the bias correction, lr is the scheduled rate for this step. */
-void tt_adamw_update(const tt_adamw_cfg *cfg, long step, float lr, float *p, const float *g, float *m, float *v,
-		     size_t n);
+void tt_adamw_update(const tt_adamw_cfg *cfg, long step, float lr, float *restrict p, const float *restrict g,
+		     float *restrict m, float *restrict v, size_t n);
 
 #endif

@@ -78,9 +78,15 @@ int tt_dp_init(tt_dp *dp, const tt_mlp *model, trainrt_comm *comm, const tt_dp_c
 		dp->params = calloc(total, sizeof(float));
 	else
 		dp->pshard = calloc(s, sizeof(float));
-	if (cfg->zero < 2)
-		dp->grads = calloc(total, sizeof(float));
-	else {
+	if (cfg->zero < 2) {
+		/* In the communicator's own memory the bucket all-reduces skip staging copies. */
+		if (multi(dp) && !trainrt_buffers_on_device(comm) &&
+		    (dp->grads = trainrt_alloc(comm, total * sizeof(float)))) {
+			memset(dp->grads, 0, total * sizeof(float));
+			dp->grads_in_comm = 1;
+		} else
+			dp->grads = calloc(total, sizeof(float));
+	} else {
 		dp->gshard = calloc(s, sizeof(float));
 		dp->gpart = calloc(s, sizeof(float));
 	}
@@ -123,7 +129,10 @@ void tt_dp_free(tt_dp *dp)
 {
 	free(dp->params);
 	free(dp->pshard);
-	free(dp->grads);
+	if (dp->grads_in_comm)
+		trainrt_free(dp->comm, dp->grads);
+	else
+		free(dp->grads);
 	free(dp->gshard);
 	free(dp->gpart);
 	free(dp->m);

@@ -39,6 +39,7 @@ typedef struct tt_dp {
 	float *params;		     /* padded full parameters (ZeRO 0-2) */
 	float *pshard;		     /* this rank's parameter slices (ZeRO 3) */
 	float *grads;		     /* padded full gradients (ZeRO 0-1) */
+	int grads_in_comm;	     /* grads came from trainrt_alloc */
 	float *gshard, *gpart;	     /* reduced gradient slices and one micro-batch's part (ZeRO 2-3) */
 	float *m, *v;		     /* AdamW moments: padded full (ZeRO 0) or slices */
 	float *stage;		     /* slices staged for all-gathers */
