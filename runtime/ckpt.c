@@ -342,6 +342,37 @@ static void reslice(const tt_shard_plan *plan, int saved_world, int r, const uin
 	}
 }
 
+/* Checks saved rank file `r` (bytes in buf) against the model and copies its part into p, m, v. */
+static int load_rank_file(const char *path, const char *buf, size_t len, int r, const tt_ckpt_meta *meta,
+			  const tt_shard_plan *plan, float *p, float *m, float *v, tt_err *err)
+{
+	size_t head = sizeof(rank_header) + sizeof(uint64_t) * plan->n_blocks, saved_total = 0, want;
+	const uint64_t *lens = (const uint64_t *)(buf + sizeof(rank_header));
+	const float *arr = (const float *)(buf + head);
+	rank_header h;
+
+	if (len < head)
+		return tt_err_set(err, "%s is truncated", path);
+	memcpy(&h, buf, sizeof(h));
+	if (memcmp(h.magic, RANK_MAGIC, 8) || h.rank != (uint32_t)r || h.world != (uint32_t)meta->world ||
+	    h.n_blocks != (uint32_t)plan->n_blocks)
+		return tt_err_set(err, "%s: header does not match the model (%d layers) or meta.txt; was the checkpoint "
+				  "written for another --layers?", path, plan->n_blocks);
+	for (int b = 0; b < plan->n_blocks; b++) {
+		if (lens[b] != plan->block_len[b])
+			return tt_err_set(err, "%s: layer %d has %llu parameters, the model %zu; the checkpoint belongs "
+					  "to another --layers", path, b, (unsigned long long)lens[b], plan->block_len[b]);
+		saved_total += (lens[b] + (size_t)meta->world - 1) / (size_t)meta->world;
+	}
+	want = head + 3 * sizeof(float) * saved_total + 4;
+	if (len != want)
+		return tt_err_set(err, "%s is %zu bytes, expected %zu", path, len, want);
+	reslice(plan, meta->world, r, lens, arr, p);
+	reslice(plan, meta->world, r, lens, arr + saved_total, m);
+	reslice(plan, meta->world, r, lens, arr + 2 * saved_total, v);
+	return 0;
+}
+
 int tt_ckpt_load(const char *root, const tt_ckpt_meta *meta, const tt_shard_plan *plan, float *p, float *m, float *v,
 		 tt_err *err)
 {
@@ -354,41 +385,16 @@ int tt_ckpt_load(const char *root, const tt_ckpt_meta *meta, const tt_shard_plan
 	memset(v, 0, sizeof(float) * total);
 	for (int r = 0; r < meta->world; r++) {
 		char path[4200], *buf;
-		size_t len, saved_total = 0, want;
-		rank_header h;
-		const uint64_t *lens;
-		const float *arr;
+		size_t len;
+		int rc;
 
 		snprintf(path, sizeof(path), "%s/rank-%05d.bin", dir, r);
 		if (slurp(path, &buf, &len, err))
 			return -1;
-		memcpy(&h, buf, sizeof(h));
-		lens = (const uint64_t *)(buf + sizeof(h));
-		if (memcmp(h.magic, RANK_MAGIC, 8) || h.rank != (uint32_t)r || h.world != (uint32_t)meta->world ||
-		    h.n_blocks != (uint32_t)plan->n_blocks) {
-			free(buf);
-			return tt_err_set(err, "%s: header does not match the model (%d layers) or meta.txt; was the "
-					  "checkpoint written for another --layers?", path, plan->n_blocks);
-		}
-		for (int b = 0; b < plan->n_blocks; b++) {
-			if (lens[b] != plan->block_len[b]) {
-				free(buf);
-				return tt_err_set(err, "%s: layer %d has %llu parameters, the model %zu; the checkpoint "
-						  "belongs to another --layers", path, b, (unsigned long long)lens[b],
-						  plan->block_len[b]);
-			}
-			saved_total += (lens[b] + (size_t)meta->world - 1) / (size_t)meta->world;
-		}
-		want = sizeof(h) + sizeof(uint64_t) * plan->n_blocks + 3 * sizeof(float) * saved_total + 4;
-		if (len != want) {
-			free(buf);
-			return tt_err_set(err, "%s is %zu bytes, expected %zu", path, len, want);
-		}
-		arr = (const float *)(buf + sizeof(h) + sizeof(uint64_t) * plan->n_blocks);
-		reslice(plan, meta->world, r, lens, arr, p);
-		reslice(plan, meta->world, r, lens, arr + saved_total, m);
-		reslice(plan, meta->world, r, lens, arr + 2 * saved_total, v);
+		rc = load_rank_file(path, buf, len, r, meta, plan, p, m, v, err);
 		free(buf);
+		if (rc)
+			return -1;
 	}
 	return 0;
 }

@@ -10,7 +10,6 @@
 #include "train_opts.h"
 #include "trainrt.h"
 
-#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -377,7 +376,9 @@ static int run(train *t, tt_err *err)
 			if (evaluate(t, err))
 				return -1;
 			say(t, 0, "step %ld test loss %.4f test acc %.4f", t->step, t->test_loss, t->test_acc);
-			if (add_history(t, t->step, t->n_hist ? t->hist[t->n_hist - 1].loss : NAN, t->test_acc))
+			if (t->n_hist && t->hist[t->n_hist - 1].step == t->step)
+				t->hist[t->n_hist - 1].test_acc = t->test_acc;
+			else if (add_history(t, t->step, (float)(iv_loss / iv_steps), t->test_acc))
 				return tt_err_set(err, "out of memory for the loss history");
 		}
 		if (t->o.ckpt_dir && ((t->o.ckpt_every && t->step % t->o.ckpt_every == 0) || timed || got_signal) &&
