@@ -1,5 +1,12 @@
 # bench: build rules (filled by its owner)
 
+# bench-comm: collectives vs memcpy, Gloo, Open MPI; rendezvous vs PyTorch TCPStore (bench/comm.sh).
+dist_noinst_SCRIPTS += bench/comm.sh
+BENCH_TARGETS += bench-comm
+bench-comm: trainrt-bench
+	TRAINRT_BENCH=./trainrt-bench $(SHELL) $(srcdir)/bench/comm.sh
+.PHONY: bench-comm
+
 # bench-train: train-mlp DDP throughput vs PyTorch DDP (gloo), scaling 1 -> 2 ranks, GEMM share.
 noinst_PROGRAMS += bench/sgemm-peak
 bench_sgemm_peak_SOURCES = bench/sgemm_peak.c

@@ -77,6 +77,8 @@ static int hier_reducescatter(rt_backend *be, const rt_op *op, tt_err *err)
 	rt_op full = *op;
 	int rank = h->node * h->local_size + h->local_rank;
 
+	if (total == 0) /* still a collective: every rank takes part in the header checks */
+		return hier_allreduce_into(h, op, NULL, err);
 	if (total > h->scratch_cap) {
 		unsigned char *p = realloc(h->scratch, total);
 

@@ -10,14 +10,18 @@ libtrainrt_la_SOURCES += \
 	runtime/rt_token.h runtime/rt_token.c runtime/rt_store.h runtime/rt_store.c \
 	runtime/rt_pmix.h runtime/rt_pmix.c \
 	runtime/backend_shm.c runtime/backend_tcp.c runtime/backend_hier.c
-libtrainrt_la_CFLAGS = $(AM_CFLAGS) $(PMIX_CFLAGS) $(HWLOC_CFLAGS)
+libtrainrt_la_CFLAGS = $(AM_CFLAGS) $(PMIX_CFLAGS) $(OPENBLAS_CFLAGS)
 libtrainrt_la_CPPFLAGS = $(AM_CPPFLAGS)
-libtrainrt_la_LIBADD = libtopo.la $(PMIX_LIBS) $(PTHREAD_LIBS) -lrt
+libtrainrt_la_LIBADD = libtopo.la $(PMIX_LIBS) $(OPENBLAS_LIBS) $(PTHREAD_LIBS) -lrt
 if HAVE_CUDA
 libtrainrt_la_SOURCES += runtime/backend_nccl.c
 libtrainrt_la_CPPFLAGS += $(CUDA_CPPFLAGS)
 libtrainrt_la_LIBADD += $(CUDA_LDFLAGS) $(CUDA_LIBS)
 endif
+
+bin_PROGRAMS += trainrt-bench
+trainrt_bench_SOURCES = runtime/trainrt_bench.c
+trainrt_bench_LDADD = libtrainrt.la
 
 # ---- trainer: model, optimizer, data, DDP/ZeRO math, checkpoints (libtrainmodel) and train-mlp ----
 # libtrainmodel is a convenience library so unit tests link the model code without the comm layer.

@@ -2,6 +2,7 @@
  * accumulator in L1 while all inputs stream through it once. */
 #include "rt_reduce.h"
 
+#include <cblas.h>
 #include <string.h>
 
 #define RT_BLOCK 512
@@ -71,8 +72,8 @@ void rt_f32_accumulate(float *restrict acc, const float *restrict in, size_t n, 
 			acc[i] = in[i] > acc[i] ? in[i] : acc[i];
 		return;
 	}
-	for (size_t i = 0; i < n; i++)
-		acc[i] += in[i];
+	/* OpenBLAS' saxpy is the vectorised y += x for whatever SIMD this CPU has. */
+	cblas_saxpy((blasint)n, 1.0f, in, 1, acc, 1);
 }
 
 void rt_f32_scale(float *buf, size_t n, float div)

@@ -97,6 +97,8 @@ static struct kv *kv_find(rt_store_server *s, const char *key, int create)
 
 static int out_append(struct client *c, const void *p, size_t n)
 {
+	if (n == 0)
+		return 0;
 	if (c->out_len + n > c->out_cap) {
 		size_t cap = (c->out_len + n) * 2;
 		unsigned char *o = realloc(c->out, cap);

@@ -61,14 +61,15 @@ size_t trainrt_dtype_size(trainrt_dtype dtype);
  *                    into the store: connections with a wrong token are refused. It is an
  *                    admission ticket, not encryption: traffic is not protected from sniffing.
  *  TRAINRT_SHM_ARENA_MB  bytes per rank (MiB) that trainrt_alloc may hand out from the node's
- *                    shared segment (default 1024; the segment is sparse, pages cost nothing
- *                    until touched).
+ *                    shared segment (default 256; the segment is sparse, pages cost nothing
+ *                    until touched, but /dev/shm must be able to hold what is touched).
  *
  * Returns NULL on failure with a one-sentence message ("trainrt: ...") in errbuf. */
 trainrt_comm *trainrt_init(char *errbuf, size_t errlen);
 
-/* Tears the communicator down (waits for queued operations, frees shared memory). NULL is a
- * no-op. Not collective, but a rank that finalizes early makes its peers' next operation fail. */
+/* Tears the communicator down (runs queued operations, frees shared memory). NULL is a no-op.
+ * Rank 0 keeps serving the store until every rank has finalized (at most TRAINRT_TIMEOUT) unless
+ * the communicator failed. A rank that finalizes early makes its peers' next operation fail. */
 void trainrt_finalize(trainrt_comm *comm);
 
 int trainrt_rank(const trainrt_comm *comm);

@@ -16,6 +16,13 @@ tests_unit_test_comm_SOURCES = tests/unit/test_comm.c tests/unit/comm_harness.c 
 	tests/unit/comm_harness.h tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_comm_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_comm_LDADD = libtrainrt.la $(UNIT_LDADD) -lm
+check_PROGRAMS += tests/unit/test_rt_reduce tests/unit/test_rt_store
+tests_unit_test_rt_reduce_SOURCES = tests/unit/test_rt_reduce.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_rt_reduce_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_rt_reduce_LDADD = libtrainrt.la $(UNIT_LDADD) -lm
+tests_unit_test_rt_store_SOURCES = tests/unit/test_rt_store.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_rt_store_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_rt_store_LDADD = libtrainrt.la $(UNIT_LDADD)
 
 # trainer: model math, optimizer, data, bucket/shard plans, checkpoints
 TRAIN_UNIT_LDADD = libtrainmodel.la $(UNIT_LDADD)
