@@ -121,7 +121,7 @@ void tt_mlp_backward_layer(const tt_mlp *m, int l, const float *params_l, const 
 
 		for (int i = 0; i < n; i++)
 			s += dy[(size_t)i * out + j];
-		gb[j] = beta * gb[j] + s;
+		gb[j] = beta == 0.0f ? s : beta * gb[j] + s; /* like sgemm, beta 0 never reads old values */
 	}
 	if (dx)
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, in, out, 1.0f, dy, out, params_l, in, 0.0f,

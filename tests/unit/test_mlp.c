@@ -153,6 +153,8 @@ static void test_backward_accumulates_with_beta_one(void)
 	tt_mlp_forward_layer(&m, 0, p, x, y, 2);
 	for (int i = 0; i < 4; i++)
 		dy[i] = 0.25f * (float)(i + 1);
+	for (int i = 0; i < 8; i++)
+		g1[i] = NAN; /* beta 0 must overwrite, never scale, what was there */
 	tt_mlp_backward_layer(&m, 0, p, x, y, dy, g1, 0.0f, NULL, 2);
 	memcpy(g2, g1, sizeof(g1));
 	for (int i = 0; i < 4; i++)
