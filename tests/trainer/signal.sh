@@ -18,7 +18,7 @@ acc() { sed -n 's/.*"test_accuracy": \([0-9.]*\).*/\1/p' "$1"; }
 
 "$here/launch_local.sh" 2 $TRAIN_MLP $args --summary "$tmp/a.json" 2>"$tmp/a.log" || fail "uninterrupted run"
 
-port=$(( 20000 + $$ % 20000 ))
+port=$("$here/launch_local.sh" --free-port)
 for r in 0 1; do
 	RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
 		$TRAIN_MLP $args --ckpt-dir "$tmp/ck" --summary "$tmp/b.json" 2>"$tmp/b$r.log" &
