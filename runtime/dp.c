@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <zlib.h>
 
 static double now(void)
 {
@@ -50,7 +51,8 @@ int tt_dp_init(tt_dp *dp, const tt_mlp *model, trainrt_comm *comm, const tt_dp_c
 {
 	size_t blocks[TT_MLP_MAX_LAYERS], total, s, widest;
 	int L = model->n_layers;
-	float *full = NULL;
+	float *one = NULL; /* one padded layer at a time, so ZeRO-3 never holds the whole model */
+	size_t widest_layer = 0;
 
 	memset(dp, 0, sizeof(*dp));
 	dp->model = model;
@@ -99,27 +101,31 @@ int tt_dp_init(tt_dp *dp, const tt_mlp *model, trainrt_comm *comm, const tt_dp_c
 		dp->act[l] = calloc((size_t)dp->act_rows * model->dims[l], sizeof(float));
 	dp->dy = calloc((size_t)dp->act_rows * widest, sizeof(float));
 	dp->dx = calloc((size_t)dp->act_rows * widest, sizeof(float));
-	full = calloc(total > 0 ? total : 1, sizeof(float));
+	for (int l = 0; l < L; l++)
+		if (plen(dp, l) > widest_layer)
+			widest_layer = plen(dp, l);
+	one = calloc(widest_layer, sizeof(float));
 	if ((cfg->zero < 3 && !dp->params) || (cfg->zero == 3 && !dp->pshard) || (cfg->zero < 2 && !dp->grads) ||
 	    (cfg->zero >= 2 && (!dp->gshard || !dp->gpart)) || !dp->m || !dp->v || !dp->stage || !dp->dy ||
-	    !dp->dx || !full)
+	    !dp->dx || !one)
 		goto oom;
 	for (int l = 0; l <= L; l++)
 		if (!dp->act[l])
 			goto oom;
 	/* Every rank initialises the whole model the same way, then keeps what its stage needs. */
 	for (int l = 0; l < L; l++) {
-		tt_mlp_init_layer(model, l, cfg->seed, full + dp->poff[l]);
+		memset(one, 0, sizeof(float) * plen(dp, l)); /* padding must be zero */
+		tt_mlp_init_layer(model, l, cfg->seed, one);
 		if (cfg->zero < 3)
-			memcpy(dp->params + dp->poff[l], full + dp->poff[l], sizeof(float) * plen(dp, l));
+			memcpy(dp->params + dp->poff[l], one, sizeof(float) * tt_mlp_layer_params(model, l));
 		else
-			memcpy(dp->pshard + dp->plan.shard_off[l], full + dp->poff[l] + dp->rank * dp->plan.shard_len[l],
+			memcpy(dp->pshard + dp->plan.shard_off[l], one + dp->rank * dp->plan.shard_len[l],
 			       sizeof(float) * dp->plan.shard_len[l]);
 	}
-	free(full);
+	free(one);
 	return 0;
 oom:
-	free(full);
+	free(one);
 	tt_dp_free(dp);
 	return tt_err_set(err, "cannot allocate training buffers for %zu parameters and micro-batch %d; use a "
 			  "higher --zero stage, more --accum or a smaller model", model->n_params, cfg->micro_batch);
@@ -237,6 +243,15 @@ static int layer_grad_ready(tt_dp *dp, int l, tt_err *err)
 	return dp->req_g[l] ? 0 : comm_fail(dp, "reduce-scatter of layer gradients", err);
 }
 
+static int finish_layer_grad(tt_dp *dp, int l, tt_err *err)
+{
+	if (wait_req(dp, &dp->req_g[l], "reduce-scatter of layer gradients", err))
+		return -1;
+	free(dp->layer_g[l]);
+	dp->layer_g[l] = NULL;
+	return 0;
+}
+
 static int backward(tt_dp *dp, int n, int first_micro, int last_micro, tt_err *err)
 {
 	int L = dp->model->n_layers;
@@ -268,6 +283,9 @@ static int backward(tt_dp *dp, int n, int first_micro, int last_micro, tt_err *e
 		dp->compute_seconds += now() - t0;
 		if (dp->cfg.zero < 2 ? last_micro && bucket_ready(dp, l, err) : layer_grad_ready(dp, l, err))
 			return -1;
+		/* ZeRO-2/3 keep at most two layers' full gradients: the one just started and the one before. */
+		if (dp->cfg.zero >= 2 && l + 1 < L && finish_layer_grad(dp, l + 1, err))
+			return -1;
 		if (dp->cfg.zero == 3)
 			drop_layer(dp, l);
 		float *t = dy;
@@ -277,12 +295,8 @@ static int backward(tt_dp *dp, int n, int first_micro, int last_micro, tt_err *e
 	if (dp->cfg.zero >= 2) {
 		size_t s = tt_shard_total(&dp->plan);
 
-		for (int l = L - 1; l >= 0; l--) {
-			if (wait_req(dp, &dp->req_g[l], "reduce-scatter of layer gradients", err))
-				return -1;
-			free(dp->layer_g[l]);
-			dp->layer_g[l] = NULL;
-		}
+		if (finish_layer_grad(dp, 0, err))
+			return -1;
 		if (first_micro)
 			memcpy(dp->gshard, dp->gpart, sizeof(float) * s);
 		else
@@ -455,21 +469,19 @@ int tt_dp_import(tt_dp *dp, const float *p, const float *m, const float *v, tt_e
 	return 0;
 }
 
-int tt_dp_gather_params(tt_dp *dp, float *full, tt_err *err)
+int tt_dp_params_crc32(tt_dp *dp, uint32_t *crc, tt_err *err)
 {
 	const tt_mlp *m = dp->model;
+	uLong c = crc32(0L, Z_NULL, 0);
 
 	for (int l = 0; l < m->n_layers; l++) {
-		const float *src;
-
-		if (dp->cfg.zero == 3) {
-			if (start_gather(dp, l, err) || wait_req(dp, &dp->req_p[l], "all-gather of parameters", err))
-				return -1;
-		}
-		src = layer_params(dp, l);
-		memcpy(full + m->param_off[l], src, sizeof(float) * tt_mlp_layer_params(m, l));
+		if (dp->cfg.zero == 3 &&
+		    (start_gather(dp, l, err) || wait_req(dp, &dp->req_p[l], "all-gather of parameters", err)))
+			return -1;
+		c = crc32(c, (const Bytef *)layer_params(dp, l), (uInt)(sizeof(float) * tt_mlp_layer_params(m, l)));
 		if (dp->cfg.zero == 3)
 			drop_layer(dp, l);
 	}
+	*crc = (uint32_t)c;
 	return 0;
 }

@@ -86,7 +86,8 @@ void tt_dp_export(const tt_dp *dp, float *p, float *m, float *v);
 /* Restores slices and rebuilds the replicated parts (all-gathers). Collective. */
 int tt_dp_import(tt_dp *dp, const float *p, const float *m, const float *v, tt_err *err);
 
-/* The unpadded model parameters (model->n_params floats) in `full`. Collective under ZeRO-3. */
-int tt_dp_gather_params(tt_dp *dp, float *full, tt_err *err);
+/* CRC32 of the unpadded float32 parameters in layer order (identical for any world size and
+ * stage holding the same weights), gathered one layer at a time. Collective under ZeRO-3. */
+int tt_dp_params_crc32(tt_dp *dp, uint32_t *crc, tt_err *err);
 
 #endif

@@ -17,7 +17,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
-#include <zlib.h>
 
 #define PROG "train-mlp"
 
@@ -443,19 +442,16 @@ static int write_summary(train *t, uint32_t weights_crc, const uint32_t *peak_ki
 /* Final evaluation, weights checksum, per-rank peak memory and the summary. */
 static int finish(train *t, double wall_t0, tt_err *err)
 {
-	float *full = malloc(sizeof(float) * t->model.n_params);
 	uint32_t *peak = calloc((size_t)t->world, sizeof(uint32_t));
 	uint32_t crc;
 	int rc = -1;
 
-	if (!full || !peak) {
-		tt_err_set(err, "out of memory for the final checksum");
+	if (!peak) {
+		tt_err_set(err, "out of memory for the per-rank memory report");
 		goto out;
 	}
-	if (evaluate(t, err) || tt_dp_gather_params(&t->dp, full, err))
-		goto out;
-	crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)full, (uInt)(sizeof(float) * t->model.n_params));
-	if (tt_dp_allgather_u32(&t->dp, (uint32_t)peak_rss_kib(), peak, err))
+	if (evaluate(t, err) || tt_dp_params_crc32(&t->dp, &crc, err) ||
+	    tt_dp_allgather_u32(&t->dp, (uint32_t)peak_rss_kib(), peak, err))
 		goto out;
 	if (t->n_hist && t->hist[t->n_hist - 1].step == t->step && t->hist[t->n_hist - 1].test_acc < 0)
 		t->hist[t->n_hist - 1].test_acc = t->test_acc;
@@ -465,7 +461,6 @@ static int finish(train *t, double wall_t0, tt_err *err)
 		goto out;
 	rc = 0;
 out:
-	free(full);
 	free(peak);
 	return rc;
 }
