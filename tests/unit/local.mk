@@ -46,3 +46,7 @@ tests_unit_test_ckpt_LDADD = $(TRAIN_UNIT_LDADD)
 tests_unit_test_train_opts_SOURCES = tests/unit/test_train_opts.c tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_train_opts_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_train_opts_LDADD = $(TRAIN_UNIT_LDADD)
+check_PROGRAMS += tests/unit/test_dp
+tests_unit_test_dp_SOURCES = tests/unit/test_dp.c runtime/dp.h runtime/dp.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_dp_CFLAGS = $(UNIT_CFLAGS) $(OPENBLAS_CFLAGS)
+tests_unit_test_dp_LDADD = libtrainmodel.la libtrainrt.la $(UNIT_LDADD) $(OPENBLAS_LIBS) -lz -lm
