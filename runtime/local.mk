@@ -52,3 +52,5 @@ train_mlp_LDADD = libtrainmodel.la libtrainrt.la libtopo.la $(OPENBLAS_LIBS) -lz
 dist_noinst_SCRIPTS += tests/trainer/launch_local.sh tests/trainer/resume.sh tests/trainer/equivalence.sh \
 	tests/trainer/signal.sh
 TESTS += tests/trainer/resume.sh tests/trainer/equivalence.sh tests/trainer/signal.sh
+EXTRA_DIST += tests/fixtures/trainer/train-images-idx3-ubyte tests/fixtures/trainer/train-labels-idx1-ubyte \
+	tests/fixtures/trainer/t10k-images-idx3-ubyte.gz tests/fixtures/trainer/t10k-labels-idx1-ubyte.gz
