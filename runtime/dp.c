@@ -302,7 +302,8 @@ static int backward(tt_dp *dp, int n, int first_micro, int last_micro, tt_err *e
 		else
 			for (size_t i = 0; i < s; i++)
 				dp->gshard[i] += dp->gpart[i];
-	} else if (last_micro) {
+	} else if (last_micro && dp->cfg.zero == 1) {
+		/* (DDP waits bucket by bucket in optimizer_step, updating each while later ones travel.) */
 		for (int b = 0; b < dp->n_buckets; b++)
 			if (wait_req(dp, &dp->req_g[b], "all-reduce of a gradient bucket", err))
 				return -1;
@@ -352,8 +353,17 @@ static int optimizer_step(tt_dp *dp, long step, tt_err *err)
 
 	switch (dp->cfg.zero) {
 	case 0:
-		tt_adamw_update(c, step, lr, dp->params, dp->grads, dp->m, dp->v, dp->poff[L]);
-		dp->compute_seconds += now() - t0;
+		/* Buckets complete in the order they started; AdamW of one overlaps the next's all-reduce. */
+		for (int b = 0; b < dp->n_buckets; b++) {
+			const tt_bucket *bk = &dp->buckets[b];
+
+			if (wait_req(dp, &dp->req_g[b], "all-reduce of a gradient bucket", err))
+				return -1;
+			t0 = now();
+			tt_adamw_update(c, step, lr, dp->params + bk->off, dp->grads + bk->off, dp->m + bk->off,
+					dp->v + bk->off, bk->len);
+			dp->compute_seconds += now() - t0;
+		}
 		return 0;
 	case 3:
 		tt_adamw_update(c, step, lr, dp->pshard, dp->gshard, dp->m, dp->v, tt_shard_total(&dp->plan));
