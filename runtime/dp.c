@@ -133,6 +133,13 @@ oom:
 
 void tt_dp_free(tt_dp *dp)
 {
+	/* After a failed step operations may still be queued on these buffers: let them end first. */
+	for (int l = 0; l < TT_MLP_MAX_LAYERS; l++) {
+		if (dp->req_p[l])
+			trainrt_wait(dp->comm, dp->req_p[l]);
+		if (dp->req_g[l])
+			trainrt_wait(dp->comm, dp->req_g[l]);
+	}
 	free(dp->params);
 	free(dp->pshard);
 	if (dp->grads_in_comm)
