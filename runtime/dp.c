@@ -418,7 +418,8 @@ int tt_dp_eval(tt_dp *dp, const float *x, const int32_t *y, int n, double *loss_
 
 	if (n > dp->act_rows)
 		return tt_err_set(err, "evaluation batch of %d exceeds the micro-batch %d", n, dp->act_rows);
-	memcpy(dp->act[0], x, sizeof(float) * (size_t)n * m->dims[0]);
+	if (n > 0)
+		memcpy(dp->act[0], x, sizeof(float) * (size_t)n * m->dims[0]);
 	if (forward(dp, n, 0, err))
 		return -1;
 	return tt_softmax_xent(dp->act[L], y, n, m->dims[L], 1.0f, dp->dy, loss_sum, correct, err);
