@@ -19,6 +19,8 @@ libtrainrt_la_CPPFLAGS += $(CUDA_CPPFLAGS)
 libtrainrt_la_LIBADD += $(CUDA_LDFLAGS) $(CUDA_LIBS)
 endif
 
+EXTRA_DIST += tests/gpu/run.sh tests/gpu/nccl_check.c
+
 bin_PROGRAMS += trainrt-bench
 trainrt_bench_SOURCES = runtime/trainrt_bench.c
 trainrt_bench_LDADD = libtrainrt.la
