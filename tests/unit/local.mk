@@ -101,3 +101,30 @@ tests_unit_test_rt_reduce_LDADD = libtrainrt.la $(UNIT_LDADD) -lm
 tests_unit_test_rt_store_SOURCES = tests/unit/test_rt_store.c tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_rt_store_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_rt_store_LDADD = libtrainrt.la $(UNIT_LDADD)
+
+# trainer: model math, optimizer, data, bucket/shard plans, checkpoints
+TRAIN_UNIT_LDADD = libtrainmodel.la $(UNIT_LDADD)
+check_PROGRAMS += tests/unit/test_mlp tests/unit/test_adamw tests/unit/test_idx tests/unit/test_dpplan \
+	tests/unit/test_ckpt tests/unit/test_train_opts
+tests_unit_test_mlp_SOURCES = tests/unit/test_mlp.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_mlp_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_mlp_LDADD = $(TRAIN_UNIT_LDADD)
+tests_unit_test_adamw_SOURCES = tests/unit/test_adamw.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_adamw_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_adamw_LDADD = $(TRAIN_UNIT_LDADD)
+tests_unit_test_idx_SOURCES = tests/unit/test_idx.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_idx_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_idx_LDADD = $(TRAIN_UNIT_LDADD)
+tests_unit_test_dpplan_SOURCES = tests/unit/test_dpplan.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_dpplan_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_dpplan_LDADD = $(TRAIN_UNIT_LDADD)
+tests_unit_test_ckpt_SOURCES = tests/unit/test_ckpt.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_ckpt_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_ckpt_LDADD = $(TRAIN_UNIT_LDADD)
+tests_unit_test_train_opts_SOURCES = tests/unit/test_train_opts.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_train_opts_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_train_opts_LDADD = $(TRAIN_UNIT_LDADD)
+check_PROGRAMS += tests/unit/test_dp
+tests_unit_test_dp_SOURCES = tests/unit/test_dp.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_dp_CFLAGS = $(UNIT_CFLAGS) $(OPENBLAS_CFLAGS)
+tests_unit_test_dp_LDADD = libtrainrt.la libtrainmodel.la $(UNIT_LDADD) -lm
