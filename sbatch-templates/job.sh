@@ -42,10 +42,13 @@ mkdir -p "$ckpt_dir"
 echo "job $SLURM_JOB_ID on $SLURM_JOB_NODELIST: $SLURM_JOB_NUM_NODES nodes, GPUs per node: ${SLURM_GPUS_ON_NODE:-?}"
 echo "train-mlp --layers $layers --data $data --epochs $epochs --batch $batch --lr $lr"
 
+# Who is where: every rank with its node and GPU, from the same layout the trainers get.
+srun train-run -- bash -c 'echo "rank $RANK of $WORLD_SIZE on $(hostname): local rank $LOCAL_RANK, GPU $CUDA_VISIBLE_DEVICES, CPUs $(taskset -cp $$ | sed "s/.*: //")"' | sort -n -k2
+
 # In the background with `wait`, so bash handles the checkpoint signal at once (a foreground
 # srun would delay it); --kill-on-bad-exit ends every node's workers when one fails.
 # shellcheck disable=SC2086
-srun --kill-on-bad-exit=1 train-run --tag-output -- \
+srun --kill-on-bad-exit=1 train-run -- \
 	train-mlp --layers "$layers" --data "$data" --epochs "$epochs" --batch "$batch" --lr "$lr" \
 	--max-steps "$max_steps" --ckpt-dir "$ckpt_dir" --summary "$summary" --log-every 20 \
 	${TRAIN_EXTRA:-} &

@@ -28,6 +28,10 @@ static int option_cb(int val, const char *optarg, int remote)
 
 	(void)val;
 	(void)remote;
+	/* sbatch passes an option given without a value on to the job's srun steps as the text
+	 * "(null)" (Slurm 22.05), which means the same as no value. */
+	if (optarg && strcmp(optarg, "(null)") == 0)
+		optarg = NULL;
 	if (tt_mode_parse(optarg, &tt_plugin.option_mode, &err) != 0) {
 		slurm_error(TT_PLUGIN ": --train-topo: %s", err.msg);
 		return -1;

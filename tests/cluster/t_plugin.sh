@@ -107,6 +107,17 @@ JOB
 	expect_eq "srun --train-topo=off wins" 2 "$(grep -c '^off .* RANK=unset$' out.txt)"
 }
 
+test_plugin_sbatch_option_without_value_means_full() {
+	cat >job.sh <<'JOB'
+#!/bin/bash
+#SBATCH --train-topo
+srun --ntasks-per-node=1 bash -c 'echo "RANK=$RANK mode=$TRAIN_TOPO_MODE topo=${NCCL_TOPO_FILE:+yes}"'
+JOB
+	sbatch_wait out.txt --nodes=2 job.sh
+	cat out.txt
+	expect_eq "steps in mode full" 2 "$(grep -c -E '^RANK=[01] mode=full topo=yes$' out.txt)"
+}
+
 test_plugin_concurrent_steps_get_different_ports() {
 	cat >job.sh <<'JOB'
 #!/bin/bash

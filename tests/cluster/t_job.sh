@@ -1,0 +1,15 @@
+# t_job.sh — sbatch-templates/job.sh, the job users copy first: 2 nodes x 8 GPUs, 16 ranks train
+# Fashion-MNIST through srun --train-topo train-run train-mlp.
+
+test_job_template_trains_16_ranks_on_2_nodes() {
+	local id
+	id=$(TRAIN_MAX_STEPS=120 sbatch --parsable --output=job-%j.out --nodes=2 --gres=gpu:8 "$TT_SRCDIR/sbatch-templates/job.sh")
+	expect_eq "job state" COMPLETED "$(job_wait "$id" 170)"
+	local out="job-$id.out"
+	cat "$out"
+	expect_eq "every rank listed" "$(seq 0 15 | xargs)" "$(sed -n 's/^rank \([0-9]*\) of 16 on node[12]: .*/\1/p' "$out" | xargs)"
+	expect_eq "eight GPUs per node, one each" 16 "$(grep -c -E '^rank [0-9]+ of 16 on node[12]: local rank [0-7], GPU [0-7], CPUs' "$out")"
+	expect_match "16 ranks trained" "16 rank\\(s\\)" "$(cat "$out")"
+	expect_match "final accuracy" "test accuracy 0\\.[6-9][0-9]*" "$(cat "$out")"
+	expect_match "summary written" '"world_size": *16' "$(cat "train-mlp-$id.json")"
+}
