@@ -15,7 +15,7 @@ plugin="$(make -s print-spankdir)/train_topo.so"
 started_cluster=0
 if [ -z "${SLURM_CONF:-}" ] && ! timeout 5 scontrol ping >/dev/null 2>&1; then
 	echo "main-job: no Slurm cluster answers here: starting the embedded test cluster"
-	tests/cluster/cluster.sh up --nodes 2 --plugin "$plugin"
+	tests/cluster/cluster.sh up --nodes 2 --plugin "$plugin" --share "$top"
 	export SLURM_CONF=${TT_CLUSTER_DIR:-/var/lib/traintopo-cluster}/etc/slurm.conf
 	started_cluster=1
 	if [ "${TT_KEEP_CLUSTER:-0}" != 1 ]; then

@@ -26,5 +26,5 @@ fi
 echo "== cluster tests"
 export PATH="$top:$top/sbatch-templates:$PATH"
 trap 'tests/cluster/cluster.sh down >/dev/null 2>&1 || true' EXIT
-tests/cluster/cluster.sh up --nodes 2 --plugin "$top/.libs/train_topo.so"
+tests/cluster/cluster.sh up --nodes 2 --plugin "$top/.libs/train_topo.so" --share "$top"
 tests/cluster/run-tests.sh

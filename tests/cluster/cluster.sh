@@ -3,8 +3,10 @@
 # Each compute node is its own network namespace (veth on a bridge, own IP), UTS namespace (hostname)
 # and mount namespace (private /tmp, its own subtree of each cgroup v1 controller); slurmctld runs in
 # the root network namespace under the controller's hostname. Everything lives under one state dir.
+# Nodes see the machine's files except /tmp; --share DIR keeps a directory under /tmp (such as a
+# checkout whose programs the jobs run) visible on the nodes.
 #
-# usage: cluster.sh up [--nodes N] [--plugin PATH] [--plugin-args "k=v ..."]
+# usage: cluster.sh up [--nodes N] [--plugin PATH] [--plugin-args "k=v ..."] [--share DIR]...
 #        cluster.sh plugin [PATH] [--args "k=v ..."]   (re)install the SPANK plugin for new steps
 #        cluster.sh down | status | env
 #        cluster.sh exec [--node NAME] -- CMD...    run a command as a cluster client
@@ -196,7 +198,15 @@ write_node_init() {
 set -euo pipefail
 state=$1 node=$2; shift 2
 hostname "$node"
+# A private /tmp per node (PMIx steps of two nodes would collide in /tmp/spmix_appdir_*), except
+# the shared directories that live under /tmp (a checkout or build tree), bound through.
+mkdir -p "$state/run/host-tmp"
+mount --bind /tmp "$state/run/host-tmp"
 mount -t tmpfs -o mode=1777 tmpfs /tmp
+while read -r dir; do
+	case $dir in /tmp/?*) mkdir -p "$dir" && mount --bind "$state/run/host-tmp/${dir#/tmp/}" "$dir" ;; esac
+done <"$state/shared-dirs"
+umount "$state/run/host-tmp"
 mount -t tmpfs -o mode=755 cgroup_root /sys/fs/cgroup
 mkdir -p /sys/fs/cgroup/.hierarchy
 for c in "$@"; do
@@ -264,12 +274,18 @@ is_up() {
 	[ "$(sinfo -h -N -o '%t' 2>/dev/null | grep -c -E '^(idle|alloc|mix)')" = "$n" ]
 }
 
+# Whether the running nodes share exactly these directories.
+shares_match() {
+	[ "$(printf '%s\n' "$@")" = "$(cat "$STATE/shared-dirs" 2>/dev/null)" ]
+}
+
 # ---- commands --------------------------------------------------------------------------------
 cmd_up() {
-	local n=2 plugin="" plugin_args=""
+	local n=2 plugin="" plugin_args="" shared=()
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--nodes) n=${2:?--nodes needs a number}; shift 2 ;;
+		--share) shared+=("$(cd "${2:?--share needs a directory}" && pwd -P)") || die "--share $2: no such directory"; shift 2 ;;
 		--plugin) plugin=${2:?--plugin needs a path}; shift 2 ;;
 		--plugin-args) plugin_args=${2:-}; shift 2 ;;
 		*) die "up: unknown argument '$1' (see the usage at the top of $0)" ;;
@@ -279,7 +295,7 @@ cmd_up() {
 	[ "$n" -ge 1 ] && [ "$n" -le 16 ] || die "--nodes $n: choose 1 to 16"
 	need_root
 	need_tools
-	if is_up && [ "$(node_count)" = "$n" ]; then
+	if is_up && [ "$(node_count)" = "$n" ] && shares_match "${shared[@]}"; then
 		[ -z "$plugin" ] || install_plugin "$plugin" "$plugin_args"
 		say "already up with $n nodes ($STATE)"
 		return 0
@@ -287,6 +303,7 @@ cmd_up() {
 	cmd_down >/dev/null
 	say "starting controller + $n nodes under $STATE"
 	write_config "$n"
+	printf '%s\n' "${shared[@]}" >"$STATE/shared-dirs"
 	if [ -n "$plugin" ]; then install_plugin "$plugin" "$plugin_args"; fi
 	hosts_add "$n"
 	net_up "$n"
