@@ -12,6 +12,8 @@ packages=(
 	slurmctld slurmd slurm-client munge iproute2 util-linux procps hwloc-nox
 	# data and plots for the trainer and sweep reports
 	dataset-fashion-mnist gnuplot-nox
+	# PyTorch: the env contract's first consumer (cluster tests) and the benchmarks' peer
+	python3-torch
 	# memory checking (make check-valgrind)
 	valgrind
 )
