@@ -45,3 +45,12 @@ BENCH_TARGETS += bench-accuracy
 bench-accuracy: train-mlp
 	TRAIN_MLP=./train-mlp $(SHELL) $(srcdir)/bench/accuracy.sh
 .PHONY: bench-accuracy
+
+# bench-tcp: TCP all-reduce between two test-cluster nodes vs a raw TCP stream (bench/tcp.sh).
+noinst_PROGRAMS += bench/tcp-stream
+bench_tcp_stream_SOURCES = bench/tcp_stream.c
+BENCH_TARGETS += bench-tcp
+bench-tcp: trainrt-bench bench/tcp-stream train_topo.la
+	$(SHELL) $(srcdir)/bench/tcp.sh $(abs_top_builddir)
+dist_noinst_SCRIPTS += bench/tcp.sh
+.PHONY: bench-tcp
