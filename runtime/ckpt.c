@@ -1,7 +1,7 @@
 /* ckpt.c — checkpoint files: atomic writes, CRC checks, discovery, re-slicing load, pruning
  * (see ckpt.h). */
 #include "ckpt.h"
-#include "atomic_file.h"
+#include "tt_file.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -71,7 +71,7 @@ static uint32_t crc_chunks(const tt_chunk *c, int n)
 int tt_ckpt_write_rank(const char *root, long step, const tt_shard_plan *plan, const float *p, const float *m,
 		       const float *v, uint32_t *crc, tt_err *err)
 {
-	char dir[4096], name[64];
+	char dir[4096], path[4200];
 	rank_header h = { .rank = (uint32_t)plan->rank, .world = (uint32_t)plan->world,
 			  .n_blocks = (uint32_t)plan->n_blocks };
 	uint64_t lens[TT_SHARD_MAX_BLOCKS];
@@ -89,13 +89,14 @@ int tt_ckpt_write_rank(const char *root, long step, const tt_shard_plan *plan, c
 	*crc = crc_chunks(c, 5);
 	c[5] = (tt_chunk){ crc, sizeof(*crc) };
 	tt_ckpt_step_dir(dir, sizeof(dir), root, step);
-	snprintf(name, sizeof(name), "rank-%05d.bin", plan->rank);
-	return tt_atomic_write(dir, name, c, 6, err);
+	if (snprintf(path, sizeof(path), "%s/rank-%05d.bin", dir, plan->rank) >= (int)sizeof(path))
+		return tt_err_set(err, "checkpoint path under %s is too long", dir);
+	return tt_file_write_chunks(path, c, 6, err);
 }
 
 int tt_ckpt_write_meta(const char *root, const tt_ckpt_meta *meta, tt_err *err)
 {
-	char dir[4096], *text = NULL, tail[64];
+	char dir[4096], path[4200], *text = NULL, tail[64];
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 	tt_chunk c[2];
@@ -112,7 +113,10 @@ int tt_ckpt_write_meta(const char *root, const tt_ckpt_meta *meta, tt_err *err)
 	snprintf(tail, sizeof(tail), "meta_crc %08x\n", crc_chunks(c, 1));
 	c[1] = (tt_chunk){ tail, strlen(tail) };
 	tt_ckpt_step_dir(dir, sizeof(dir), root, meta->step);
-	rc = tt_atomic_write(dir, "meta.txt", c, 2, err);
+	if (snprintf(path, sizeof(path), "%s/meta.txt", dir) >= (int)sizeof(path))
+		rc = tt_err_set(err, "checkpoint path under %s is too long", dir);
+	else
+		rc = tt_file_write_chunks(path, c, 2, err);
 	free(text);
 	return rc;
 }

@@ -36,7 +36,6 @@ libtrainmodel_la_SOURCES = \
 	runtime/dataset.h runtime/dataset.c \
 	runtime/bucket.h runtime/bucket.c \
 	runtime/shard.h runtime/shard.c \
-	runtime/atomic_file.h runtime/atomic_file.c \
 	runtime/ckpt.h runtime/ckpt.c \
 	runtime/train_opts.h runtime/train_opts.c
 # AdamW, ReLU and bias loops are memory-bound streams over millions of floats: let GCC vectorise

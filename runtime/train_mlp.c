@@ -2,7 +2,7 @@
  * IDX or synthetic data, evaluation, checkpoint/resume, a checkpoint-on-signal protocol and a JSON
  * summary. The step math lives in dp.c; this file is the loop, the I/O and the agreements between
  * ranks (which step to checkpoint, where to resume). */
-#include "atomic_file.h"
+#include "tt_file.h"
 #include "ckpt.h"
 #include "dataset.h"
 #include "dp.h"
@@ -434,7 +434,7 @@ static int write_summary(train *t, uint32_t weights_crc, const uint32_t *peak_ki
 	}
 	fprintf(f, "\n  ]\n}\n");
 	fclose(f);
-	rc = tt_atomic_write_path(t->o.summary, text, len, err);
+	rc = tt_file_write_atomic(t->o.summary, text, len, err);
 	free(text);
 	return rc;
 }
