@@ -88,3 +88,39 @@ tests_unit_test_spawn_SOURCES = tests/unit/test_spawn.c wrapper/spawn.c wrapper/
 tests_unit_test_spawn_CPPFLAGS = $(WRAPPER_CPPFLAGS)
 tests_unit_test_spawn_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_spawn_LDADD = $(UNIT_LDADD)
+# libtrainrt communication: pure kernels/store, and forked multi-rank worlds (comm_harness).
+check_PROGRAMS += tests/unit/test_comm
+tests_unit_test_comm_SOURCES = tests/unit/test_comm.c tests/unit/comm_harness.c \
+	tests/unit/comm_harness.h tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_comm_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_comm_LDADD = libtrainrt.la $(UNIT_LDADD) -lm
+check_PROGRAMS += tests/unit/test_rt_reduce tests/unit/test_rt_store
+tests_unit_test_rt_reduce_SOURCES = tests/unit/test_rt_reduce.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_rt_reduce_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_rt_reduce_LDADD = libtrainrt.la $(UNIT_LDADD) -lm
+tests_unit_test_rt_store_SOURCES = tests/unit/test_rt_store.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_rt_store_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_rt_store_LDADD = libtrainrt.la $(UNIT_LDADD)
+
+# trainer: model math, optimizer, data, bucket/shard plans, checkpoints
+TRAIN_UNIT_LDADD = libtrainmodel.la $(UNIT_LDADD)
+check_PROGRAMS += tests/unit/test_mlp tests/unit/test_adamw tests/unit/test_idx tests/unit/test_dpplan \
+	tests/unit/test_ckpt tests/unit/test_train_opts
+tests_unit_test_mlp_SOURCES = tests/unit/test_mlp.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_mlp_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_mlp_LDADD = $(TRAIN_UNIT_LDADD)
+tests_unit_test_adamw_SOURCES = tests/unit/test_adamw.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_adamw_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_adamw_LDADD = $(TRAIN_UNIT_LDADD)
+tests_unit_test_idx_SOURCES = tests/unit/test_idx.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_idx_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_idx_LDADD = $(TRAIN_UNIT_LDADD)
+tests_unit_test_dpplan_SOURCES = tests/unit/test_dpplan.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_dpplan_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_dpplan_LDADD = $(TRAIN_UNIT_LDADD)
+tests_unit_test_ckpt_SOURCES = tests/unit/test_ckpt.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_ckpt_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_ckpt_LDADD = $(TRAIN_UNIT_LDADD)
+tests_unit_test_train_opts_SOURCES = tests/unit/test_train_opts.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_train_opts_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_train_opts_LDADD = $(TRAIN_UNIT_LDADD)

@@ -1,0 +1,25 @@
+#!/bin/sh
+# accuracy.sh — `make bench-accuracy`: train-mlp 784-256-10 on Fashion-MNIST (Debian package
+# dataset-fashion-mnist) must reach >= 88% test accuracy on 1 rank and on 4 ranks (same global
+# batch and seed); prints accuracy and wall time of each. About 15-30 s per run on 2 cores.
+set -u
+TRAIN_MLP=${TRAIN_MLP:-./train-mlp}
+DATA=${FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
+here=$(dirname "$0")
+tmp=$(mktemp -d /tmp/tt-accuracy-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+export OPENBLAS_NUM_THREADS=1
+unset RANK WORLD_SIZE PMIX_RANK
+[ -d "$DATA" ] || { echo "accuracy: $DATA missing: apt-get install dataset-fashion-mnist"; exit 1; }
+status=0
+for world in 1 4; do
+	"$here/../tests/trainer/launch_local.sh" "$world" $TRAIN_MLP --layers 784,256,10 --data "$DATA" --epochs 10 \
+		--batch 128 --lr 0.002 --warmup 100 --weight-decay 0.01 --seed 1 --log-every 100000 \
+		--summary "$tmp/a.json" 2>"$tmp/a.log" || { cat "$tmp/a.log"; exit 1; }
+	acc=$(sed -n 's/.*"test_accuracy": \([0-9.]*\).*/\1/p' "$tmp/a.json")
+	wall=$(sed -n 's/.*"wall_seconds": \([0-9.]*\).*/\1/p' "$tmp/a.json")
+	verdict=$(awk -v a="$acc" 'BEGIN { print (a >= 0.88 ? "ok" : "BELOW 0.88") }')
+	[ "$verdict" = ok ] || status=1
+	echo "fashion-mnist 784-256-10, 10 epochs, batch 128, world $world: test accuracy $acc, wall $wall s ($verdict)"
+done
+exit $status

@@ -1,0 +1,122 @@
+#!/bin/sh
+# comm.sh — `make bench-comm`: libtrainrt's collectives against their peers, measured in one run
+# on this machine: memcpy bandwidth, our shm all-reduce (2 and 4 ranks, 64 MiB float32), Gloo
+# all-reduce through Debian's PyTorch, MPI_Allreduce from Debian's Open MPI, and a rendezvous of
+# 1024 ranks (threads) through our store vs PyTorch's TCPStore. Prints the numbers and the ratios
+# that BENCHMARKS.md "## Collectives" records. Every part is bounded (timeout) and loopback only.
+# Needs: apt-get install -y python3-torch libopenmpi-dev openmpi-bin (parts without them are skipped).
+set -u
+BENCH=${TRAINRT_BENCH:-./trainrt-bench}
+PY=${PYTHON:-/usr/bin/python3}
+SIZE=67108864
+ITERS=10
+WARM=3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+say() { printf '%s\n' "$*"; }
+# busbw (GB/s) of the 64 MiB row of trainrt-bench output
+ours() { timeout 120 "$BENCH" --local "$1" -b $SIZE -e $SIZE -n $ITERS -w $WARM | awk '!/^#/ { print $7, $8 }'; }
+
+say "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
+memcpy=$("$BENCH" --memcpy $SIZE | awk '{ print $4 }')
+say "memcpy 64 MiB: $memcpy GB/s"
+
+for n in 2 4; do
+	r=$(ours $n)
+	eval "shm$n=\$(echo \$r | cut -d' ' -f1)"
+	say "trainrt shm allreduce $n ranks 64 MiB float32: busbw $(echo "$r" | cut -d' ' -f1) GB/s (#wrong $(echo "$r" | cut -d' ' -f2))"
+done
+
+cat >"$tmp/gloo.py" <<'PY'
+import os, sys, time, torch, torch.distributed as dist, torch.multiprocessing as mp
+def run(rank, n, port, size, iters, warm, q):
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=n)
+    x = torch.ones(size // 4, dtype=torch.float32)
+    for _ in range(warm): dist.all_reduce(x)
+    dist.barrier(); t0 = time.perf_counter()
+    for _ in range(iters): dist.all_reduce(x)
+    t = torch.tensor([(time.perf_counter() - t0) / iters])
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    if rank == 0: q.put(t.item())
+    dist.destroy_process_group()
+if __name__ == "__main__":
+    n, port, size, iters, warm = map(int, sys.argv[1:6])
+    ctx = mp.get_context("fork"); q = ctx.SimpleQueue()
+    ps = [ctx.Process(target=run, args=(r, n, port, size, iters, warm, q)) for r in range(n)]
+    [p.start() for p in ps]; [p.join() for p in ps]
+    t = q.get(); print("%.3f" % (size / t / 1e9 * 2 * (n - 1) / n))
+PY
+port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+if "$PY" -c 'import torch.distributed' 2>/dev/null; then
+	for n in 2 4; do
+		g=$(timeout 120 "$PY" "$tmp/gloo.py" $n "$(port)" $SIZE $ITERS $WARM 2>/dev/null)
+		eval "gloo$n=\${g:-0}"
+		say "gloo allreduce $n ranks 64 MiB float32: busbw ${g:-n/a} GB/s"
+	done
+else
+	say "gloo: skipped (apt-get install -y python3-torch)"; gloo2=0; gloo4=0
+fi
+
+cat >"$tmp/mpi_ar.c" <<'C'
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv)
+{
+	int n, me, size = atoi(argv[1]), iters = atoi(argv[2]), warm = atoi(argv[3]);
+	float *x = malloc(size);
+	double t0, t, tmax;
+	MPI_Init(&argc, &argv);
+	MPI_Comm_size(MPI_COMM_WORLD, &n);
+	MPI_Comm_rank(MPI_COMM_WORLD, &me);
+	for (int i = 0; i < size / 4; i++) x[i] = 1;
+	for (int i = 0; i < warm; i++) MPI_Allreduce(MPI_IN_PLACE, x, size / 4, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+	MPI_Barrier(MPI_COMM_WORLD);
+	t0 = MPI_Wtime();
+	for (int i = 0; i < iters; i++) MPI_Allreduce(MPI_IN_PLACE, x, size / 4, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+	t = (MPI_Wtime() - t0) / iters;
+	MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+	if (me == 0) printf("%.3f\n", size / tmax / 1e9 * 2 * (n - 1) / n);
+	MPI_Finalize();
+	free(x);
+	return 0;
+}
+C
+if command -v mpicc >/dev/null && mpicc -O2 -o "$tmp/mpi_ar" "$tmp/mpi_ar.c" 2>/dev/null; then
+	for n in 2 4; do
+		m=$(timeout 120 mpirun --allow-run-as-root --oversubscribe --mca btl self,vader -np $n "$tmp/mpi_ar" $SIZE $ITERS $WARM 2>/dev/null | tail -1)
+		eval "mpi$n=\${m:-0}"
+		say "Open MPI allreduce $n ranks 64 MiB float32: busbw ${m:-n/a} GB/s"
+	done
+else
+	say "Open MPI: skipped (apt-get install -y libopenmpi-dev openmpi-bin)"; mpi2=0; mpi4=0
+fi
+
+rdv=$(timeout 60 "$BENCH" --rendezvous 1024 | awk '{ print $(NF-3) }')
+say "rendezvous 1024 ranks (threads), trainrt store: ${rdv} s"
+cat >"$tmp/tcpstore.py" <<'PY'
+import sys, threading, time
+from datetime import timedelta
+from torch.distributed import TCPStore
+n = int(sys.argv[1])
+master = TCPStore("127.0.0.1", 0, n, True, timedelta(seconds=60), wait_for_workers=False)
+port = master.port
+def rank():
+    s = TCPStore("127.0.0.1", port, n, False, timedelta(seconds=60))
+    if s.add("count", 1) == n: s.set("done", "1")
+    s.get("done")
+t0 = time.perf_counter()
+ts = [threading.Thread(target=rank) for _ in range(n)]
+[t.start() for t in ts]; [t.join() for t in ts]
+print("%.3f" % (time.perf_counter() - t0))
+PY
+if "$PY" -c 'import torch.distributed' 2>/dev/null; then
+	ts=$(ulimit -n "$(ulimit -Hn)" 2>/dev/null; timeout 120 "$PY" "$tmp/tcpstore.py" 1024 2>/dev/null)
+	say "rendezvous 1024 ranks (threads), PyTorch TCPStore: ${ts:-n/a} s"
+else
+	ts=0
+fi
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+say "ratios at 64 MiB: shm2/memcpy $(ratio "$shm2" "$memcpy")  shm4/memcpy $(ratio "$shm4" "$memcpy")  shm2/gloo2 $(ratio "$shm2" "$gloo2")  shm4/gloo4 $(ratio "$shm4" "$gloo4")  shm2/mpi2 $(ratio "$shm2" "$mpi2")  shm4/mpi4 $(ratio "$shm4" "$mpi4")  tcpstore/trainrt rendezvous $(ratio "${ts:-0}" "$rdv")"

@@ -1,0 +1,452 @@
+/* ckpt.c — checkpoint files: atomic writes, CRC checks, discovery, re-slicing load, pruning
+ * (see ckpt.h). */
+#include "ckpt.h"
+#include "atomic_file.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define RANK_MAGIC "TTCKPT01"
+#define META_HEADER "traintopo-checkpoint 1\n"
+#define MAX_WORLD 65536
+
+typedef struct rank_header {
+	char magic[8];
+	uint32_t rank, world, n_blocks, reserved;
+} rank_header;
+
+void tt_ckpt_meta_free(tt_ckpt_meta *m)
+{
+	free(m->crc);
+	m->crc = NULL;
+}
+
+void tt_ckpt_step_dir(char *out, size_t len, const char *root, long step)
+{
+	snprintf(out, len, "%s/step-%08ld", root, step);
+}
+
+static int mkdir_p1(const char *path, tt_err *err)
+{
+	if (mkdir(path, 0755) == 0 || errno == EEXIST)
+		return 0;
+	return tt_err_errno(err, "cannot create checkpoint directory %s (check --ckpt-dir)", path);
+}
+
+int tt_ckpt_prepare(const char *root, long step, tt_err *err)
+{
+	char dir[4096];
+
+	tt_ckpt_step_dir(dir, sizeof(dir), root, step);
+	if (mkdir_p1(root, err) || mkdir_p1(dir, err))
+		return -1;
+	return 0;
+}
+
+static uint32_t crc_chunks(const tt_chunk *c, int n)
+{
+	uLong crc = crc32(0L, Z_NULL, 0);
+
+	for (int i = 0; i < n; i++) {
+		const Bytef *p = c[i].data;
+		size_t left = c[i].len;
+
+		while (left > 0) {
+			uInt part = left > (1u << 30) ? (1u << 30) : (uInt)left;
+
+			crc = crc32(crc, p, part);
+			p += part;
+			left -= part;
+		}
+	}
+	return (uint32_t)crc;
+}
+
+int tt_ckpt_write_rank(const char *root, long step, const tt_shard_plan *plan, const float *p, const float *m,
+		       const float *v, uint32_t *crc, tt_err *err)
+{
+	char dir[4096], name[64];
+	rank_header h = { .rank = (uint32_t)plan->rank, .world = (uint32_t)plan->world,
+			  .n_blocks = (uint32_t)plan->n_blocks };
+	uint64_t lens[TT_SHARD_MAX_BLOCKS];
+	size_t s = tt_shard_total(plan) * sizeof(float);
+	tt_chunk c[6];
+
+	memcpy(h.magic, RANK_MAGIC, 8);
+	for (int b = 0; b < plan->n_blocks; b++)
+		lens[b] = plan->block_len[b];
+	c[0] = (tt_chunk){ &h, sizeof(h) };
+	c[1] = (tt_chunk){ lens, sizeof(uint64_t) * plan->n_blocks };
+	c[2] = (tt_chunk){ p, s };
+	c[3] = (tt_chunk){ m, s };
+	c[4] = (tt_chunk){ v, s };
+	*crc = crc_chunks(c, 5);
+	c[5] = (tt_chunk){ crc, sizeof(*crc) };
+	tt_ckpt_step_dir(dir, sizeof(dir), root, step);
+	snprintf(name, sizeof(name), "rank-%05d.bin", plan->rank);
+	return tt_atomic_write(dir, name, c, 6, err);
+}
+
+int tt_ckpt_write_meta(const char *root, const tt_ckpt_meta *meta, tt_err *err)
+{
+	char dir[4096], *text = NULL, tail[64];
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	tt_chunk c[2];
+	int rc;
+
+	if (!f)
+		return tt_err_errno(err, "cannot format checkpoint metadata");
+	fprintf(f, META_HEADER "step %ld\nworld %d\nzero %d\nseed %llu\nbatch %ld\nlayers %s\n", meta->step,
+		meta->world, meta->zero, (unsigned long long)meta->seed, meta->batch, meta->layers);
+	for (int r = 0; r < meta->world; r++)
+		fprintf(f, "rank_crc %d %08x\n", r, meta->crc[r]);
+	fclose(f);
+	c[0] = (tt_chunk){ text, len };
+	snprintf(tail, sizeof(tail), "meta_crc %08x\n", crc_chunks(c, 1));
+	c[1] = (tt_chunk){ tail, strlen(tail) };
+	tt_ckpt_step_dir(dir, sizeof(dir), root, meta->step);
+	rc = tt_atomic_write(dir, "meta.txt", c, 2, err);
+	free(text);
+	return rc;
+}
+
+/* Whole file into a malloc'd buffer. */
+static int slurp(const char *path, char **buf, size_t *len, tt_err *err)
+{
+	FILE *f = fopen(path, "rb");
+	long n;
+
+	*buf = NULL;
+	if (!f)
+		return tt_err_errno(err, "cannot open %s", path);
+	if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+		fclose(f);
+		return tt_err_errno(err, "cannot size %s", path);
+	}
+	*buf = malloc((size_t)n + 1);
+	if (!*buf || fread(*buf, 1, (size_t)n, f) != (size_t)n) {
+		fclose(f);
+		free(*buf);
+		*buf = NULL;
+		return tt_err_set(err, "cannot read the %ld bytes of %s", n, path);
+	}
+	fclose(f);
+	(*buf)[n] = '\0';
+	*len = (size_t)n;
+	return 0;
+}
+
+static int parse_meta(const char *path, char *text, size_t len, tt_ckpt_meta *m, tt_err *err)
+{
+	char *tail = NULL, *line, *save = NULL;
+	unsigned crc_want;
+	unsigned long long seed = 0;
+	int seen = 0;
+
+	/* The last line is "meta_crc X" over everything before it. */
+	if (len < 2)
+		return tt_err_set(err, "%s is empty", path);
+	for (size_t i = len - 1; i > 0; i--)
+		if (text[i - 1] == '\n') {
+			tail = text + i;
+			break;
+		}
+	if (!tail || sscanf(tail, "meta_crc %x", &crc_want) != 1)
+		return tt_err_set(err, "%s has no meta_crc line; it is torn", path);
+	if ((uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)text, (uInt)(tail - text)) != crc_want)
+		return tt_err_set(err, "%s fails its CRC check; it is corrupt", path);
+	*tail = '\0';
+	if (strncmp(text, META_HEADER, strlen(META_HEADER)) != 0)
+		return tt_err_set(err, "%s is not a traintopo checkpoint (version 1) metadata file", path);
+	for (line = strtok_r(text + strlen(META_HEADER), "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		int r;
+		unsigned c;
+
+		if (sscanf(line, "step %ld", &m->step) == 1)
+			seen |= 1;
+		else if (sscanf(line, "world %d", &m->world) == 1) {
+			if (m->world < 1 || m->world > MAX_WORLD || m->crc)
+				return tt_err_set(err, "%s: bad world line '%s'", path, line);
+			m->crc = calloc((size_t)m->world, sizeof(uint32_t));
+			if (!m->crc)
+				return tt_err_set(err, "%s: out of memory", path);
+			seen |= 2;
+		} else if (sscanf(line, "zero %d", &m->zero) == 1)
+			seen |= 4;
+		else if (sscanf(line, "seed %llu", &seed) == 1)
+			seen |= 8;
+		else if (sscanf(line, "batch %ld", &m->batch) == 1)
+			seen |= 16;
+		else if (sscanf(line, "layers %255s", m->layers) == 1)
+			seen |= 32;
+		else if (sscanf(line, "rank_crc %d %x", &r, &c) == 2 && m->crc && r >= 0 && r < m->world) {
+			m->crc[r] = c;
+			seen |= 64;
+		} else
+			return tt_err_set(err, "%s: unknown line '%s'", path, line);
+	}
+	m->seed = seed;
+	if (seen != 127)
+		return tt_err_set(err, "%s lacks required fields; it was written by another tool", path);
+	return 0;
+}
+
+static int check_rank_file(const char *stepdir, int r, uint32_t crc_want, tt_err *err)
+{
+	char path[4200], *buf;
+	size_t len;
+	uint32_t trailer;
+	int rc = -1;
+
+	snprintf(path, sizeof(path), "%s/rank-%05d.bin", stepdir, r);
+	if (slurp(path, &buf, &len, err))
+		return -1;
+	if (len < sizeof(rank_header) + 4) {
+		tt_err_set(err, "%s is truncated", path);
+		goto out;
+	}
+	memcpy(&trailer, buf + len - 4, 4);
+	if ((uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)buf, (uInt)(len - 4)) != trailer ||
+	    trailer != crc_want) {
+		tt_err_set(err, "%s fails its CRC check (torn or corrupt)", path);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(buf);
+	return rc;
+}
+
+int tt_ckpt_validate(const char *stepdir, tt_ckpt_meta *meta, tt_err *err)
+{
+	char path[4200], *text;
+	size_t len;
+	int rc;
+
+	memset(meta, 0, sizeof(*meta));
+	snprintf(path, sizeof(path), "%s/meta.txt", stepdir);
+	if (slurp(path, &text, &len, err))
+		return -1;
+	rc = parse_meta(path, text, len, meta, err);
+	free(text);
+	for (int r = 0; rc == 0 && r < meta->world; r++)
+		rc = check_rank_file(stepdir, r, meta->crc[r], err);
+	if (rc)
+		tt_ckpt_meta_free(meta);
+	return rc;
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return (x < y) - (x > y);
+}
+
+/* Steps of all step-NNNNNNNN entries under root, newest first. */
+static int list_steps(const char *root, long **steps, int *n, tt_err *err)
+{
+	DIR *d = opendir(root);
+	struct dirent *e;
+	int cap = 0;
+
+	*steps = NULL;
+	*n = 0;
+	if (!d) {
+		if (errno == ENOENT)
+			return 0;
+		return tt_err_errno(err, "cannot list checkpoint directory %s", root);
+	}
+	while ((e = readdir(d))) {
+		long s;
+		char extra;
+
+		if (sscanf(e->d_name, "step-%ld%c", &s, &extra) != 1 || s < 0)
+			continue;
+		if (*n == cap) {
+			long *grown = realloc(*steps, sizeof(long) * (size_t)(cap = cap ? 2 * cap : 16));
+
+			if (!grown) {
+				closedir(d);
+				free(*steps);
+				*steps = NULL;
+				return tt_err_set(err, "out of memory listing %s", root);
+			}
+			*steps = grown;
+		}
+		(*steps)[(*n)++] = s;
+	}
+	closedir(d);
+	qsort(*steps, (size_t)*n, sizeof(long), cmp_desc);
+	return 0;
+}
+
+static void add_warning(char *warn, size_t warn_len, const char *dir, const char *why)
+{
+	size_t used;
+
+	if (!warn || !warn_len)
+		return;
+	used = strlen(warn);
+	if (used < warn_len)
+		snprintf(warn + used, warn_len - used, "skipping %s: %s\n", dir, why);
+}
+
+int tt_ckpt_find_latest(const char *root, tt_ckpt_meta *meta, char *warn, size_t warn_len, tt_err *err)
+{
+	long *steps;
+	int n, found = 0;
+
+	if (warn && warn_len)
+		warn[0] = '\0';
+	if (list_steps(root, &steps, &n, err))
+		return -1;
+	for (int i = 0; i < n && !found; i++) {
+		char dir[4096];
+		tt_err why;
+
+		tt_ckpt_step_dir(dir, sizeof(dir), root, steps[i]);
+		if (tt_ckpt_validate(dir, meta, &why) == 0)
+			found = 1;
+		else
+			add_warning(warn, warn_len, dir, why.msg);
+	}
+	free(steps);
+	return found;
+}
+
+/* Copies the part of saved rank `r`'s slice of every block that falls into this plan's slice. */
+static void reslice(const tt_shard_plan *plan, int saved_world, int r, const uint64_t *lens, const float *src,
+		    float *dst)
+{
+	size_t src_off = 0;
+
+	for (int b = 0; b < plan->n_blocks; b++) {
+		size_t s0 = (lens[b] + (size_t)saved_world - 1) / (size_t)saved_world;
+		size_t lo0 = (size_t)r * s0, hi0 = lo0 + s0;
+		size_t lo1 = (size_t)plan->rank * plan->shard_len[b], hi1 = lo1 + plan->shard_len[b];
+		size_t lo = lo0 > lo1 ? lo0 : lo1, hi = hi0 < hi1 ? hi0 : hi1;
+
+		if (hi > lens[b])
+			hi = lens[b];
+		if (lo < hi)
+			memcpy(dst + plan->shard_off[b] + (lo - lo1), src + src_off + (lo - lo0), sizeof(float) * (hi - lo));
+		src_off += s0;
+	}
+}
+
+/* Checks saved rank file `r` (bytes in buf) against the model and copies its part into p, m, v. */
+static int load_rank_file(const char *path, const char *buf, size_t len, int r, const tt_ckpt_meta *meta,
+			  const tt_shard_plan *plan, float *p, float *m, float *v, tt_err *err)
+{
+	size_t head = sizeof(rank_header) + sizeof(uint64_t) * plan->n_blocks, saved_total = 0, want;
+	const uint64_t *lens = (const uint64_t *)(buf + sizeof(rank_header));
+	const float *arr = (const float *)(buf + head);
+	rank_header h;
+
+	if (len < head)
+		return tt_err_set(err, "%s is truncated", path);
+	memcpy(&h, buf, sizeof(h));
+	if (memcmp(h.magic, RANK_MAGIC, 8) || h.rank != (uint32_t)r || h.world != (uint32_t)meta->world ||
+	    h.n_blocks != (uint32_t)plan->n_blocks)
+		return tt_err_set(err, "%s: header does not match the model (%d layers) or meta.txt; was the checkpoint "
+				  "written for another --layers?", path, plan->n_blocks);
+	for (int b = 0; b < plan->n_blocks; b++) {
+		if (lens[b] != plan->block_len[b])
+			return tt_err_set(err, "%s: layer %d has %llu parameters, the model %zu; the checkpoint belongs "
+					  "to another --layers", path, b, (unsigned long long)lens[b], plan->block_len[b]);
+		saved_total += (lens[b] + (size_t)meta->world - 1) / (size_t)meta->world;
+	}
+	want = head + 3 * sizeof(float) * saved_total + 4;
+	if (len != want)
+		return tt_err_set(err, "%s is %zu bytes, expected %zu", path, len, want);
+	reslice(plan, meta->world, r, lens, arr, p);
+	reslice(plan, meta->world, r, lens, arr + saved_total, m);
+	reslice(plan, meta->world, r, lens, arr + 2 * saved_total, v);
+	return 0;
+}
+
+int tt_ckpt_load(const char *root, const tt_ckpt_meta *meta, const tt_shard_plan *plan, float *p, float *m, float *v,
+		 tt_err *err)
+{
+	char dir[4096];
+	size_t total = tt_shard_total(plan);
+
+	tt_ckpt_step_dir(dir, sizeof(dir), root, meta->step);
+	memset(p, 0, sizeof(float) * total);
+	memset(m, 0, sizeof(float) * total);
+	memset(v, 0, sizeof(float) * total);
+	for (int r = 0; r < meta->world; r++) {
+		char path[4200], *buf;
+		size_t len;
+		int rc;
+
+		snprintf(path, sizeof(path), "%s/rank-%05d.bin", dir, r);
+		if (slurp(path, &buf, &len, err))
+			return -1;
+		rc = load_rank_file(path, buf, len, r, meta, plan, p, m, v, err);
+		free(buf);
+		if (rc)
+			return -1;
+	}
+	return 0;
+}
+
+static int remove_step_dir(const char *dir, tt_err *err)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d)
+		return tt_err_errno(err, "cannot open old checkpoint %s for removal", dir);
+	while ((e = readdir(d))) {
+		char path[4400];
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (unlink(path) != 0) {
+			closedir(d);
+			return tt_err_errno(err, "cannot remove %s", path);
+		}
+	}
+	closedir(d);
+	if (rmdir(dir) != 0)
+		return tt_err_errno(err, "cannot remove old checkpoint directory %s", dir);
+	return 0;
+}
+
+int tt_ckpt_prune(const char *root, int keep, tt_err *err)
+{
+	long *steps;
+	int n, kept = 0, rc = 0;
+
+	if (keep <= 0)
+		return 0;
+	if (list_steps(root, &steps, &n, err))
+		return -1;
+	for (int i = 0; i < n && rc == 0; i++) {
+		char dir[4096];
+		tt_ckpt_meta meta;
+
+		tt_ckpt_step_dir(dir, sizeof(dir), root, steps[i]);
+		if (kept < keep) {
+			/* Torn directories newer than the kept ones may still be being written: leave them. */
+			if (tt_ckpt_validate(dir, &meta, NULL) == 0) {
+				tt_ckpt_meta_free(&meta);
+				kept++;
+			}
+			continue;
+		}
+		rc = remove_step_dir(dir, err);
+	}
+	free(steps);
+	return rc;
+}

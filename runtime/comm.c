@@ -1,0 +1,576 @@
+/* comm.c — trainrt_comm: reads the launch environment, runs the rendezvous, picks a backend and
+ * executes collectives in issue order on one progress thread per communicator, so blocking and
+ * asynchronous calls share one path and compute can overlap communication. */
+#include <config.h>
+
+#include "comm_backend.h"
+#include "rt_net.h"
+#include "rt_pmix.h"
+#include "rt_store.h"
+#include "rt_token.h"
+#include "trainrt.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct trainrt_req {
+	rt_op op;
+	int done;
+	int rc;
+	trainrt_req *next;
+};
+
+struct trainrt_comm {
+	rt_world w;
+	char token[RT_TOKEN_MAX];
+	rt_store_server *server;
+	rt_backend *be;
+	uint64_t seq;
+
+	pthread_t progress;
+	int progress_started;
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* queue changed or a request finished */
+	trainrt_req *head, *tail;
+	int stopping;
+	int failed;
+	int pmix;
+	char errmsg[1100];
+};
+
+/* ---- environment -------------------------------------------------------------------------- */
+
+static int env_int(const char *name, int lo, int hi, int *out, int required, int dflt, tt_err *err)
+{
+	const char *v = getenv(name);
+	char *end;
+	long x;
+
+	if (!v || !*v) {
+		if (required)
+			return tt_err_set(err, "%s is not set: launch with train-run, torchrun, srun --mpi=pmix, or set RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT", name);
+		*out = dflt;
+		return 0;
+	}
+	errno = 0;
+	x = strtol(v, &end, 10);
+	if (errno || *end || end == v || x < lo || x > hi)
+		return tt_err_set(err, "%s='%s' is not an integer in [%d, %d]", name, v, lo, hi);
+	*out = (int)x;
+	return 0;
+}
+
+/* The env contract (RANK, WORLD_SIZE, ...) into w; MASTER_ADDR/PORT into addr/port. */
+static int read_env(rt_world *w, char *addr, size_t alen, int *port, tt_err *err)
+{
+	const char *ma = getenv("MASTER_ADDR");
+
+	if (env_int("WORLD_SIZE", 1, 1 << 20, &w->size, 1, 0, err) != 0 ||
+	    env_int("RANK", 0, w->size - 1, &w->rank, 1, 0, err) != 0 ||
+	    env_int("LOCAL_WORLD_SIZE", 1, w->size, &w->local_size, 0, 1, err) != 0 ||
+	    env_int("LOCAL_RANK", 0, w->local_size - 1, &w->local_rank, 0, 0, err) != 0)
+		return -1;
+	if (w->size > 1 || getenv("MASTER_PORT")) {
+		if (env_int("MASTER_PORT", 1, 65535, port, 1, 0, err) != 0)
+			return -1;
+	} else {
+		*port = 0;
+	}
+	if (!getenv("LOCAL_WORLD_SIZE") && w->size > 1)
+		return tt_err_set(err, "LOCAL_WORLD_SIZE is not set: it tells which ranks share a node");
+	if (w->size > 1 && (!ma || !*ma))
+		return tt_err_set(err, "MASTER_ADDR is not set: it must name the host of rank 0");
+	snprintf(addr, alen, "%s", ma && *ma ? ma : "127.0.0.1");
+	return 0;
+}
+
+static int check_layout(rt_world *w, tt_err *err)
+{
+	if (w->size % w->local_size != 0)
+		return tt_err_set(err, "WORLD_SIZE %d is not a multiple of LOCAL_WORLD_SIZE %d: every node must run the same number of ranks",
+				  w->size, w->local_size);
+	if (w->rank % w->local_size != w->local_rank)
+		return tt_err_set(err, "RANK %d with LOCAL_RANK %d and LOCAL_WORLD_SIZE %d: ranks of a node must be contiguous (RANK = node * LOCAL_WORLD_SIZE + LOCAL_RANK)",
+				  w->rank, w->local_rank, w->local_size);
+	w->node = w->rank / w->local_size;
+	w->nnodes = w->size / w->local_size;
+	return 0;
+}
+
+static double env_timeout(tt_err *err, int *bad)
+{
+	const char *v = getenv("TRAINRT_TIMEOUT");
+	char *end;
+	double t;
+
+	*bad = 0;
+	if (!v || !*v)
+		return 300;
+	t = strtod(v, &end);
+	if (*end || end == v || !(t > 0) || t > 1e7) {
+		*bad = 1;
+		tt_err_set(err, "TRAINRT_TIMEOUT='%s' is not a positive number of seconds", v);
+	}
+	return t;
+}
+
+/* Every rank compares its LOCAL_WORLD_SIZE with rank 0's, so a mislaunched rank fails early. */
+static int agree_layout(trainrt_comm *c, tt_err *err)
+{
+	int32_t mine = c->w.local_size, theirs = 0;
+	size_t len = 0;
+
+	if (c->w.rank == 0 && rt_store_set(c->w.store, "layout/local_size", &mine, sizeof(mine), err) != 0)
+		return -1;
+	if (rt_store_get(c->w.store, "layout/local_size", &theirs, sizeof(theirs), &len, err) != 0)
+		return -1;
+	if (theirs != mine)
+		return tt_err_set(err, "LOCAL_WORLD_SIZE %d differs from rank 0's %d: every node must run the same number of ranks",
+				  mine, theirs);
+	return 0;
+}
+
+static rt_backend *pick_backend(trainrt_comm *c, tt_err *err)
+{
+	const char *want = getenv("TRAINRT_BACKEND");
+	rt_world *w = &c->w;
+
+	if (!want || !*want || strcmp(want, "auto") == 0) {
+#ifdef TT_HAVE_CUDA
+		if (rt_nccl_device_count() > 0)
+			return rt_nccl_create(w, err);
+#endif
+		return w->nnodes == 1 ? rt_shm_create(w, err) : rt_hier_create(w, err);
+	}
+	if (strcmp(want, "shm") == 0) {
+		if (w->nnodes != 1) {
+			tt_err_set(err, "TRAINRT_BACKEND=shm needs all ranks on one node, but there are %d nodes (use auto or tcp)",
+				   w->nnodes);
+			return NULL;
+		}
+		return rt_shm_create(w, err);
+	}
+	if (strcmp(want, "tcp") == 0) {
+		int *members = malloc(sizeof(int) * (size_t)w->size);
+		rt_backend *be;
+
+		if (!members) {
+			tt_err_set(err, "out of memory");
+			return NULL;
+		}
+		for (int i = 0; i < w->size; i++)
+			members[i] = i;
+		be = rt_tcp_create(w, w->rank, w->size, members, "all", err);
+		free(members);
+		return be;
+	}
+	if (strcmp(want, "nccl") == 0) {
+#ifdef TT_HAVE_CUDA
+		return rt_nccl_create(w, err);
+#else
+		tt_err_set(err, "TRAINRT_BACKEND=nccl, but this libtrainrt was built without CUDA (configure --with-cuda)");
+		return NULL;
+#endif
+	}
+	tt_err_set(err, "TRAINRT_BACKEND='%s' is not one of auto, shm, tcp, nccl", want);
+	return NULL;
+}
+
+/* ---- progress thread ---------------------------------------------------------------------- */
+
+static void *progress_main(void *arg)
+{
+	trainrt_comm *c = arg;
+
+	pthread_mutex_lock(&c->lock);
+	for (;;) {
+		trainrt_req *r;
+		tt_err err = { "" };
+		int rc;
+
+		while (!c->head && !c->stopping)
+			pthread_cond_wait(&c->cond, &c->lock);
+		if (!c->head)
+			break;
+		r = c->head;
+		if (c->failed) {
+			rc = -1;
+		} else {
+			pthread_mutex_unlock(&c->lock);
+			rc = rt_backend_run(c->be, &r->op, &err);
+			pthread_mutex_lock(&c->lock);
+			if (rc != 0 && !c->failed) {
+				c->failed = 1;
+				snprintf(c->errmsg, sizeof(c->errmsg), "trainrt: rank %d: %s", c->w.rank, err.msg);
+			}
+		}
+		c->head = r->next;
+		if (!c->head)
+			c->tail = NULL;
+		r->rc = rc;
+		r->done = 1;
+		pthread_cond_broadcast(&c->cond);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+static void set_error(trainrt_comm *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_error(trainrt_comm *c, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	pthread_mutex_lock(&c->lock);
+	if (!c->failed) {
+		c->failed = 1;
+		snprintf(c->errmsg, sizeof(c->errmsg), "trainrt: rank %d: %s", c->w.rank, msg);
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+static trainrt_req *submit(trainrt_comm *c, rt_kind kind, const void *send, void *recv, size_t count,
+			   trainrt_dtype dtype, trainrt_redop op, int root)
+{
+	trainrt_req *r;
+
+	if (!c)
+		return NULL;
+	if (dtype != TRAINRT_FLOAT32 && dtype != TRAINRT_BF16) {
+		set_error(c, "unknown dtype %d (use TRAINRT_FLOAT32 or TRAINRT_BF16)", (int)dtype);
+		return NULL;
+	}
+	if (op != TRAINRT_SUM && op != TRAINRT_AVG && op != TRAINRT_MAX) {
+		set_error(c, "unknown reduction %d (use TRAINRT_SUM, TRAINRT_AVG or TRAINRT_MAX)", (int)op);
+		return NULL;
+	}
+	if (kind == RT_BROADCAST && (root < 0 || root >= c->w.size)) {
+		set_error(c, "broadcast root %d is not a rank of this world of %d", root, c->w.size);
+		return NULL;
+	}
+	if (count > 0 && (!recv || (kind != RT_BROADCAST && !send))) {
+		set_error(c, "NULL buffer passed for %zu elements", count);
+		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		set_error(c, "out of memory queueing a collective");
+		return NULL;
+	}
+	r->op.hdr = (rt_op_hdr){ .kind = kind, .dtype = dtype, .redop = op, .root = root, .count = count };
+	r->op.send = send;
+	r->op.recv = recv;
+	pthread_mutex_lock(&c->lock);
+	if (c->failed) {
+		pthread_mutex_unlock(&c->lock);
+		free(r);
+		return NULL;
+	}
+	r->op.hdr.seq = ++c->seq;
+	if (c->tail)
+		c->tail->next = r;
+	else
+		c->head = r;
+	c->tail = r;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	return r;
+}
+
+int trainrt_test(trainrt_comm *c, trainrt_req *r)
+{
+	int done;
+
+	pthread_mutex_lock(&c->lock);
+	done = r->done;
+	pthread_mutex_unlock(&c->lock);
+	return done;
+}
+
+int trainrt_wait(trainrt_comm *c, trainrt_req *r)
+{
+	int rc;
+
+	if (!r)
+		return -1;
+	pthread_mutex_lock(&c->lock);
+	while (!r->done)
+		pthread_cond_wait(&c->cond, &c->lock);
+	rc = r->rc;
+	pthread_mutex_unlock(&c->lock);
+	free(r);
+	return rc;
+}
+
+trainrt_req *trainrt_iallreduce(trainrt_comm *c, const void *send, void *recv, size_t count,
+				trainrt_dtype dtype, trainrt_redop op)
+{
+	return submit(c, RT_ALLREDUCE, send, recv, count, dtype, op, 0);
+}
+
+trainrt_req *trainrt_iallgather(trainrt_comm *c, const void *send, void *recv, size_t count,
+				trainrt_dtype dtype)
+{
+	return submit(c, RT_ALLGATHER, send, recv, count, dtype, TRAINRT_SUM, 0);
+}
+
+trainrt_req *trainrt_ireducescatter(trainrt_comm *c, const void *send, void *recv, size_t count,
+				    trainrt_dtype dtype, trainrt_redop op)
+{
+	return submit(c, RT_REDUCESCATTER, send, recv, count, dtype, op, 0);
+}
+
+trainrt_req *trainrt_ibroadcast(trainrt_comm *c, void *buf, size_t count, trainrt_dtype dtype, int root)
+{
+	return submit(c, RT_BROADCAST, buf, buf, count, dtype, TRAINRT_SUM, root);
+}
+
+int trainrt_allreduce(trainrt_comm *c, const void *send, void *recv, size_t count,
+		      trainrt_dtype dtype, trainrt_redop op)
+{
+	return trainrt_wait(c, trainrt_iallreduce(c, send, recv, count, dtype, op));
+}
+
+int trainrt_allgather(trainrt_comm *c, const void *send, void *recv, size_t count, trainrt_dtype dtype)
+{
+	return trainrt_wait(c, trainrt_iallgather(c, send, recv, count, dtype));
+}
+
+int trainrt_reducescatter(trainrt_comm *c, const void *send, void *recv, size_t count,
+			  trainrt_dtype dtype, trainrt_redop op)
+{
+	return trainrt_wait(c, trainrt_ireducescatter(c, send, recv, count, dtype, op));
+}
+
+int trainrt_broadcast(trainrt_comm *c, void *buf, size_t count, trainrt_dtype dtype, int root)
+{
+	return trainrt_wait(c, trainrt_ibroadcast(c, buf, count, dtype, root));
+}
+
+int trainrt_barrier(trainrt_comm *c)
+{
+	return trainrt_wait(c, submit(c, RT_BARRIER, NULL, NULL, 0, TRAINRT_FLOAT32, TRAINRT_SUM, 0));
+}
+
+/* ---- setup and teardown ------------------------------------------------------------------- */
+
+/* Rank 0 serves the store (binding MASTER_ADDR when it is a local IPv4 literal, else all
+ * addresses); under PMIx it then publishes "host port" so the others learn where it is. */
+static int rendezvous(trainrt_comm *c, char *addr, int port, tt_err *err)
+{
+	char where[300];
+
+	if (c->w.rank == 0) {
+		c->server = rt_store_server_start(addr, port, c->token, c->w.size, err);
+		if (!c->server)
+			c->server = rt_store_server_start(NULL, port, c->token, c->w.size, err);
+		if (!c->server)
+			return tt_err_wrap(err, "starting the rendezvous store");
+		port = rt_store_server_port(c->server);
+	}
+	if (c->pmix) {
+		snprintf(where, sizeof(where), "%s %d", addr, port);
+		if (rt_pmix_share_store(c->w.rank, where, sizeof(where), err) != 0)
+			return -1;
+		if (sscanf(where, "%255s %d", addr, &port) != 2)
+			return tt_err_set(err, "malformed store address '%s' from PMIx", where);
+	}
+	c->w.store = rt_store_connect(addr, port, c->token, c->w.size, c->w.timeout, err);
+	return c->w.store ? 0 : -1;
+}
+
+/* Under PMIx, rank 0's address is MASTER_ADDR when set, else its host name. */
+static int pmix_world(trainrt_comm *c, char *addr, size_t alen, int *port, tt_err *err)
+{
+	const char *ma = getenv("MASTER_ADDR");
+
+	c->pmix = 1;
+	if (rt_pmix_init(&c->w, err) != 0)
+		return -1;
+	if (env_int("MASTER_PORT", 0, 65535, port, 0, 0, err) != 0)
+		return -1;
+	if (ma && *ma)
+		snprintf(addr, alen, "%s", ma);
+	else if (gethostname(addr, alen) != 0)
+		return tt_err_errno(err, "cannot read the host name");
+	return 0;
+}
+
+trainrt_comm *trainrt_init(char *errbuf, size_t errlen)
+{
+	trainrt_comm *c = calloc(1, sizeof(*c));
+	tt_err err = { "" };
+	char addr[256];
+	int port = 0, bad, arena_mb = 1024;
+
+	if (!c) {
+		snprintf(errbuf, errlen, "trainrt: out of memory");
+		return NULL;
+	}
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->cond, NULL);
+	c->w.timeout = env_timeout(&err, &bad);
+	if (bad)
+		goto fail;
+	if (env_int("TRAINRT_SHM_ARENA_MB", 1, 1 << 20, &arena_mb, 0, 256, &err) != 0)
+		goto fail;
+	c->w.arena_bytes = (size_t)arena_mb << 20;
+	if (rt_pmix_detected()) {
+		if (pmix_world(c, addr, sizeof(addr), &port, &err) != 0)
+			goto fail;
+	} else if (read_env(&c->w, addr, sizeof(addr), &port, &err) != 0) {
+		goto fail;
+	}
+	if (check_layout(&c->w, &err) != 0 || rt_token_load(c->token, &err) != 0)
+		goto fail;
+	c->w.token = c->token;
+	c->w.token_hash = rt_token_hash(c->token);
+	if (rendezvous(c, addr, port, &err) != 0)
+		goto fail;
+	if (agree_layout(c, &err) != 0)
+		goto fail;
+	c->be = pick_backend(c, &err);
+	if (!c->be)
+		goto fail;
+	if (pthread_create(&c->progress, NULL, progress_main, c) != 0) {
+		tt_err_set(&err, "cannot start the progress thread");
+		goto fail;
+	}
+	c->progress_started = 1;
+	return c;
+fail:
+	snprintf(errbuf, errlen, "trainrt: rank %d: %s", c->w.rank, err.msg);
+	c->failed = 1;
+	trainrt_finalize(c);
+	return NULL;
+}
+
+/* Rank 0 keeps the store up until every rank has said goodbye, so late store users never see
+ * it vanish; a failed communicator skips this (its peers may be dead). */
+static void goodbye(trainrt_comm *c)
+{
+	tt_err err;
+	int64_t n = 0;
+	char flag = 0;
+	size_t len;
+
+	if (!c->w.store || c->failed || c->w.size == 1)
+		return;
+	if (rt_store_add(c->w.store, "finalize/count", 1, &n, &err) != 0)
+		return;
+	if (n == c->w.size)
+		rt_store_set(c->w.store, "finalize/done", "1", 1, &err);
+	if (c->w.rank == 0)
+		rt_store_get(c->w.store, "finalize/done", &flag, 1, &len, &err);
+}
+
+void trainrt_finalize(trainrt_comm *c)
+{
+	if (!c)
+		return;
+	if (c->progress_started) {
+		pthread_mutex_lock(&c->lock);
+		c->stopping = 1;
+		pthread_cond_broadcast(&c->cond);
+		pthread_mutex_unlock(&c->lock);
+		pthread_join(c->progress, NULL);
+	}
+	goodbye(c);
+	if (c->be)
+		c->be->ops->destroy(c->be);
+	rt_store_close(c->w.store);
+	rt_store_server_stop(c->server);
+	if (c->pmix)
+		rt_pmix_finalize();
+	pthread_cond_destroy(&c->cond);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+/* ---- accessors, memory, store ------------------------------------------------------------- */
+
+int trainrt_rank(const trainrt_comm *c) { return c->w.rank; }
+int trainrt_world_size(const trainrt_comm *c) { return c->w.size; }
+int trainrt_local_rank(const trainrt_comm *c) { return c->w.local_rank; }
+int trainrt_local_world_size(const trainrt_comm *c) { return c->w.local_size; }
+const char *trainrt_backend_name(const trainrt_comm *c) { return c->be->ops->name; }
+int trainrt_buffers_on_device(const trainrt_comm *c) { return c->be->ops->on_device; }
+
+const char *trainrt_last_error(const trainrt_comm *c)
+{
+	return c->errmsg;
+}
+
+void *trainrt_alloc(trainrt_comm *c, size_t bytes)
+{
+	tt_err err = { "" };
+	void *p = NULL;
+
+	if (c->be->ops->alloc) {
+		pthread_mutex_lock(&c->lock);
+		p = c->be->ops->alloc(c->be, bytes, &err);
+		pthread_mutex_unlock(&c->lock);
+	} else if (posix_memalign(&p, 64, bytes ? bytes : 64) != 0) {
+		p = NULL;
+		tt_err_set(&err, "out of memory allocating %zu bytes", bytes);
+	}
+	if (!p)
+		set_error(c, "%s", err.msg);
+	return p;
+}
+
+void trainrt_free(trainrt_comm *c, void *ptr)
+{
+	if (!ptr)
+		return;
+	if (c->be->ops->free) {
+		pthread_mutex_lock(&c->lock);
+		c->be->ops->free(c->be, ptr);
+		pthread_mutex_unlock(&c->lock);
+		return;
+	}
+	free(ptr);
+}
+
+static int store_result(trainrt_comm *c, int rc, tt_err *err)
+{
+	if (rc != 0)
+		set_error(c, "%s", err->msg);
+	return rc;
+}
+
+int trainrt_store_set(trainrt_comm *c, const char *key, const void *val, size_t len)
+{
+	tt_err err;
+	char full[RT_STORE_MAX_KEY + 1];
+
+	snprintf(full, sizeof(full), "user/%s", key);
+	return store_result(c, rt_store_set(c->w.store, full, val, len, &err), &err);
+}
+
+int trainrt_store_get(trainrt_comm *c, const char *key, void *val, size_t cap, size_t *len)
+{
+	tt_err err;
+	char full[RT_STORE_MAX_KEY + 1];
+
+	snprintf(full, sizeof(full), "user/%s", key);
+	return store_result(c, rt_store_get(c->w.store, full, val, cap, len, &err), &err);
+}
+
+int trainrt_store_add(trainrt_comm *c, const char *key, int64_t delta, int64_t *result)
+{
+	tt_err err;
+	char full[RT_STORE_MAX_KEY + 1];
+
+	snprintf(full, sizeof(full), "user/%s", key);
+	return store_result(c, rt_store_add(c->w.store, full, delta, result, &err), &err);
+}

@@ -1,0 +1,40 @@
+/* rt_store.h — the rendezvous key-value store: rank 0 serves it over TCP, every rank (rank 0
+ * included) talks to it as a client. A connection first says hello with the protocol version,
+ * the world size and the job token; the server refuses a wrong token, version or world size with
+ * a message, so a mismatched or foreign rank fails at once instead of hanging. */
+#ifndef RT_STORE_H
+#define RT_STORE_H
+
+#include "tt_err.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RT_STORE_VERSION 1
+#define RT_STORE_MAX_KEY 255
+#define RT_STORE_MAX_VAL (1u << 20)
+
+typedef struct rt_store_server rt_store_server;
+typedef struct rt_store rt_store;
+
+/* Starts the server thread listening on ip:port (ip NULL = all addresses). */
+rt_store_server *rt_store_server_start(const char *ip, int port, const char *token, int world_size,
+				       tt_err *err);
+/* Port the server listens on (useful with port 0). */
+int rt_store_server_port(const rt_store_server *srv);
+void rt_store_server_stop(rt_store_server *srv);
+
+/* Connects (retrying until timeout_s) and says hello. timeout_s also bounds every later call. */
+rt_store *rt_store_connect(const char *host, int port, const char *token, int world_size,
+			   double timeout_s, tt_err *err);
+void rt_store_close(rt_store *st);
+
+int rt_store_set(rt_store *st, const char *key, const void *val, size_t len, tt_err *err);
+/* Blocks until key exists (or the timeout); copies up to cap bytes, *len = full length. */
+int rt_store_get(rt_store *st, const char *key, void *val, size_t cap, size_t *len, tt_err *err);
+int rt_store_add(rt_store *st, const char *key, int64_t delta, int64_t *result, tt_err *err);
+
+/* The socket the client talks on (its local address is how peers reach this host). */
+int rt_store_fd(const rt_store *st);
+
+#endif

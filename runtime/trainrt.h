@@ -1,0 +1,142 @@
+/* trainrt.h — libtrainrt's communicator: rendezvous of the ranks of one training job and the
+ * collectives (all-reduce, all-gather, reduce-scatter, broadcast, barrier) a data-parallel trainer
+ * needs, over shared memory, TCP or NCCL. One opaque trainrt_comm per process holds all state.
+ *
+ * Contract every rank must keep: all ranks issue the same collectives, with the same count, dtype,
+ * op and root, in the same order. Each operation carries a header (op, dtype, count, root,
+ * sequence number) that peers compare; a mismatch fails the operation on every rank with an error
+ * instead of corrupting data or hanging. A failed communicator stays failed: every later call
+ * returns -1 with the first error (trainrt_last_error), so the trainer exits cleanly. */
+#ifndef TRAINRT_H
+#define TRAINRT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct trainrt_comm trainrt_comm;
+typedef struct trainrt_req trainrt_req;
+
+typedef enum trainrt_dtype {
+	TRAINRT_FLOAT32 = 0,
+	/* bfloat16 stored as uint16_t (the top half of an IEEE float32); reductions accumulate in
+	 * float32 and round to nearest even once, so a sum over n ranks is within n/2 bf16 ulp of
+	 * the exact sum of the inputs. */
+	TRAINRT_BF16 = 1,
+} trainrt_dtype;
+
+typedef enum trainrt_redop {
+	TRAINRT_SUM = 0,
+	TRAINRT_AVG = 1, /* sum divided by the world size (in float32, then rounded) */
+	TRAINRT_MAX = 2,
+} trainrt_redop;
+
+/* Size in bytes of one element of dtype (4 or 2). */
+size_t trainrt_dtype_size(trainrt_dtype dtype);
+
+/* Rendezvous and communicator setup; collective over all ranks (every rank must call it).
+ *
+ * Launch modes, chosen from the environment:
+ *  - PMIx (srun --mpi=pmix: PMIX_RANK/PMIX_NAMESPACE set): rank, size and node-local rank come
+ *    from PMIx; rank 0 publishes the store address through PMIx_Put/Commit/Fence, so MASTER_ADDR
+ *    and MASTER_PORT are not needed.
+ *  - env contract (torchrun / train-run / the SPANK plugin): RANK, WORLD_SIZE, LOCAL_RANK,
+ *    LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT. Rank 0 serves a TCP key-value store at
+ *    MASTER_ADDR:MASTER_PORT; the others connect with backoff until TRAINRT_TIMEOUT.
+ * Ranks of one node must be contiguous (RANK - LOCAL_RANK is the node's first rank), as the
+ * block layout of train-run and torchrun gives.
+ *
+ * Knobs (all optional):
+ *  TRAINRT_BACKEND   auto (default) | shm | tcp | nccl. auto: nccl when built with CUDA and a GPU
+ *                    is visible; else shm when all ranks share one node; else hierarchical
+ *                    (shm inside a node + tcp between nodes).
+ *  TRAINRT_TIMEOUT   seconds a rank waits for a peer before failing (default 300).
+ *  TRAINRT_TOKEN     the job's shared secret. When unset, TRAINRT_TOKEN_FILE or
+ *                    ~/.config/trainrt/token (created 0600 on first use; must be owned by the user
+ *                    and not readable by others) is read. The admission token is that secret
+ *                    joined with SLURM_JOB_ID, so other jobs and other users cannot join or inject
+ *                    into the store: connections with a wrong token are refused. It is an
+ *                    admission ticket, not encryption: traffic is not protected from sniffing.
+ *  TRAINRT_SHM_ARENA_MB  bytes per rank (MiB) that trainrt_alloc may hand out from the node's
+ *                    shared segment (default 256; the segment is sparse, pages cost nothing
+ *                    until touched, but /dev/shm must be able to hold what is touched).
+ *
+ * Returns NULL on failure with a one-sentence message ("trainrt: ...") in errbuf. */
+trainrt_comm *trainrt_init(char *errbuf, size_t errlen);
+
+/* Tears the communicator down (runs queued operations, frees shared memory). NULL is a no-op.
+ * Rank 0 keeps serving the store until every rank has finalized (at most TRAINRT_TIMEOUT) unless
+ * the communicator failed. A rank that finalizes early makes its peers' next operation fail. */
+void trainrt_finalize(trainrt_comm *comm);
+
+int trainrt_rank(const trainrt_comm *comm);
+int trainrt_world_size(const trainrt_comm *comm);
+int trainrt_local_rank(const trainrt_comm *comm);
+int trainrt_local_world_size(const trainrt_comm *comm);
+
+/* "shm", "tcp", "hier" (shm + tcp) or "nccl". */
+const char *trainrt_backend_name(const trainrt_comm *comm);
+
+/* 1 when collective buffers must be device (CUDA) memory — the nccl backend — else 0. */
+int trainrt_buffers_on_device(const trainrt_comm *comm);
+
+/* The first error this communicator hit, "trainrt: ..."; "" when none. */
+const char *trainrt_last_error(const trainrt_comm *comm);
+
+/* Memory the backend works on directly: with shm/hier it lies in the node's shared segment
+ * (NUMA-local to the caller by first touch), so peers read it without staging copies; with tcp
+ * it is ordinary host memory; with nccl device memory. 64-byte aligned. NULL (and last_error)
+ * when out of arena. Any buffer works with every collective; these are only faster. */
+void *trainrt_alloc(trainrt_comm *comm, size_t bytes);
+void trainrt_free(trainrt_comm *comm, void *ptr);
+
+/* Blocking collectives; 0 on success, -1 on failure (see trainrt_last_error). count is in
+ * elements; 0 is allowed. sendbuf == recvbuf means in place where it makes sense.
+ *  allreduce:     recv[i] = op over ranks of send[i], i < count.
+ *  allgather:     recv[r*count + i] = send of rank r [i]; recv holds world_size*count.
+ *  reducescatter: recv[i] = op over ranks of send[rank*count + i]; send holds world_size*count
+ *                 (counts not divisible by anything are fine: count is the per-rank part).
+ *  broadcast:     buf of every rank = buf of root.
+ *  barrier:       returns when every rank has entered it. */
+int trainrt_allreduce(trainrt_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
+		      trainrt_dtype dtype, trainrt_redop op);
+int trainrt_allgather(trainrt_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
+		      trainrt_dtype dtype);
+int trainrt_reducescatter(trainrt_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
+			  trainrt_dtype dtype, trainrt_redop op);
+int trainrt_broadcast(trainrt_comm *comm, void *buf, size_t count, trainrt_dtype dtype, int root);
+int trainrt_barrier(trainrt_comm *comm);
+
+/* Asynchronous forms: queue the operation for the communicator's progress thread and return at
+ * once, so compute overlaps communication. Operations run in issue order. Buffers must stay
+ * valid and untouched until trainrt_wait returns. NULL on failure (see last_error). */
+trainrt_req *trainrt_iallreduce(trainrt_comm *comm, const void *sendbuf, void *recvbuf,
+				size_t count, trainrt_dtype dtype, trainrt_redop op);
+trainrt_req *trainrt_iallgather(trainrt_comm *comm, const void *sendbuf, void *recvbuf,
+				size_t count, trainrt_dtype dtype);
+trainrt_req *trainrt_ireducescatter(trainrt_comm *comm, const void *sendbuf, void *recvbuf,
+				    size_t count, trainrt_dtype dtype, trainrt_redop op);
+trainrt_req *trainrt_ibroadcast(trainrt_comm *comm, void *buf, size_t count, trainrt_dtype dtype,
+				int root);
+
+/* 1 when req has completed (successfully or not), 0 while it runs. Never blocks. */
+int trainrt_test(trainrt_comm *comm, trainrt_req *req);
+/* Blocks until req completes, frees it; 0 on success, -1 on failure. */
+int trainrt_wait(trainrt_comm *comm, trainrt_req *req);
+
+/* The job's key-value store (served by rank 0), for small agreements between ranks such as
+ * "which step do we checkpoint at". Keys are strings up to 255 bytes; values up to 1 MiB.
+ * get blocks until the key exists or TRAINRT_TIMEOUT passes. add atomically adds delta to the
+ * 64-bit integer at key (0 when absent) and returns the new value in *result. */
+int trainrt_store_set(trainrt_comm *comm, const char *key, const void *val, size_t len);
+int trainrt_store_get(trainrt_comm *comm, const char *key, void *val, size_t cap, size_t *len);
+int trainrt_store_add(trainrt_comm *comm, const char *key, int64_t delta, int64_t *result);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,199 @@
+/* test_ckpt.c — checkpoints: write/validate/load round trip, re-slicing to another world size,
+ * torn and corrupt directories skipped with a reason, keep-last-K pruning. */
+#include "ckpt.h"
+#include "cunit_main.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const size_t blocks[3] = { 10, 3, 7 };
+
+/* Value of element i of block b in "array" a (0 params, 1 m, 2 v). */
+static float val(int a, int b, size_t i)
+{
+	return (float)(a * 1000 + b * 100) + (float)i * 0.5f;
+}
+
+static void fill_slices(const tt_shard_plan *p, float *arr[3])
+{
+	for (int a = 0; a < 3; a++) {
+		memset(arr[a], 0, sizeof(float) * tt_shard_total(p));
+		for (int b = 0; b < p->n_blocks; b++) {
+			size_t begin, n = tt_shard_valid(p, b, p->rank, &begin);
+
+			for (size_t i = 0; i < n; i++)
+				arr[a][p->shard_off[b] + i] = val(a, b, begin + i);
+		}
+	}
+}
+
+/* Writes a complete checkpoint of `step` from `world` ranks under root. */
+static void write_ckpt(const char *root, long step, int world)
+{
+	tt_ckpt_meta meta = { .step = step, .world = world, .zero = 1, .seed = 5, .batch = 64 };
+	uint32_t crc[8];
+	tt_err err;
+
+	strcpy(meta.layers, "4,2,3");
+	meta.crc = crc;
+	CU_ASSERT_EQUAL_FATAL(tt_ckpt_prepare(root, step, &err), 0);
+	for (int r = 0; r < world; r++) {
+		tt_shard_plan p;
+		float a0[32], a1[32], a2[32], *arr[3] = { a0, a1, a2 };
+
+		tt_shard_plan_init(&p, blocks, 3, world, r, &err);
+		CU_ASSERT_FATAL(tt_shard_total(&p) <= 32);
+		fill_slices(&p, arr);
+		CU_ASSERT_EQUAL(tt_ckpt_write_rank(root, step, &p, a0, a1, a2, &crc[r], &err), 0);
+	}
+	CU_ASSERT_EQUAL(tt_ckpt_write_meta(root, &meta, &err), 0);
+}
+
+static void make_root(char *root)
+{
+	strcpy(root, "/tmp/tt-ckpt-XXXXXX");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(root));
+}
+
+static void rm_rf(const char *root)
+{
+	char cmd[4200];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	CU_ASSERT_EQUAL(system(cmd), 0);
+}
+
+static void test_round_trip_and_reslice(void)
+{
+	char root[64], warn[1024];
+	tt_ckpt_meta meta;
+	tt_err err;
+
+	make_root(root);
+	write_ckpt(root, 7, 2);
+	CU_ASSERT_EQUAL_FATAL(tt_ckpt_find_latest(root, &meta, warn, sizeof(warn), &err), 1);
+	CU_ASSERT_EQUAL(meta.step, 7);
+	CU_ASSERT_EQUAL(meta.world, 2);
+	CU_ASSERT_EQUAL(meta.zero, 1);
+	CU_ASSERT_EQUAL(meta.seed, 5);
+	CU_ASSERT_EQUAL(meta.batch, 64);
+	CU_ASSERT_STRING_EQUAL(meta.layers, "4,2,3");
+	CU_ASSERT_STRING_EQUAL(warn, "");
+	for (int world = 1; world <= 4; world++) {
+		for (int r = 0; r < world; r++) {
+			tt_shard_plan p;
+			float want0[32], want1[32], want2[32], *want[3] = { want0, want1, want2 };
+			float got0[32], got1[32], got2[32];
+
+			tt_shard_plan_init(&p, blocks, 3, world, r, &err);
+			fill_slices(&p, want);
+			CU_ASSERT_EQUAL_FATAL(tt_ckpt_load(root, &meta, &p, got0, got1, got2, &err), 0);
+			CU_ASSERT_EQUAL(memcmp(got0, want0, sizeof(float) * tt_shard_total(&p)), 0);
+			CU_ASSERT_EQUAL(memcmp(got1, want1, sizeof(float) * tt_shard_total(&p)), 0);
+			CU_ASSERT_EQUAL(memcmp(got2, want2, sizeof(float) * tt_shard_total(&p)), 0);
+		}
+	}
+	{
+		size_t other[3] = { 10, 3, 8 };
+		tt_shard_plan p;
+		float x[32], y[32], z[32];
+
+		tt_shard_plan_init(&p, other, 3, 2, 0, &err);
+		CU_ASSERT_EQUAL(tt_ckpt_load(root, &meta, &p, x, y, z, &err), -1);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "--layers"));
+	}
+	tt_ckpt_meta_free(&meta);
+	rm_rf(root);
+}
+
+static void corrupt_byte(const char *path, long off)
+{
+	FILE *f = fopen(path, "r+b");
+	int c;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fseek(f, off, off < 0 ? SEEK_END : SEEK_SET);
+	c = fgetc(f);
+	fseek(f, off, off < 0 ? SEEK_END : SEEK_SET);
+	fputc(c ^ 0x40, f);
+	fclose(f);
+}
+
+static void test_torn_and_corrupt_are_skipped(void)
+{
+	char root[64], warn[4096], path[256];
+	tt_ckpt_meta meta;
+	tt_err err;
+
+	make_root(root);
+	write_ckpt(root, 1, 2);
+	write_ckpt(root, 2, 2);
+	write_ckpt(root, 3, 2);
+	write_ckpt(root, 4, 2);
+	/* step 4: a rank file flipped by one bit; step 3: meta.txt edited; step 2: meta never written */
+	snprintf(path, sizeof(path), "%s/step-00000004/rank-00001.bin", root);
+	corrupt_byte(path, 40);
+	snprintf(path, sizeof(path), "%s/step-00000003/meta.txt", root);
+	corrupt_byte(path, 30);
+	snprintf(path, sizeof(path), "%s/step-00000002/meta.txt", root);
+	CU_ASSERT_EQUAL(unlink(path), 0);
+	/* a step directory only just created, and a stray non-checkpoint entry */
+	snprintf(path, sizeof(path), "%s/step-00000009", root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/notes", root);
+	mkdir(path, 0755);
+	CU_ASSERT_EQUAL_FATAL(tt_ckpt_find_latest(root, &meta, warn, sizeof(warn), &err), 1);
+	CU_ASSERT_EQUAL(meta.step, 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(warn, "step-00000009: cannot open"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(warn, "rank-00001.bin fails its CRC"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(warn, "meta.txt fails its CRC"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(warn, "step-00000002: cannot open"));
+	tt_ckpt_meta_free(&meta);
+	/* truncated rank file */
+	snprintf(path, sizeof(path), "%s/step-00000001/rank-00000.bin", root);
+	CU_ASSERT_EQUAL(truncate(path, 20), 0);
+	CU_ASSERT_EQUAL(tt_ckpt_find_latest(root, &meta, warn, sizeof(warn), &err), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(warn, "truncated"));
+	CU_ASSERT_EQUAL(tt_ckpt_find_latest("/nonexistent/ckpt", &meta, warn, sizeof(warn), &err), 0);
+	rm_rf(root);
+}
+
+static void test_prune_keeps_newest_valid(void)
+{
+	char root[64], path[256];
+	struct stat st;
+	tt_err err;
+
+	make_root(root);
+	for (long s = 10; s <= 50; s += 10)
+		write_ckpt(root, s, 1);
+	snprintf(path, sizeof(path), "%s/step-00000050/meta.txt", root);
+	unlink(path); /* 50 is torn (e.g. still being written): kept, not counted */
+	CU_ASSERT_EQUAL(tt_ckpt_prune(root, 2, &err), 0);
+	snprintf(path, sizeof(path), "%s/step-00000050", root);
+	CU_ASSERT_EQUAL(stat(path, &st), 0);
+	snprintf(path, sizeof(path), "%s/step-00000040", root);
+	CU_ASSERT_EQUAL(stat(path, &st), 0);
+	snprintf(path, sizeof(path), "%s/step-00000030", root);
+	CU_ASSERT_EQUAL(stat(path, &st), 0);
+	snprintf(path, sizeof(path), "%s/step-00000020", root);
+	CU_ASSERT_NOT_EQUAL(stat(path, &st), 0);
+	snprintf(path, sizeof(path), "%s/step-00000010", root);
+	CU_ASSERT_NOT_EQUAL(stat(path, &st), 0);
+	rm_rf(root);
+}
+
+int tt_register_suites(void)
+{
+	CU_pSuite s = CU_add_suite("ckpt", NULL, NULL);
+
+	if (!s)
+		return -1;
+	CU_add_test(s, "round trip and reslice", test_round_trip_and_reslice);
+	CU_add_test(s, "torn and corrupt are skipped", test_torn_and_corrupt_are_skipped);
+	CU_add_test(s, "prune keeps newest valid", test_prune_keeps_newest_valid);
+	return 0;
+}

@@ -1,0 +1,520 @@
+/* test_comm.c — the communicator end to end: forked ranks on 127.0.0.1 run every collective x
+ * dtype x reduction x size against references computed here, for each backend (shm, tcp, and
+ * hierarchical by faking nodes with LOCAL_WORLD_SIZE), with buffers both in and outside the
+ * shared arena, blocking and asynchronous; and the failure cases: a killed rank, a hung rank,
+ * a wrong token, a world-size mismatch, mismatched counts.
+ *
+ * Data are small integers so sums are exact in float32 and bfloat16 and results must match
+ * the reference bit for bit; the random-float case checks bf16 against a float64 reference with
+ * tolerance 2^-7 * sum|x| (two bf16 roundings at most: the node stage and the final one). */
+#include "cunit_main.h"
+#include "comm_harness.h"
+#include "rt_reduce.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static float input(int rank, size_t i)
+{
+	return (float)((int)((rank * 7 + i * 3) % 9) - 4);
+}
+
+static void fill(void *buf, trainrt_dtype dt, int rank, size_t n, size_t base)
+{
+	for (size_t i = 0; i < n; i++) {
+		float v = input(rank, base + i);
+
+		if (dt == TRAINRT_FLOAT32)
+			((float *)buf)[i] = v;
+		else
+			((uint16_t *)buf)[i] = rt_f32_to_bf16(v);
+	}
+}
+
+static float get(const void *buf, trainrt_dtype dt, size_t i)
+{
+	return dt == TRAINRT_FLOAT32 ? ((const float *)buf)[i] : rt_bf16_to_f32(((const uint16_t *)buf)[i]);
+}
+
+/* The reduction of element i over all ranks, computed as the library must (float32, one
+ * division for AVG, then rounding to the dtype). */
+static float expect(int n, size_t i, trainrt_dtype dt, trainrt_redop op)
+{
+	float acc = input(0, i);
+
+	for (int r = 1; r < n; r++)
+		acc = op == TRAINRT_MAX ? fmaxf(acc, input(r, i)) : acc + input(r, i);
+	if (op == TRAINRT_AVG)
+		acc /= (float)n;
+	return dt == TRAINRT_FLOAT32 ? acc : rt_bf16_to_f32(rt_f32_to_bf16(acc));
+}
+
+struct matrix {
+	const size_t *sizes;
+	int nsizes;
+	int use_arena;
+	int async;
+};
+
+static void *buffer(trainrt_comm *c, int arena, size_t bytes)
+{
+	return arena ? trainrt_alloc(c, bytes) : malloc(bytes ? bytes : 1);
+}
+
+static void release(trainrt_comm *c, int arena, void *p)
+{
+	if (arena)
+		trainrt_free(c, p);
+	else
+		free(p);
+}
+
+static int mismatch(const char *what, size_t count, size_t i, float got, float want)
+{
+	fprintf(stderr, "%s count %zu: element %zu is %g, expected %g\n", what, count, i, got, want);
+	return 1;
+}
+
+static int check_allreduce(trainrt_comm *c, const struct matrix *m, size_t count, trainrt_dtype dt,
+			   trainrt_redop op, int in_place)
+{
+	int n = trainrt_world_size(c), me = trainrt_rank(c), bad = 0;
+	size_t es = trainrt_dtype_size(dt);
+	void *send = buffer(c, m->use_arena, count * es);
+	void *recv = in_place ? send : buffer(c, m->use_arena, count * es);
+	int rc;
+
+	if (!send || !recv)
+		return 1;
+	fill(send, dt, me, count, 0);
+	if (m->async) {
+		trainrt_req *r = trainrt_iallreduce(c, send, recv, count, dt, op);
+
+		while (r && !trainrt_test(c, r))
+			usleep(100);
+		rc = trainrt_wait(c, r);
+	} else {
+		rc = trainrt_allreduce(c, send, recv, count, dt, op);
+	}
+	if (rc != 0)
+		bad = 1;
+	for (size_t i = 0; !bad && i < count; i++)
+		if (get(recv, dt, i) != expect(n, i, dt, op))
+			bad = mismatch("allreduce", count, i, get(recv, dt, i), expect(n, i, dt, op));
+	if (!in_place)
+		release(c, m->use_arena, recv);
+	release(c, m->use_arena, send);
+	return bad;
+}
+
+static int check_reducescatter(trainrt_comm *c, const struct matrix *m, size_t count, trainrt_dtype dt,
+			       trainrt_redop op)
+{
+	int n = trainrt_world_size(c), me = trainrt_rank(c), bad = 0;
+	size_t es = trainrt_dtype_size(dt);
+	void *send = buffer(c, m->use_arena, count * es * (size_t)n);
+	void *recv = buffer(c, m->use_arena, count * es);
+
+	if (!send || !recv)
+		return 1;
+	fill(send, dt, me, count * (size_t)n, 0);
+	if (trainrt_reducescatter(c, send, recv, count, dt, op) != 0)
+		bad = 1;
+	for (size_t i = 0; !bad && i < count; i++) {
+		float want = expect(n, (size_t)me * count + i, dt, op);
+
+		if (get(recv, dt, i) != want)
+			bad = mismatch("reducescatter", count, i, get(recv, dt, i), want);
+	}
+	release(c, m->use_arena, recv);
+	release(c, m->use_arena, send);
+	return bad;
+}
+
+static int check_allgather(trainrt_comm *c, const struct matrix *m, size_t count, trainrt_dtype dt)
+{
+	int n = trainrt_world_size(c), me = trainrt_rank(c), bad = 0;
+	size_t es = trainrt_dtype_size(dt);
+	void *send = buffer(c, m->use_arena, count * es);
+	void *recv = buffer(c, m->use_arena, count * es * (size_t)n);
+
+	if (!send || !recv)
+		return 1;
+	fill(send, dt, me, count, 0);
+	if (trainrt_allgather(c, send, recv, count, dt) != 0)
+		bad = 1;
+	for (int r = 0; !bad && r < n; r++)
+		for (size_t i = 0; !bad && i < count; i++)
+			if (get(recv, dt, (size_t)r * count + i) != input(r, i))
+				bad = mismatch("allgather", count, (size_t)r * count + i,
+					       get(recv, dt, (size_t)r * count + i), input(r, i));
+	release(c, m->use_arena, recv);
+	release(c, m->use_arena, send);
+	return bad;
+}
+
+static int check_broadcast(trainrt_comm *c, const struct matrix *m, size_t count, trainrt_dtype dt)
+{
+	int n = trainrt_world_size(c), me = trainrt_rank(c), root = n - 1, bad = 0;
+	void *buf = buffer(c, m->use_arena, count * trainrt_dtype_size(dt));
+
+	if (!buf)
+		return 1;
+	fill(buf, dt, me, count, 0);
+	if (trainrt_broadcast(c, buf, count, dt, root) != 0)
+		bad = 1;
+	for (size_t i = 0; !bad && i < count; i++)
+		if (get(buf, dt, i) != input(root, i))
+			bad = mismatch("broadcast", count, i, get(buf, dt, i), input(root, i));
+	release(c, m->use_arena, buf);
+	return bad;
+}
+
+static int rank_matrix(trainrt_comm *c, const char *initerr, void *arg)
+{
+	const struct matrix *m = arg;
+	static const trainrt_dtype dts[] = { TRAINRT_FLOAT32, TRAINRT_BF16 };
+	static const trainrt_redop ops[] = { TRAINRT_SUM, TRAINRT_AVG, TRAINRT_MAX };
+	int bad = 0;
+
+	(void)initerr;
+	if (!c)
+		return 1;
+	for (int s = 0; s < m->nsizes; s++)
+		for (int d = 0; d < 2; d++) {
+			for (int o = 0; o < 3; o++) {
+				bad |= check_allreduce(c, m, m->sizes[s], dts[d], ops[o], o == 1);
+				bad |= check_reducescatter(c, m, m->sizes[s], dts[d], ops[o]);
+			}
+			bad |= check_allgather(c, m, m->sizes[s], dts[d]);
+			bad |= check_broadcast(c, m, m->sizes[s], dts[d]);
+		}
+	bad |= trainrt_barrier(c) != 0;
+	return bad;
+}
+
+static const size_t small_sizes[] = { 0, 1, 7, 4097 };
+static const size_t all_sizes[] = { 0, 1, 7, 4097, 1048579 };
+
+static int world(int n, int local, const char *backend, const struct matrix *m)
+{
+	world_spec spec = { .n = n, .local = local, .backend = backend, .kill_after_s = 120 };
+
+	return run_world(&spec, rank_matrix, (void *)m, NULL);
+}
+
+static void test_shm_all_world_sizes(void)
+{
+	struct matrix small = { small_sizes, 4, 0, 0 }, small_arena = { small_sizes, 4, 1, 0 };
+
+	for (int n = 1; n <= 8; n++) {
+		CU_ASSERT_EQUAL(world(n, n, "shm", n % 2 ? &small : &small_arena), 0);
+	}
+}
+
+static void test_shm_large_staged_and_direct(void)
+{
+	struct matrix big = { all_sizes, 5, 0, 0 }, big_arena = { all_sizes, 5, 1, 0 };
+
+	CU_ASSERT_EQUAL(world(3, 3, "shm", &big), 0);
+	CU_ASSERT_EQUAL(world(4, 4, "shm", &big_arena), 0);
+}
+
+static void test_tcp_ring(void)
+{
+	struct matrix small = { small_sizes, 4, 0, 0 }, big = { all_sizes, 5, 0, 0 };
+
+	CU_ASSERT_EQUAL(world(2, 1, "tcp", &big), 0);
+	for (int n = 3; n <= 5; n++)
+		CU_ASSERT_EQUAL(world(n, 1, "tcp", &small), 0);
+}
+
+static void test_hierarchical(void)
+{
+	struct matrix small = { small_sizes, 4, 0, 0 }, arena = { small_sizes, 4, 1, 0 };
+	struct matrix big = { all_sizes, 5, 1, 0 };
+
+	CU_ASSERT_EQUAL(world(4, 2, "auto", &big), 0);     /* 2 nodes x 2 */
+	CU_ASSERT_EQUAL(world(6, 2, "auto", &small), 0);   /* 3 nodes x 2 */
+	CU_ASSERT_EQUAL(world(6, 3, "auto", &arena), 0);   /* 2 nodes x 3 */
+	CU_ASSERT_EQUAL(world(3, 1, "auto", &small), 0);   /* 3 nodes x 1 */
+}
+
+static void test_async_in_order(void)
+{
+	struct matrix m = { small_sizes, 4, 1, 1 };
+
+	CU_ASSERT_EQUAL(world(3, 3, "shm", &m), 0);
+	CU_ASSERT_EQUAL(world(4, 2, "auto", &m), 0);
+}
+
+/* Several operations in flight at once; results must follow issue order. */
+static int rank_overlap(trainrt_comm *c, const char *initerr, void *arg)
+{
+	enum { K = 6, N = 1000 };
+	float bufs[K][N];
+	trainrt_req *reqs[K];
+	int n, bad = 0;
+
+	(void)initerr;
+	(void)arg;
+	if (!c)
+		return 1;
+	n = trainrt_world_size(c);
+	for (int k = 0; k < K; k++) {
+		for (int i = 0; i < N; i++)
+			bufs[k][i] = (float)(k + trainrt_rank(c));
+		reqs[k] = trainrt_iallreduce(c, bufs[k], bufs[k], N, TRAINRT_FLOAT32, TRAINRT_SUM);
+	}
+	for (int k = K - 1; k >= 0; k--)
+		bad |= trainrt_wait(c, reqs[k]) != 0;
+	for (int k = 0; k < K && !bad; k++)
+		if (bufs[k][N - 1] != (float)(k * n + n * (n - 1) / 2))
+			bad = 1;
+	return bad;
+}
+
+static void test_async_many_in_flight(void)
+{
+	world_spec spec = { .n = 3, .local = 3, .backend = "shm" };
+	world_spec tcp = { .n = 3, .local = 1, .backend = "tcp" };
+
+	CU_ASSERT_EQUAL(run_world(&spec, rank_overlap, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(run_world(&tcp, rank_overlap, NULL, NULL), 0);
+}
+
+/* bf16 of random floats against a float64 reference. */
+static int rank_bf16_random(trainrt_comm *c, const char *initerr, void *arg)
+{
+	enum { N = 5000 };
+	uint16_t buf[N];
+	int n, me, bad = 0;
+
+	(void)initerr;
+	(void)arg;
+	if (!c)
+		return 1;
+	n = trainrt_world_size(c);
+	me = trainrt_rank(c);
+	for (int i = 0; i < N; i++)
+		buf[i] = rt_f32_to_bf16(sinf((float)(i * 13 + me * 101)) * 3.0f);
+	if (trainrt_allreduce(c, buf, buf, N, TRAINRT_BF16, TRAINRT_SUM) != 0)
+		return 1;
+	for (int i = 0; i < N && !bad; i++) {
+		double ref = 0, mag = 0;
+
+		for (int r = 0; r < n; r++) {
+			double x = rt_bf16_to_f32(rt_f32_to_bf16(sinf((float)(i * 13 + r * 101)) * 3.0f));
+
+			ref += x;
+			mag += fabs(x);
+		}
+		if (fabs(rt_bf16_to_f32(buf[i]) - ref) > mag / 128.0 + 1e-6)
+			bad = mismatch("bf16 random", N, (size_t)i, rt_bf16_to_f32(buf[i]), (float)ref);
+	}
+	return bad;
+}
+
+static void test_bf16_tolerance(void)
+{
+	world_spec shm = { .n = 5, .local = 5, .backend = "shm" };
+	world_spec hier = { .n = 4, .local = 2, .backend = "auto" };
+
+	CU_ASSERT_EQUAL(run_world(&shm, rank_bf16_random, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(run_world(&hier, rank_bf16_random, NULL, NULL), 0);
+}
+
+/* ---- failures ----------------------------------------------------------------------------- */
+
+struct failure {
+	int victim;
+	int how; /* 0: SIGKILL itself, 1: hang */
+	double max_s;
+};
+
+/* The victim dies or hangs after one good all-reduce; the others must get an error, with a
+ * message, within max_s of the victim's departure. */
+static int rank_failure(trainrt_comm *c, const char *initerr, void *arg)
+{
+	const struct failure *f = arg;
+	float x[64] = { 0 };
+	double t0;
+
+	(void)initerr;
+	if (!c)
+		return 1;
+	if (trainrt_allreduce(c, x, x, 64, TRAINRT_FLOAT32, TRAINRT_SUM) != 0)
+		return 1;
+	if (trainrt_rank(c) == f->victim) {
+		if (f->how == 0)
+			raise(SIGKILL);
+		sleep(60);
+		return 1;
+	}
+	t0 = now_s();
+	for (int i = 0; i < 1000; i++)
+		if (trainrt_allreduce(c, x, x, 64, TRAINRT_FLOAT32, TRAINRT_SUM) != 0)
+			break;
+	if (now_s() - t0 > f->max_s || strncmp(trainrt_last_error(c), "trainrt: ", 9) != 0) {
+		fprintf(stderr, "failure detected after %.1f s: '%s'\n", now_s() - t0, trainrt_last_error(c));
+		return 1;
+	}
+	/* A failed communicator stays failed. */
+	return trainrt_barrier(c) == 0;
+}
+
+static void failure_case(int n, int local, const char *backend, int how)
+{
+	struct failure f = { .victim = n - 1, .how = how, .max_s = 8 };
+	world_spec spec = { .n = n, .local = local, .backend = backend, .timeout = "3", .kill_after_s = 15 };
+
+	/* Exactly the victim fails (killed, or killed by the harness when hanging). */
+	CU_ASSERT_EQUAL(run_world(&spec, rank_failure, &f, NULL), 1);
+}
+
+static void test_killed_rank_fails_the_others(void)
+{
+	failure_case(3, 3, "shm", 0);
+	failure_case(3, 1, "tcp", 0);
+	failure_case(4, 2, "auto", 0);
+}
+
+static void test_hung_rank_times_out(void)
+{
+	failure_case(2, 2, "shm", 1);
+	failure_case(3, 1, "tcp", 1);
+}
+
+static int rank_expect_init_error(trainrt_comm *c, const char *initerr, void *arg)
+{
+	const char *want = arg;
+
+	if (c)
+		return 0; /* the well-configured ranks may or may not get through; only the bad one matters */
+	return strstr(initerr, want) ? 0 : (fprintf(stderr, "init error '%s' lacks '%s'\n", initerr, want), 1);
+}
+
+static int rank_bad_must_fail(trainrt_comm *c, const char *initerr, void *arg)
+{
+	int rank = atoi(getenv("RANK"));
+
+	if (rank == 1)
+		return c ? 1 : rank_expect_init_error(c, initerr, arg);
+	return 0;
+}
+
+static void test_wrong_token_refused(void)
+{
+	world_spec spec = { .n = 2, .local = 1, .backend = "tcp", .timeout = "2", .kill_after_s = 15 };
+
+	spec.env_override[1] = "TRAINRT_TOKEN=someone-else";
+	CU_ASSERT_EQUAL(run_world(&spec, rank_bad_must_fail, "wrong job token", NULL), 0);
+}
+
+static void test_world_size_mismatch(void)
+{
+	world_spec spec = { .n = 2, .local = 1, .backend = "tcp", .timeout = "2", .kill_after_s = 15 };
+
+	spec.env_override[1] = "WORLD_SIZE=3";
+	CU_ASSERT_EQUAL(run_world(&spec, rank_bad_must_fail, "WORLD_SIZE 3 differs", NULL), 0);
+}
+
+static void test_bad_env_named(void)
+{
+	world_spec spec = { .n = 1, .local = 1, .backend = "shm", .timeout = "2" };
+
+	spec.env_override[0] = "TRAINRT_BACKEND=carrier-pigeon";
+	CU_ASSERT_EQUAL(run_world(&spec, rank_expect_init_error, "TRAINRT_BACKEND='carrier-pigeon'", NULL), 0);
+	spec.env_override[0] = "RANK=5";
+	CU_ASSERT_EQUAL(run_world(&spec, rank_expect_init_error, "RANK='5'", NULL), 0);
+}
+
+/* Rank 1 passes one element more; every rank must fail with a message naming the count. */
+static int rank_count_mismatch(trainrt_comm *c, const char *initerr, void *arg)
+{
+	float x[16] = { 0 };
+	size_t count = trainrt_rank(c) == 1 ? 8 : 7;
+
+	(void)initerr;
+	(void)arg;
+	if (trainrt_allreduce(c, x, x, count, TRAINRT_FLOAT32, TRAINRT_SUM) == 0)
+		return 1;
+	if (!strstr(trainrt_last_error(c), "count") && !strstr(trainrt_last_error(c), "failed"))
+		return 1;
+	return 0;
+}
+
+static void test_count_mismatch_detected(void)
+{
+	world_spec shm = { .n = 3, .local = 3, .backend = "shm", .timeout = "3", .kill_after_s = 20 };
+	world_spec tcp = { .n = 3, .local = 1, .backend = "tcp", .timeout = "3", .kill_after_s = 20 };
+	world_spec hier = { .n = 4, .local = 2, .backend = "auto", .timeout = "3", .kill_after_s = 20 };
+
+	CU_ASSERT_EQUAL(run_world(&shm, rank_count_mismatch, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(run_world(&tcp, rank_count_mismatch, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(run_world(&hier, rank_count_mismatch, NULL, NULL), 0);
+}
+
+/* The store API: a counter every rank bumps, and a value rank 0 publishes. */
+static int rank_store(trainrt_comm *c, const char *initerr, void *arg)
+{
+	int64_t v = 0;
+	char got[16] = "";
+	size_t len = 0;
+
+	(void)initerr;
+	(void)arg;
+	if (!c || trainrt_store_add(c, "count", 1, &v) != 0)
+		return 1;
+	if (trainrt_rank(c) == 0 && trainrt_store_set(c, "step", "42", 3) != 0)
+		return 1;
+	if (trainrt_store_get(c, "step", got, sizeof(got), &len) != 0 || len != 3 || strcmp(got, "42") != 0)
+		return 1;
+	if (trainrt_barrier(c) != 0 || trainrt_store_add(c, "count", 0, &v) != 0)
+		return 1;
+	return v == trainrt_world_size(c) ? 0 : 1;
+}
+
+static void test_store_api(void)
+{
+	world_spec spec = { .n = 4, .local = 4, .backend = "shm" };
+
+	CU_ASSERT_EQUAL(run_world(&spec, rank_store, NULL, NULL), 0);
+}
+
+int tt_register_suites(void)
+{
+	CU_pSuite s = CU_add_suite("comm", NULL, NULL);
+	CU_pSuite f = CU_add_suite("comm failures", NULL, NULL);
+
+	if (!s || !f)
+		return -1;
+	CU_add_test(s, "shm: world sizes 1..8, small sizes", test_shm_all_world_sizes);
+	CU_add_test(s, "shm: 1M+3 staged and direct", test_shm_large_staged_and_direct);
+	CU_add_test(s, "tcp ring", test_tcp_ring);
+	CU_add_test(s, "hierarchical shm+tcp", test_hierarchical);
+	CU_add_test(s, "async matrix", test_async_in_order);
+	CU_add_test(s, "async many in flight", test_async_many_in_flight);
+	CU_add_test(s, "bf16 random tolerance", test_bf16_tolerance);
+	CU_add_test(s, "store api", test_store_api);
+	CU_add_test(f, "killed rank", test_killed_rank_fails_the_others);
+	CU_add_test(f, "hung rank", test_hung_rank_times_out);
+	CU_add_test(f, "wrong token", test_wrong_token_refused);
+	CU_add_test(f, "world size mismatch", test_world_size_mismatch);
+	CU_add_test(f, "bad env named", test_bad_env_named);
+	CU_add_test(f, "count mismatch", test_count_mismatch_detected);
+	return 0;
+}

@@ -1,0 +1,103 @@
+/* test_rt_reduce.c — the pure pieces under every backend: bf16 rounding, the reduction kernel
+ * (several outputs, aliasing, AVG/MAX), even splitting, and operation-header comparison. */
+#include "cunit_main.h"
+#include "comm_backend.h"
+#include "rt_reduce.h"
+
+#include <math.h>
+#include <string.h>
+
+static void test_bf16_round_to_nearest_even(void)
+{
+	/* 1 + 2^-8 lies halfway between bf16 1.0 and 1 + 2^-7: ties go to the even mantissa (1.0). */
+	CU_ASSERT_EQUAL(rt_f32_to_bf16(1.0f + 0x1p-8f), 0x3f80);
+	/* 1 + 3*2^-8 is halfway between 1+2^-7 (odd) and 1+2^-6 (even): rounds up. */
+	CU_ASSERT_EQUAL(rt_f32_to_bf16(1.0f + 3 * 0x1p-8f), 0x3f82);
+	CU_ASSERT_EQUAL(rt_f32_to_bf16(-2.0f), 0xc000);
+	CU_ASSERT(isnan(rt_bf16_to_f32(rt_f32_to_bf16(NAN))));
+	CU_ASSERT(isinf(rt_bf16_to_f32(rt_f32_to_bf16(INFINITY))));
+	CU_ASSERT_EQUAL(rt_bf16_to_f32(0x3f80), 1.0f);
+}
+
+static void test_reduce_sum_avg_max_many_outputs(void)
+{
+	float a[1030], b[1030], c[1030], o1[1030], o2[1030];
+	const void *in[3] = { a, b, c };
+	void *out[2] = { o1, o2 };
+
+	for (int i = 0; i < 1030; i++) {
+		a[i] = (float)i;
+		b[i] = (float)(2 * i);
+		c[i] = (float)(-i);
+	}
+	rt_reduce(out, 2, in, 3, 1030, TRAINRT_FLOAT32, TRAINRT_SUM, 3);
+	CU_ASSERT_EQUAL(o1[1029], 2058.0f);
+	CU_ASSERT_EQUAL(memcmp(o1, o2, sizeof(o1)), 0);
+	rt_reduce(out, 1, in, 3, 1030, TRAINRT_FLOAT32, TRAINRT_AVG, 3);
+	CU_ASSERT_EQUAL(o1[600], 400.0f);
+	rt_reduce(out, 1, in, 3, 1030, TRAINRT_FLOAT32, TRAINRT_MAX, 3);
+	CU_ASSERT_EQUAL(o1[5], 10.0f);
+	/* In place: the output is the first input. */
+	out[0] = a;
+	rt_reduce(out, 1, in, 3, 1030, TRAINRT_FLOAT32, TRAINRT_SUM, 3);
+	CU_ASSERT_EQUAL(a[1029], 2058.0f);
+}
+
+static void test_reduce_bf16_accumulates_in_f32(void)
+{
+	/* 256 + 1 + 1 in bf16 steps would stay 256 (1 is below half an ulp at 256); accumulating in
+	 * float32 and rounding once gives 258. */
+	uint16_t x = rt_f32_to_bf16(256.0f), y = rt_f32_to_bf16(1.0f), z = y, o;
+	const void *in[3] = { &x, &y, &z };
+	void *out[1] = { &o };
+
+	rt_reduce(out, 1, in, 3, 1, TRAINRT_BF16, TRAINRT_SUM, 3);
+	CU_ASSERT_EQUAL(rt_bf16_to_f32(o), 258.0f);
+}
+
+static void test_split_covers_everything_evenly(void)
+{
+	size_t lo, hi, next = 0;
+
+	for (int i = 0; i < 5; i++) {
+		rt_split(7, 5, i, &lo, &hi);
+		CU_ASSERT_EQUAL(lo, next);
+		CU_ASSERT(hi - lo == (i < 2 ? 2u : 1u));
+		next = hi;
+	}
+	CU_ASSERT_EQUAL(next, 7);
+	rt_split(2, 4, 3, &lo, &hi);
+	CU_ASSERT_EQUAL(lo, hi);
+}
+
+static void test_header_check_names_the_difference(void)
+{
+	rt_op_hdr a = { .kind = RT_ALLREDUCE, .count = 7, .seq = 3 }, b = a;
+	tt_err err;
+
+	CU_ASSERT_EQUAL(rt_op_hdr_check(&a, &b, 2, &err), 0);
+	b.count = 8;
+	CU_ASSERT_EQUAL(rt_op_hdr_check(&a, &b, 2, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "rank 2 has count 8"));
+	b = a;
+	b.kind = RT_BROADCAST;
+	CU_ASSERT_EQUAL(rt_op_hdr_check(&a, &b, 1, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "rank 1 issued broadcast"));
+	b = a;
+	b.root = 1;
+	CU_ASSERT_EQUAL(rt_op_hdr_check(&a, &b, 1, &err), -1);
+}
+
+int tt_register_suites(void)
+{
+	CU_pSuite s = CU_add_suite("rt_reduce", NULL, NULL);
+
+	if (!s)
+		return -1;
+	CU_add_test(s, "bf16 round to nearest even", test_bf16_round_to_nearest_even);
+	CU_add_test(s, "reduce sum/avg/max, many outputs, in place", test_reduce_sum_avg_max_many_outputs);
+	CU_add_test(s, "bf16 accumulates in f32", test_reduce_bf16_accumulates_in_f32);
+	CU_add_test(s, "split covers evenly", test_split_covers_everything_evenly);
+	CU_add_test(s, "header check names the difference", test_header_check_names_the_difference);
+	return 0;
+}

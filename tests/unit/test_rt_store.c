@@ -1,0 +1,184 @@
+/* test_rt_store.c — the rendezvous store and the job token: set/get/add between clients,
+ * get blocking until a later set, refusals (wrong token, world size, protocol version) with
+ * their messages, a get that times out instead of hanging, token file permissions. */
+#include "cunit_main.h"
+#include "rt_net.h"
+#include "rt_store.h"
+#include "rt_token.h"
+
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TOKEN "42:secret"
+
+static rt_store_server *start(int world)
+{
+	tt_err err;
+	rt_store_server *s = rt_store_server_start("127.0.0.1", 0, TOKEN, world, &err);
+
+	CU_ASSERT_PTR_NOT_NULL(s);
+	return s;
+}
+
+static void test_set_get_add(void)
+{
+	rt_store_server *srv = start(2);
+	tt_err err;
+	rt_store *a = rt_store_connect("127.0.0.1", rt_store_server_port(srv), TOKEN, 2, 5, &err);
+	rt_store *b = rt_store_connect("127.0.0.1", rt_store_server_port(srv), TOKEN, 2, 5, &err);
+	char buf[16];
+	size_t len = 0;
+	int64_t v = 0;
+
+	CU_ASSERT_FATAL(a && b);
+	CU_ASSERT_EQUAL(rt_store_set(a, "k", "hello", 6, &err), 0);
+	CU_ASSERT_EQUAL(rt_store_get(b, "k", buf, sizeof(buf), &len, &err), 0);
+	CU_ASSERT_EQUAL(len, 6);
+	CU_ASSERT_STRING_EQUAL(buf, "hello");
+	CU_ASSERT_EQUAL(rt_store_add(a, "n", 5, &v, &err), 0);
+	CU_ASSERT_EQUAL(rt_store_add(b, "n", -2, &v, &err), 0);
+	CU_ASSERT_EQUAL(v, 3);
+	rt_store_close(a);
+	rt_store_close(b);
+	rt_store_server_stop(srv);
+}
+
+struct later {
+	int port;
+};
+
+static void *set_later(void *arg)
+{
+	struct later *l = arg;
+	tt_err err;
+	rt_store *c = rt_store_connect("127.0.0.1", l->port, TOKEN, 2, 5, &err);
+
+	usleep(100 * 1000);
+	if (c)
+		rt_store_set(c, "late", "x", 2, &err);
+	rt_store_close(c);
+	return NULL;
+}
+
+static void test_get_waits_for_set(void)
+{
+	rt_store_server *srv = start(2);
+	struct later l = { rt_store_server_port(srv) };
+	tt_err err;
+	rt_store *c = rt_store_connect("127.0.0.1", l.port, TOKEN, 2, 5, &err);
+	pthread_t t;
+	char buf[4] = "";
+	size_t len;
+
+	CU_ASSERT_FATAL(c != NULL);
+	pthread_create(&t, NULL, set_later, &l);
+	CU_ASSERT_EQUAL(rt_store_get(c, "late", buf, sizeof(buf), &len, &err), 0);
+	CU_ASSERT_STRING_EQUAL(buf, "x");
+	pthread_join(t, NULL);
+	rt_store_close(c);
+	rt_store_server_stop(srv);
+}
+
+static void test_refusals_have_reasons(void)
+{
+	rt_store_server *srv = start(2);
+	int port = rt_store_server_port(srv);
+	tt_err err;
+
+	CU_ASSERT_PTR_NULL(rt_store_connect("127.0.0.1", port, "42:other", 2, 5, &err));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "wrong job token"));
+	CU_ASSERT_PTR_NULL(rt_store_connect("127.0.0.1", port, TOKEN, 3, 5, &err));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "WORLD_SIZE 3 differs from rank 0's 2"));
+
+	/* A peer speaking another protocol version. */
+	struct {
+		uint32_t magic, cmd, keylen, vallen;
+		uint32_t version, world;
+		char token[RT_TOKEN_MAX];
+	} hello = { 0x54525354u, 1, 0, 8 + RT_TOKEN_MAX, 99, 2, TOKEN };
+	struct {
+		uint32_t status, len;
+	} rsp;
+	char msg[256] = "";
+	int fd;
+
+	CU_ASSERT_FATAL(rt_net_connect("127.0.0.1", port, 5, &fd, &err) == 0);
+	CU_ASSERT_EQUAL(rt_net_send_all(fd, &hello, sizeof(hello), 5, &err), 0);
+	CU_ASSERT_EQUAL(rt_net_recv_all(fd, &rsp, sizeof(rsp), 5, &err), 0);
+	CU_ASSERT_EQUAL(rsp.status, 1);
+	CU_ASSERT(rsp.len < sizeof(msg));
+	CU_ASSERT_EQUAL(rt_net_recv_all(fd, msg, rsp.len, 5, &err), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(msg, "protocol version 99"));
+	close(fd);
+	rt_store_server_stop(srv);
+}
+
+static void test_get_times_out(void)
+{
+	rt_store_server *srv = start(1);
+	tt_err err;
+	rt_store *c = rt_store_connect("127.0.0.1", rt_store_server_port(srv), TOKEN, 1, 0.3, &err);
+	char buf[4];
+	size_t len;
+	double t0 = rt_now();
+
+	CU_ASSERT_FATAL(c != NULL);
+	CU_ASSERT_EQUAL(rt_store_get(c, "never", buf, sizeof(buf), &len, &err), -1);
+	CU_ASSERT(rt_now() - t0 < 2.0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "never"));
+	rt_store_close(c);
+	rt_store_server_stop(srv);
+}
+
+static void test_connect_gives_up(void)
+{
+	tt_err err;
+	int port = 0, fd;
+	double t0 = rt_now();
+
+	/* A port that was just free: nobody listens there. */
+	CU_ASSERT_FATAL(rt_net_listen("127.0.0.1", 0, &fd, &port, &err) == 0);
+	close(fd);
+	CU_ASSERT_PTR_NULL(rt_store_connect("127.0.0.1", port, TOKEN, 1, 0.3, &err));
+	CU_ASSERT(rt_now() - t0 < 2.0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "is rank 0 running?"));
+}
+
+static void test_token_rules(void)
+{
+	struct stat st = { .st_mode = S_IFREG | 0600, .st_uid = 1000 };
+	char tok[RT_TOKEN_MAX];
+	tt_err err;
+
+	CU_ASSERT_EQUAL(rt_token_file_ok(&st, 1000, "/t", &err), 0);
+	st.st_mode = S_IFREG | 0644;
+	CU_ASSERT_EQUAL(rt_token_file_ok(&st, 1000, "/t", &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "chmod 600 /t"));
+	st.st_mode = S_IFREG | 0600;
+	CU_ASSERT_EQUAL(rt_token_file_ok(&st, 0, "/t", &err), -1);
+	CU_ASSERT_EQUAL(rt_token_compose(tok, sizeof(tok), "s3", "77", &err), 0);
+	CU_ASSERT_STRING_EQUAL(tok, "77:s3");
+	CU_ASSERT_EQUAL(rt_token_compose(tok, sizeof(tok), "s3", NULL, &err), 0);
+	CU_ASSERT_STRING_EQUAL(tok, "nojob:s3");
+	CU_ASSERT_EQUAL(rt_token_compose(tok, sizeof(tok), "", "1", &err), -1);
+	CU_ASSERT(rt_token_equal("a:b", "a:b"));
+	CU_ASSERT(!rt_token_equal("a:b", "a:c"));
+	CU_ASSERT(!rt_token_equal("a:b", "a:bc"));
+	CU_ASSERT(rt_token_hash("1:x") != rt_token_hash("2:x"));
+}
+
+int tt_register_suites(void)
+{
+	CU_pSuite s = CU_add_suite("rt_store", NULL, NULL);
+
+	if (!s)
+		return -1;
+	CU_add_test(s, "set/get/add", test_set_get_add);
+	CU_add_test(s, "get waits for set", test_get_waits_for_set);
+	CU_add_test(s, "refusals have reasons", test_refusals_have_reasons);
+	CU_add_test(s, "get times out", test_get_times_out);
+	CU_add_test(s, "connect gives up", test_connect_gives_up);
+	CU_add_test(s, "token rules", test_token_rules);
+	return 0;
+}
