@@ -31,7 +31,7 @@
 #SBATCH --requeue
 #SBATCH --open-mode=append
 #SBATCH --output=%x-%j.out
-#SBATCH --train-topo
+#SBATCH --train-topo=full
 set -euo pipefail
 
 max_requeues=${TRAIN_MAX_REQUEUES:-3}

@@ -35,7 +35,7 @@
 #SBATCH --time=01:00:00
 #SBATCH --signal=B:USR1@120
 #SBATCH --output=%x-%A_%a.out
-#SBATCH --train-topo
+#SBATCH --train-topo=full
 set -euo pipefail
 
 sweep_file=${1:?usage: sbatch --array=RANGE sweep.sh SWEEPFILE (RANGE from: train-sweep size SWEEPFILE)}

@@ -12,7 +12,7 @@
 #include <string.h>
 
 void sweep_point_classify(struct sweep_point *pt, long index, int have_params, const char *exit_text,
-			  const char *summary_text, const char *log_last_line)
+			  const char *summary_text, const char *log_line)
 {
 	char log_note[300] = "";
 	tt_err err;
@@ -21,8 +21,8 @@ void sweep_point_classify(struct sweep_point *pt, long index, int have_params, c
 	memset(pt, 0, sizeof(*pt));
 	pt->index = index;
 	pt->status = SWEEP_FAILED;
-	if (log_last_line && *log_last_line)
-		snprintf(log_note, sizeof(log_note), "; last log line: %.250s", log_last_line);
+	if (log_line && *log_line)
+		snprintf(log_note, sizeof(log_note), "; log: %.250s", log_line);
 	if (exit_text) {
 		char *end;
 
@@ -57,13 +57,40 @@ void sweep_point_classify(struct sweep_point *pt, long index, int have_params, c
 	}
 }
 
-/* The last non-empty line of a log, read from its last 4 KiB; "" when there is none. */
-static void log_last_line(const char *path, char *out, size_t size)
+void sweep_log_reason(const char *tail, char *out, size_t size)
+{
+	const char *best = NULL, *last = NULL, *p = tail;
+	size_t best_len = 0, last_len = 0, len;
+
+	while (*p) {
+		const char *end = strchr(p, '\n');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+
+		while (n && strchr("\r \t", p[n - 1]))
+			n--;
+		if (n) {
+			last = p, last_len = n;
+			if (memmem(p, n, "train-mlp: ", 11))
+				best = p, best_len = n;
+		}
+		p = end ? end + 1 : p + strlen(p);
+	}
+	if (!best)
+		best = last, best_len = last_len;
+	len = best && size ? (best_len < size ? best_len : size - 1) : 0;
+	if (size) {
+		if (len)
+			memcpy(out, best, len);
+		out[len] = '\0';
+	}
+}
+
+/* The reason line from the last 4 KiB of a log; "" when there is none. */
+static void log_reason(const char *path, char *out, size_t size)
 {
 	char buf[4096];
 	FILE *f = fopen(path, "r");
 	size_t len;
-	char *end, *start;
 
 	out[0] = '\0';
 	if (!f)
@@ -73,15 +100,7 @@ static void log_last_line(const char *path, char *out, size_t size)
 	len = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[len] = '\0';
-	end = buf + len;
-	while (end > buf && strchr("\r\n \t", end[-1]))
-		end--;
-	*end = '\0';
-	start = strrchr(buf, '\n');
-	start = start ? start + 1 : buf;
-	len = strlen(start) < size ? strlen(start) : size - 1;
-	memcpy(out, start, len);
-	out[len] = '\0';
+	sweep_log_reason(buf, out, size);
 }
 
 static char *point_file(const char *dir, long index, const char *ext, char *path, size_t size)
@@ -117,7 +136,7 @@ int sweep_report_collect(const char *dir, const struct sweep_grid *grid, struct 
 		if (rc == 0)
 			rc = read_optional(point_file(dir, i, "json", path, sizeof(path)), 16 << 20, &summary, err);
 		if (rc == 0) {
-			log_last_line(point_file(dir, i, "log", path, sizeof(path)), last, sizeof(last));
+			log_reason(point_file(dir, i, "log", path, sizeof(path)), last, sizeof(last));
 			sweep_point_classify(&pts[i], i, params != NULL, exit_text, summary, last);
 		}
 		free(params);
@@ -310,6 +329,7 @@ long sweep_report_plot(struct tt_strbuf *data, struct tt_strbuf *script, const s
 		     "    set output \"report.svg.tmp\"\n"
 		     "}\n"
 		     "set datafile missing \"?\"\n"
+		     "set xrange [0:*]\n"
 		     "set key outside right top\n"
 		     "set grid\n"
 		     "set multiplot layout 2,1\n"

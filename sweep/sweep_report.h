@@ -20,9 +20,13 @@ struct sweep_point {
 };
 
 /* Decides a point's status from what its task left (NULL for a file that is not there):
- * the params file's presence, the exit file's text, the summary's text, the log's last line. */
+ * the params file's presence, the exit file's text, the summary's text, the log's reason line. */
 void sweep_point_classify(struct sweep_point *pt, long index, int have_params, const char *exit_text,
-			  const char *summary_text, const char *log_last_line);
+			  const char *summary_text, const char *log_line);
+
+/* The line of a log's tail that best says why training ended: the last train-mlp line (its own
+ * error, not the launcher's "exited with code" after it), else the last non-empty line. */
+void sweep_log_reason(const char *tail, char *out, size_t size);
 
 /* Reads every point's files from dir (edge: file reads only). *points has grid->npoints entries. */
 int sweep_report_collect(const char *dir, const struct sweep_grid *grid, struct sweep_point **points, tt_err *err);

@@ -169,6 +169,24 @@ static void test_summary_refuses_truncated_or_incomplete(void)
 	CU_ASSERT_EQUAL(sweep_summary_parse("{} {}", &s, &err), -1);
 }
 
+static void test_log_reason_prefers_the_trainers_last_line(void)
+{
+	char out[64];
+
+	sweep_log_reason("[rank 0] train-mlp: step 1\n[rank 0] train-mlp: --lr 'x': want a number\n"
+			 "srun: error: node1: task 0: Exited with exit code 2\n"
+			 "train-run: rank 0 exited with code 2\n\n", out, sizeof(out));
+	CU_ASSERT_STRING_EQUAL(out, "[rank 0] train-mlp: --lr 'x': want a number");
+	sweep_log_reason("partial li", out, sizeof(out));
+	CU_ASSERT_STRING_EQUAL(out, "partial li");
+	sweep_log_reason("srun: error: a\r\nslurmstepd: CANCELLED  \n", out, sizeof(out));
+	CU_ASSERT_STRING_EQUAL(out, "slurmstepd: CANCELLED");
+	sweep_log_reason("\n\n", out, sizeof(out));
+	CU_ASSERT_STRING_EQUAL(out, "");
+	sweep_log_reason("train-mlp: a very long line indeed", out, 8);
+	CU_ASSERT_STRING_EQUAL(out, "train-m");
+}
+
 static void test_point_status_and_reason(void)
 {
 	struct sweep_point pt;
@@ -180,14 +198,14 @@ static void test_point_status_and_reason(void)
 	sweep_point_classify(&pt, 1, 1, NULL, NULL, "train-mlp: step 10");
 	CU_ASSERT_EQUAL(pt.status, SWEEP_FAILED);
 	CU_ASSERT_PTR_NOT_NULL(strstr(pt.reason, "no exit code"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(pt.reason, "last log line: train-mlp: step 10"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(pt.reason, "log: train-mlp: step 10"));
 
 	sweep_point_classify(&pt, 1, 1, "99\n", NULL, NULL);
 	CU_ASSERT_EQUAL(pt.status, SWEEP_FAILED);
 	CU_ASSERT_PTR_NOT_NULL(strstr(pt.reason, "exit 99: checkpointed"));
 
 	sweep_point_classify(&pt, 2, 1, "1\n", NULL, "train-mlp: --lr: bad value");
-	CU_ASSERT_STRING_EQUAL(pt.reason, "exit 1: training failed; last log line: train-mlp: --lr: bad value");
+	CU_ASSERT_STRING_EQUAL(pt.reason, "exit 1: training failed; log: train-mlp: --lr: bad value");
 
 	sweep_point_classify(&pt, 2, 1, "0\n", NULL, "");
 	CU_ASSERT_EQUAL(pt.status, SWEEP_FAILED);
@@ -259,14 +277,14 @@ static void test_report_table_csv_and_plot(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(table.data, "2 of 6 points finished\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(table.data, "1    5     1e-2 128      0.9125"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(table.data, "2    0     1e-3 64       0.8125"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(table.data, "p3 lr=3e-3 batch=128: failed: exit 1: training failed; last log line: boom"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(table.data, "p3 lr=3e-3 batch=128: failed: exit 1: training failed; log: boom"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(table.data, "p4 lr=1e-2 batch=64: missing: never started"));
 
 	CU_ASSERT_PTR_NOT_NULL(strstr(csv.data, "rank,point,lr,batch,status,test_accuracy,test_loss,steps,world_size,"
 						"samples_per_sec,wall_seconds,weights_crc32,reason\n"
 						"1,5,1e-2,128,ok,0.912500,0.500000,16,2,2100.5,1.250,3290d00a,\n"
 						"2,0,1e-3,64,ok,0.812500,"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(csv.data, "\n,3,3e-3,128,failed,,,,,,,,exit 1: training failed; last log line: boom\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(csv.data, "\n,3,3e-3,128,failed,,,,,,,,exit 1: training failed; log: boom\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(csv.data, "\n,4,1e-2,64,missing,,,,,,,,never started (no point-4.params): "));
 
 	CU_ASSERT_PTR_NOT_NULL(strstr(data.data, "# p5 lr=1e-2 batch=128\n# step loss test_acc\n10 2.3 ?\n16 1.5 0.8125\n\n\n"));
@@ -314,6 +332,7 @@ int tt_register_suites(void)
 	    !CU_add_test(grid, "index range", test_grid_index_checks_range) ||
 	    !CU_add_test(report, "summary fields", test_summary_reads_fields_and_history) ||
 	    !CU_add_test(report, "summary truncated", test_summary_refuses_truncated_or_incomplete) ||
+	    !CU_add_test(report, "log reason", test_log_reason_prefers_the_trainers_last_line) ||
 	    !CU_add_test(report, "point status", test_point_status_and_reason) ||
 	    !CU_add_test(report, "rank", test_rank_orders_finished_by_accuracy_then_the_rest) ||
 	    !CU_add_test(report, "table, csv, plot", test_report_table_csv_and_plot) ||
