@@ -45,7 +45,7 @@ static int parse_values(struct sweep_axis *axis, const char *p, const char *end,
 	for (;;) {
 		const char *start, *stop;
 
-		while (p < end && (*p == ' ' || *p == '\t'))
+		while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
 			p++;
 		if (*p == '"') {
 			start = ++p;
@@ -60,7 +60,7 @@ static int parse_values(struct sweep_axis *axis, const char *p, const char *end,
 			while (p < end && *p != ',' && *p != '#')
 				p++;
 			stop = p;
-			while (stop > start && (stop[-1] == ' ' || stop[-1] == '\t'))
+			while (stop > start && (stop[-1] == ' ' || stop[-1] == '\t' || stop[-1] == '\r'))
 				stop--;
 		}
 		if (stop == start)
@@ -78,7 +78,7 @@ static int parse_values(struct sweep_axis *axis, const char *p, const char *end,
 						  name, line, axis->values[i], axis->key);
 		if (push_value(axis, start, (size_t)(stop - start)) != 0)
 			return tt_err_set(err, "%s: out of memory", name);
-		while (p < end && (*p == ' ' || *p == '\t'))
+		while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
 			p++;
 		if (p == end || *p == '#')
 			return 0;
@@ -95,7 +95,7 @@ static int parse_line(struct sweep_grid *grid, const char *p, const char *end, c
 	const char *key, *key_end;
 	struct sweep_axis *bigger, *axis;
 
-	while (p < end && (*p == ' ' || *p == '\t'))
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
 		p++;
 	if (p == end || *p == '#')
 		return 0;
@@ -103,7 +103,7 @@ static int parse_line(struct sweep_grid *grid, const char *p, const char *end, c
 	while (p < end && key_char_ok(*p))
 		p++;
 	key_end = p;
-	while (p < end && (*p == ' ' || *p == '\t'))
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
 		p++;
 	if (key_end == key || p == end || *p != '=')
 		return tt_err_set(err, "%s: line %d: expected 'option = value, value, ...' with a train-mlp "

@@ -51,7 +51,7 @@ static void test_grid_quoted_values_may_hold_commas(void)
 	struct sweep_grid g;
 	tt_err err;
 
-	CU_ASSERT_EQUAL_FATAL(sweep_grid_parse("layers = \"784,256,10\", \"784,64,10\"\nmax-steps = 5\n", "s", &g,
+	CU_ASSERT_EQUAL_FATAL(sweep_grid_parse("layers = \"784,256,10\", \"784,64,10\"\r\nmax-steps = 5\r\n", "s", &g,
 					       &err), 0);
 	CU_ASSERT_EQUAL(g.npoints, 2);
 	CU_ASSERT_STRING_EQUAL(g.axes[0].values[0], "784,256,10");
