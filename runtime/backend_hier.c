@@ -31,8 +31,11 @@ static int sub(hier_be *h, rt_backend *be, uint64_t *seq, rt_kind kind, const vo
 	s.hdr.seq = ++*seq;
 	if (rt_backend_run(be, &s, err) == 0)
 		return 0;
+	/* Spread the failure to the side that did not see it. */
 	if (be == h->tcp)
 		rt_shm_abort(h->shm, err);
+	else if (h->tcp)
+		rt_tcp_abort(h->tcp);
 	return -1;
 }
 
@@ -67,15 +70,19 @@ static int hier_allreduce(rt_backend *be, const rt_op *op, tt_err *err)
 	return hier_allreduce_into((hier_be *)be, op, op->recv, err);
 }
 
-/* Reduce-scatter as a full all-reduce into scratch, keeping this rank's block: simple and
- * correct; it moves n times the data a ring reduce-scatter would between nodes. */
+/* Reduce-scatter: the node sums the whole input in shared memory, the leaders reduce-scatter
+ * node-sized blocks over TCP (ranks of a node are contiguous, so a node's outputs are one block),
+ * and the node's ranks take their part of their leader's block. Inter-node traffic is that of a
+ * ring reduce-scatter; the node's shared-memory work is that of an all-reduce. */
 static int hier_reducescatter(rt_backend *be, const rt_op *op, tt_err *err)
 {
 	hier_be *h = (hier_be *)be;
-	size_t es = trainrt_dtype_size((trainrt_dtype)op->hdr.dtype);
-	size_t block = op->hdr.count * es, total = block * (size_t)h->size;
-	rt_op full = *op;
-	int rank = h->node * h->local_size + h->local_rank;
+	trainrt_dtype dt = (trainrt_dtype)op->hdr.dtype;
+	trainrt_redop rop = (trainrt_redop)op->hdr.redop;
+	trainrt_redop partial = rop == TRAINRT_AVG ? TRAINRT_SUM : rop;
+	size_t es = trainrt_dtype_size(dt), count = op->hdr.count;
+	size_t node_count = count * (size_t)h->local_size, total = count * (size_t)h->size * es;
+	unsigned char *mine;
 
 	if (total == 0) /* still a collective: every rank takes part in the header checks */
 		return hier_allreduce_into(h, op, NULL, err);
@@ -87,10 +94,22 @@ static int hier_reducescatter(rt_backend *be, const rt_op *op, tt_err *err)
 		h->scratch = p;
 		h->scratch_cap = total;
 	}
-	full.hdr.count = op->hdr.count * (size_t)h->size;
-	if (hier_allreduce_into(h, &full, h->scratch, err) != 0)
+	mine = h->scratch + (size_t)h->node * node_count * es;
+	if (SHM(RT_ALLREDUCE, op->send, h->scratch, count * (size_t)h->size, partial, 0) != 0)
 		return -1;
-	memcpy(op->recv, h->scratch + (size_t)rank * block, block);
+	if (h->tcp) {
+		if (TCP(RT_REDUCESCATTER, h->scratch, mine, node_count, partial, 0) != 0)
+			return -1;
+		if (rop == TRAINRT_AVG) {
+			const void *in = mine;
+			void *out = mine;
+
+			rt_reduce(&out, 1, &in, 1, node_count, dt, TRAINRT_AVG, h->size);
+		}
+	}
+	if (SHM(RT_BROADCAST, mine, mine, node_count, TRAINRT_SUM, 0) != 0)
+		return -1;
+	memcpy(op->recv, mine + (size_t)h->local_rank * count * es, count * es);
 	return 0;
 }
 

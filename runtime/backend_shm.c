@@ -59,6 +59,7 @@ struct blk {
 typedef struct shm_be {
 	rt_backend be;
 	int me, n, first_rank;
+	int fd;             /* the segment, kept to reserve pages before they are touched */
 	double timeout;
 	struct shm_ctl *ctl;
 	unsigned char *base;
@@ -86,6 +87,21 @@ static int64_t arena_off(shm_be *s, const void *p, size_t bytes)
 	if (!p || (const unsigned char *)p < a || (const unsigned char *)p + bytes > a + s->arena_bytes)
 		return -1;
 	return (const unsigned char *)p - a;
+}
+
+/* Reserves [off, off+len) of the segment in /dev/shm, so a full tmpfs is an error here rather
+ * than a SIGBUS when the page is first written. Called by the pages' owner: the reservation
+ * allocates them, on the owner's NUMA node. */
+static int reserve(shm_be *s, const unsigned char *p, size_t len, tt_err *err)
+{
+	int rc = posix_fallocate(s->fd, (off_t)(p - s->base), (off_t)len);
+
+	if (rc != 0) {
+		errno = rc;
+		return tt_err_errno(err, "cannot reserve %zu MiB of shared memory in /dev/shm (too small? df /dev/shm)",
+				    (len + (1 << 20) - 1) >> 20);
+	}
+	return 0;
 }
 
 /* ---- failure propagation and waiting ------------------------------------------------------- */
@@ -410,6 +426,8 @@ static void *shm_alloc(rt_backend *be, size_t bytes, tt_err *err)
 			b->len = need;
 			s->nblks++;
 		}
+		if (reserve(s, arena(s, s->me) + b->off, b->len, err) != 0)
+			return NULL;
 		b->used = 1;
 		return arena(s, s->me) + b->off;
 	}
@@ -447,6 +465,8 @@ static void shm_destroy(rt_backend *be)
 
 	if (s->base)
 		munmap(s->base, s->map_len);
+	if (s->fd >= 0)
+		close(s->fd);
 	free(s->blks);
 	free(s);
 }
@@ -484,12 +504,17 @@ static int map_segment(shm_be *s, const char *name, int create, tt_err *err)
 		return tt_err_set(err, "shared memory %s has the wrong size: ranks disagree on TRAINRT_SHM_ARENA_MB or LOCAL_WORLD_SIZE", name);
 	}
 	s->base = mmap(NULL, s->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
 	if (s->base == MAP_FAILED) {
 		s->base = NULL;
+		close(fd);
 		if (create)
 			shm_unlink(name);
 		return tt_err_errno(err, "cannot map shared memory %s", name);
+	}
+	s->fd = fd;
+	if (create && reserve(s, s->base, s->ctl_len, err) != 0) {
+		shm_unlink(name);
+		return -1;
 	}
 	return 0;
 }
@@ -510,6 +535,7 @@ rt_backend *rt_shm_create(const rt_world *w, tt_err *err)
 		return NULL;
 	}
 	s->be.ops = &shm_ops;
+	s->fd = -1;
 	s->me = w->local_rank;
 	s->n = w->local_size;
 	s->first_rank = w->rank - w->local_rank;
@@ -544,7 +570,12 @@ rt_backend *rt_shm_create(const rt_world *w, tt_err *err)
 		}
 	}
 	atomic_store(&s->ctl->slots[s->me].pid, (int32_t)getpid());
-	/* First touch by the owner places staging pages on its NUMA node. */
+	/* Reserved and first touched by the owner: staging pages sit on its NUMA node. */
+	if (reserve(s, stage(s, s->me, 0), 2 * SHM_STAGE_BYTES, err) != 0) {
+		if (s->me == 0)
+			shm_unlink(name);
+		goto fail;
+	}
 	memset(stage(s, s->me, 0), 0, SHM_STAGE_BYTES);
 	memset(stage(s, s->me, 1), 0, SHM_STAGE_BYTES);
 	s->cap_blks = 16;

@@ -48,13 +48,20 @@ static int grow(float **buf, size_t *cap, size_t n, tt_err *err)
 	return 0;
 }
 
-static int broken(tcp_be *t, tt_err *err)
+void rt_tcp_abort(rt_backend *be)
 {
+	tcp_be *t = (tcp_be *)be;
+
 	if (t->right >= 0)
 		close(t->right);
 	if (t->left >= 0)
 		close(t->left);
 	t->right = t->left = -1;
+}
+
+static int broken(tcp_be *t, tt_err *err)
+{
+	rt_tcp_abort(&t->be);
 	return tt_err_wrap(err, "tcp ring (rank %d <- %d, -> %d)", t->members[t->idx],
 			   t->members[(t->idx + t->n - 1) % t->n], t->members[(t->idx + 1) % t->n]);
 }
@@ -285,6 +292,28 @@ static int accept_left(tcp_be *t, int lfd, const char *token, tt_err *err)
 			  t->members[want], t->timeout);
 }
 
+/* The address peers reach us at: the interface named by TRAINRT_SOCKET_IFNAME (or a plain
+ * NCCL_SOCKET_IFNAME), else the one our store connection leaves from — unless that is loopback
+ * only because MASTER_ADDR is a name this host maps to 127.0.1.1 (Debian's /etc/hosts), where
+ * the first real interface is taken. */
+static int ring_address(const rt_world *w, char *ip, size_t len, tt_err *err)
+{
+	const char *ifn = getenv("TRAINRT_SOCKET_IFNAME");
+
+	if (!ifn || !*ifn) {
+		ifn = getenv("NCCL_SOCKET_IFNAME");
+		if (ifn && ifn[0] == '^') /* exclusion lists are NCCL's business */
+			ifn = NULL;
+	}
+	if (ifn && *ifn)
+		return rt_net_iface_ip(ifn, ip, len, err);
+	if (rt_net_local_ip(rt_store_fd(w->store), ip, len, err) != 0)
+		return -1;
+	if (strncmp(ip, "127.", 4) == 0 && w->master_is_name)
+		return rt_net_iface_ip(NULL, ip, len, err);
+	return 0;
+}
+
 rt_backend *rt_tcp_create(const rt_world *w, int idx, int n, const int *members, const char *tag,
 			  tt_err *err)
 {
@@ -307,9 +336,7 @@ rt_backend *rt_tcp_create(const rt_world *w, int idx, int n, const int *members,
 	t->timeout = w->timeout;
 	if (n == 1)
 		return &t->be;
-	/* Peers reach us on the address our store connection leaves from. */
-	if (rt_net_local_ip(rt_store_fd(w->store), ip, sizeof(ip), err) != 0 ||
-	    rt_net_listen(ip, 0, &lfd, &port, err) != 0)
+	if (ring_address(w, ip, sizeof(ip), err) != 0 || rt_net_listen(ip, 0, &lfd, &port, err) != 0)
 		goto fail;
 	snprintf(key, sizeof(key), "tcp/%s/%d", tag, idx);
 	snprintf(addr, sizeof(addr), "%s %d", ip, port);

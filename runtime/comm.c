@@ -1,6 +1,7 @@
 /* comm.c — trainrt_comm: reads the launch environment, runs the rendezvous, picks a backend and
- * executes collectives in issue order on one progress thread per communicator, so blocking and
- * asynchronous calls share one path and compute can overlap communication. */
+ * executes collectives in issue order: asynchronous ones on one progress thread per communicator
+ * (so compute overlaps communication), blocking ones on the caller's thread when nothing is
+ * queued, else behind the queue. */
 #include <config.h>
 
 #include "comm_backend.h"
@@ -10,6 +11,7 @@
 #include "rt_token.h"
 #include "trainrt.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -40,6 +42,7 @@ struct trainrt_comm {
 	trainrt_req *head, *tail;
 	int stopping;
 	int failed;
+	int inline_busy; /* a blocking call runs its operation on the caller's thread */
 	int pmix;
 	char errmsg[1100];
 };
@@ -194,7 +197,7 @@ static void *progress_main(void *arg)
 		tt_err err = { "" };
 		int rc;
 
-		while (!c->head && !c->stopping)
+		while ((!c->head && !c->stopping) || c->inline_busy)
 			pthread_cond_wait(&c->cond, &c->lock);
 		if (!c->head)
 			break;
@@ -221,6 +224,19 @@ static void *progress_main(void *arg)
 	return NULL;
 }
 
+/* Records msg as the last error unless the communicator already failed (whose first error
+ * stays); fail marks it failed. Bad arguments fail it: ranks would otherwise drift apart in the
+ * sequence of collectives. An exhausted arena or a store timeout only reports. */
+static void record(trainrt_comm *c, int fail, const char *msg)
+{
+	pthread_mutex_lock(&c->lock);
+	if (!c->failed) {
+		c->failed = fail;
+		snprintf(c->errmsg, sizeof(c->errmsg), "trainrt: rank %d: %s", c->w.rank, msg);
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
 static void set_error(trainrt_comm *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void set_error(trainrt_comm *c, const char *fmt, ...)
 {
@@ -230,12 +246,33 @@ static void set_error(trainrt_comm *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	pthread_mutex_lock(&c->lock);
-	if (!c->failed) {
-		c->failed = 1;
-		snprintf(c->errmsg, sizeof(c->errmsg), "trainrt: rank %d: %s", c->w.rank, msg);
+	record(c, 1, msg);
+}
+
+/* Checks the arguments of one collective and describes it in *o (all but the sequence). */
+static int prepare(trainrt_comm *c, rt_op *o, rt_kind kind, const void *send, void *recv, size_t count,
+		   trainrt_dtype dtype, trainrt_redop op, int root)
+{
+	if (dtype != TRAINRT_FLOAT32 && dtype != TRAINRT_BF16) {
+		set_error(c, "unknown dtype %d (use TRAINRT_FLOAT32 or TRAINRT_BF16)", (int)dtype);
+		return -1;
 	}
-	pthread_mutex_unlock(&c->lock);
+	if (op != TRAINRT_SUM && op != TRAINRT_AVG && op != TRAINRT_MAX) {
+		set_error(c, "unknown reduction %d (use TRAINRT_SUM, TRAINRT_AVG or TRAINRT_MAX)", (int)op);
+		return -1;
+	}
+	if (kind == RT_BROADCAST && (root < 0 || root >= c->w.size)) {
+		set_error(c, "broadcast root %d is not a rank of this world of %d", root, c->w.size);
+		return -1;
+	}
+	if (count > 0 && (!recv || (kind != RT_BROADCAST && !send))) {
+		set_error(c, "NULL buffer passed for %zu elements", count);
+		return -1;
+	}
+	o->hdr = (rt_op_hdr){ .kind = kind, .dtype = dtype, .redop = op, .root = root, .count = count };
+	o->send = send;
+	o->recv = recv;
+	return 0;
 }
 
 static trainrt_req *submit(trainrt_comm *c, rt_kind kind, const void *send, void *recv, size_t count,
@@ -245,30 +282,15 @@ static trainrt_req *submit(trainrt_comm *c, rt_kind kind, const void *send, void
 
 	if (!c)
 		return NULL;
-	if (dtype != TRAINRT_FLOAT32 && dtype != TRAINRT_BF16) {
-		set_error(c, "unknown dtype %d (use TRAINRT_FLOAT32 or TRAINRT_BF16)", (int)dtype);
-		return NULL;
-	}
-	if (op != TRAINRT_SUM && op != TRAINRT_AVG && op != TRAINRT_MAX) {
-		set_error(c, "unknown reduction %d (use TRAINRT_SUM, TRAINRT_AVG or TRAINRT_MAX)", (int)op);
-		return NULL;
-	}
-	if (kind == RT_BROADCAST && (root < 0 || root >= c->w.size)) {
-		set_error(c, "broadcast root %d is not a rank of this world of %d", root, c->w.size);
-		return NULL;
-	}
-	if (count > 0 && (!recv || (kind != RT_BROADCAST && !send))) {
-		set_error(c, "NULL buffer passed for %zu elements", count);
-		return NULL;
-	}
 	r = calloc(1, sizeof(*r));
 	if (!r) {
 		set_error(c, "out of memory queueing a collective");
 		return NULL;
 	}
-	r->op.hdr = (rt_op_hdr){ .kind = kind, .dtype = dtype, .redop = op, .root = root, .count = count };
-	r->op.send = send;
-	r->op.recv = recv;
+	if (prepare(c, &r->op, kind, send, recv, count, dtype, op, root) != 0) {
+		free(r);
+		return NULL;
+	}
 	pthread_mutex_lock(&c->lock);
 	if (c->failed) {
 		pthread_mutex_unlock(&c->lock);
@@ -286,10 +308,48 @@ static trainrt_req *submit(trainrt_comm *c, rt_kind kind, const void *send, void
 	return r;
 }
 
+/* A blocking collective. With nothing queued it runs on the caller's thread (no hand-off to
+ * the progress thread and back, which dominates small operations); otherwise it queues behind
+ * the pending ones, keeping issue order. */
+static int run_blocking(trainrt_comm *c, rt_kind kind, const void *send, void *recv, size_t count,
+			trainrt_dtype dtype, trainrt_redop op, int root)
+{
+	tt_err err = { "" };
+	rt_op o;
+	int rc;
+
+	if (!c || prepare(c, &o, kind, send, recv, count, dtype, op, root) != 0)
+		return -1;
+	pthread_mutex_lock(&c->lock);
+	if (c->failed) {
+		pthread_mutex_unlock(&c->lock);
+		return -1;
+	}
+	if (c->head || c->inline_busy) {
+		pthread_mutex_unlock(&c->lock);
+		return trainrt_wait(c, submit(c, kind, send, recv, count, dtype, op, root));
+	}
+	c->inline_busy = 1;
+	o.hdr.seq = ++c->seq;
+	pthread_mutex_unlock(&c->lock);
+	rc = rt_backend_run(c->be, &o, &err);
+	pthread_mutex_lock(&c->lock);
+	c->inline_busy = 0;
+	if (rc != 0 && !c->failed) {
+		c->failed = 1;
+		snprintf(c->errmsg, sizeof(c->errmsg), "trainrt: rank %d: %s", c->w.rank, err.msg);
+	}
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
 int trainrt_test(trainrt_comm *c, trainrt_req *r)
 {
 	int done;
 
+	if (!r)
+		return 1;
 	pthread_mutex_lock(&c->lock);
 	done = r->done;
 	pthread_mutex_unlock(&c->lock);
@@ -337,28 +397,28 @@ trainrt_req *trainrt_ibroadcast(trainrt_comm *c, void *buf, size_t count, trainr
 int trainrt_allreduce(trainrt_comm *c, const void *send, void *recv, size_t count,
 		      trainrt_dtype dtype, trainrt_redop op)
 {
-	return trainrt_wait(c, trainrt_iallreduce(c, send, recv, count, dtype, op));
+	return run_blocking(c, RT_ALLREDUCE, send, recv, count, dtype, op, 0);
 }
 
 int trainrt_allgather(trainrt_comm *c, const void *send, void *recv, size_t count, trainrt_dtype dtype)
 {
-	return trainrt_wait(c, trainrt_iallgather(c, send, recv, count, dtype));
+	return run_blocking(c, RT_ALLGATHER, send, recv, count, dtype, TRAINRT_SUM, 0);
 }
 
 int trainrt_reducescatter(trainrt_comm *c, const void *send, void *recv, size_t count,
 			  trainrt_dtype dtype, trainrt_redop op)
 {
-	return trainrt_wait(c, trainrt_ireducescatter(c, send, recv, count, dtype, op));
+	return run_blocking(c, RT_REDUCESCATTER, send, recv, count, dtype, op, 0);
 }
 
 int trainrt_broadcast(trainrt_comm *c, void *buf, size_t count, trainrt_dtype dtype, int root)
 {
-	return trainrt_wait(c, trainrt_ibroadcast(c, buf, count, dtype, root));
+	return run_blocking(c, RT_BROADCAST, buf, buf, count, dtype, TRAINRT_SUM, root);
 }
 
 int trainrt_barrier(trainrt_comm *c)
 {
-	return trainrt_wait(c, submit(c, RT_BARRIER, NULL, NULL, 0, TRAINRT_FLOAT32, TRAINRT_SUM, 0));
+	return run_blocking(c, RT_BARRIER, NULL, NULL, 0, TRAINRT_FLOAT32, TRAINRT_SUM, 0);
 }
 
 /* ---- setup and teardown ------------------------------------------------------------------- */
@@ -379,10 +439,15 @@ static int rendezvous(trainrt_comm *c, char *addr, int port, tt_err *err)
 	}
 	if (c->pmix) {
 		snprintf(where, sizeof(where), "%s %d", addr, port);
-		if (rt_pmix_share_store(c->w.rank, where, sizeof(where), err) != 0)
+		if (rt_pmix_share_store(c->w.rank, where, sizeof(where), c->w.timeout, err) != 0)
 			return -1;
 		if (sscanf(where, "%255s %d", addr, &port) != 2)
 			return tt_err_set(err, "malformed store address '%s' from PMIx", where);
+	}
+	{
+		unsigned char probe[4];
+
+		c->w.master_is_name = inet_pton(AF_INET, addr, probe) != 1;
 	}
 	c->w.store = rt_store_connect(addr, port, c->token, c->w.size, c->w.timeout, err);
 	return c->w.store ? 0 : -1;
@@ -410,7 +475,7 @@ trainrt_comm *trainrt_init(char *errbuf, size_t errlen)
 	trainrt_comm *c = calloc(1, sizeof(*c));
 	tt_err err = { "" };
 	char addr[256];
-	int port = 0, bad, arena_mb = 1024;
+	int port = 0, bad, arena_mb = 256;
 
 	if (!c) {
 		snprintf(errbuf, errlen, "trainrt: out of memory");
@@ -524,7 +589,7 @@ void *trainrt_alloc(trainrt_comm *c, size_t bytes)
 		tt_err_set(&err, "out of memory allocating %zu bytes", bytes);
 	}
 	if (!p)
-		set_error(c, "%s", err.msg);
+		record(c, 0, err.msg);
 	return p;
 }
 
@@ -544,7 +609,7 @@ void trainrt_free(trainrt_comm *c, void *ptr)
 static int store_result(trainrt_comm *c, int rc, tt_err *err)
 {
 	if (rc != 0)
-		set_error(c, "%s", err->msg);
+		record(c, 0, err->msg);
 	return rc;
 }
 

@@ -45,6 +45,7 @@ typedef struct rt_world {
 	const char *token;
 	double timeout;
 	size_t arena_bytes; /* per rank, for trainrt_alloc in shared memory */
+	int master_is_name; /* MASTER_ADDR is a host name, not an IP literal */
 } rt_world;
 
 typedef struct rt_backend rt_backend;
@@ -88,6 +89,9 @@ rt_backend *rt_hier_create(const rt_world *w, tt_err *err);
 /* Fails every local rank's current and later shm operations with err's message (used when a
  * failure outside the node's segment, e.g. on the TCP ring, must stop the node's ranks). */
 void rt_shm_abort(rt_backend *shm, tt_err *err);
+/* Closes the ring's connections so the other nodes' leaders fail at once instead of waiting
+ * for their timeout (used when this node failed inside shared memory). */
+void rt_tcp_abort(rt_backend *tcp);
 #ifdef TT_HAVE_CUDA
 rt_backend *rt_nccl_create(const rt_world *w, tt_err *err);
 /* Number of CUDA devices visible (0 when none or no driver). */

@@ -133,6 +133,13 @@ oom:
 
 void tt_dp_free(tt_dp *dp)
 {
+	/* After a failed step operations may still be queued on these buffers: let them end first. */
+	for (int l = 0; l < TT_MLP_MAX_LAYERS; l++) {
+		if (dp->req_p[l])
+			trainrt_wait(dp->comm, dp->req_p[l]);
+		if (dp->req_g[l])
+			trainrt_wait(dp->comm, dp->req_g[l]);
+	}
 	free(dp->params);
 	free(dp->pshard);
 	if (dp->grads_in_comm)
@@ -302,7 +309,8 @@ static int backward(tt_dp *dp, int n, int first_micro, int last_micro, tt_err *e
 		else
 			for (size_t i = 0; i < s; i++)
 				dp->gshard[i] += dp->gpart[i];
-	} else if (last_micro) {
+	} else if (last_micro && dp->cfg.zero == 1) {
+		/* (DDP waits bucket by bucket in optimizer_step, updating each while later ones travel.) */
 		for (int b = 0; b < dp->n_buckets; b++)
 			if (wait_req(dp, &dp->req_g[b], "all-reduce of a gradient bucket", err))
 				return -1;
@@ -352,8 +360,17 @@ static int optimizer_step(tt_dp *dp, long step, tt_err *err)
 
 	switch (dp->cfg.zero) {
 	case 0:
-		tt_adamw_update(c, step, lr, dp->params, dp->grads, dp->m, dp->v, dp->poff[L]);
-		dp->compute_seconds += now() - t0;
+		/* Buckets complete in the order they started; AdamW of one overlaps the next's all-reduce. */
+		for (int b = 0; b < dp->n_buckets; b++) {
+			const tt_bucket *bk = &dp->buckets[b];
+
+			if (wait_req(dp, &dp->req_g[b], "all-reduce of a gradient bucket", err))
+				return -1;
+			t0 = now();
+			tt_adamw_update(c, step, lr, dp->params + bk->off, dp->grads + bk->off, dp->m + bk->off,
+					dp->v + bk->off, bk->len);
+			dp->compute_seconds += now() - t0;
+		}
 		return 0;
 	case 3:
 		tt_adamw_update(c, step, lr, dp->pshard, dp->gshard, dp->m, dp->v, tt_shard_total(&dp->plan));
@@ -401,7 +418,8 @@ int tt_dp_eval(tt_dp *dp, const float *x, const int32_t *y, int n, double *loss_
 
 	if (n > dp->act_rows)
 		return tt_err_set(err, "evaluation batch of %d exceeds the micro-batch %d", n, dp->act_rows);
-	memcpy(dp->act[0], x, sizeof(float) * (size_t)n * m->dims[0]);
+	if (n > 0)
+		memcpy(dp->act[0], x, sizeof(float) * (size_t)n * m->dims[0]);
 	if (forward(dp, n, 0, err))
 		return -1;
 	return tt_softmax_xent(dp->act[L], y, n, m->dims[L], 1.0f, dp->dy, loss_sum, correct, err);

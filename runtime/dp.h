@@ -58,6 +58,7 @@ typedef struct tt_dp {
 /* Allocates all buffers and initialises the weights from cfg->seed (identical on every rank and
  * every world size). comm NULL or world size 1 runs without communication. */
 int tt_dp_init(tt_dp *dp, const tt_mlp *model, trainrt_comm *comm, const tt_dp_cfg *cfg, tt_err *err);
+/* Waits for operations a failed step left queued, then frees; call before trainrt_finalize. */
 void tt_dp_free(tt_dp *dp);
 
 /* One optimizer step (0-based `step` sets the learning rate and bias correction) over this rank's

@@ -19,6 +19,8 @@ libtrainrt_la_CPPFLAGS += $(CUDA_CPPFLAGS)
 libtrainrt_la_LIBADD += $(CUDA_LDFLAGS) $(CUDA_LIBS)
 endif
 
+EXTRA_DIST += tests/gpu/run.sh tests/gpu/nccl_check.c
+
 bin_PROGRAMS += trainrt-bench
 trainrt_bench_SOURCES = runtime/trainrt_bench.c
 trainrt_bench_LDADD = libtrainrt.la
@@ -43,12 +45,18 @@ TRAIN_VEC_CFLAGS = -fno-math-errno -fvect-cost-model=dynamic
 libtrainmodel_la_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS) $(TRAIN_VEC_CFLAGS)
 libtrainmodel_la_LIBADD = $(OPENBLAS_LIBS) -lz -lm
 
+# The data-parallel step and the model modules are part of libtrainrt, next to the collectives.
+libtrainrt_la_SOURCES += runtime/dp.h runtime/dp.c
+libtrainrt_la_LIBADD += libtrainmodel.la $(OPENBLAS_LIBS) -lz -lm
+
 bin_PROGRAMS += train-mlp
-train_mlp_SOURCES = runtime/train_mlp.c runtime/dp.h runtime/dp.c
-train_mlp_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS) $(TRAIN_VEC_CFLAGS)
-train_mlp_LDADD = libtrainmodel.la libtrainrt.la libtopo.la $(OPENBLAS_LIBS) -lz -lm $(PTHREAD_LIBS)
+train_mlp_SOURCES = runtime/train_mlp.c
+train_mlp_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS)
+train_mlp_LDADD = libtrainrt.la libtrainmodel.la libtopo.la $(OPENBLAS_LIBS) -lz -lm
 
 # Multi-process integration tests of train-mlp (ranks on 127.0.0.1 via launch_local.sh).
 dist_noinst_SCRIPTS += tests/trainer/launch_local.sh tests/trainer/resume.sh tests/trainer/equivalence.sh \
 	tests/trainer/signal.sh
 TESTS += tests/trainer/resume.sh tests/trainer/equivalence.sh tests/trainer/signal.sh
+EXTRA_DIST += tests/fixtures/trainer/train-images-idx3-ubyte tests/fixtures/trainer/train-labels-idx1-ubyte \
+	tests/fixtures/trainer/t10k-images-idx3-ubyte.gz tests/fixtures/trainer/t10k-labels-idx1-ubyte.gz

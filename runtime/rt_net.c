@@ -5,6 +5,8 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -145,6 +147,43 @@ int rt_net_local_ip(int fd, char *ip, size_t len, tt_err *err)
 	if (!inet_ntop(AF_INET, &sa.sin_addr, ip, (socklen_t)len))
 		return tt_err_errno(err, "cannot format the local address of a socket");
 	return 0;
+}
+
+static int name_matches(const char *name, const char *list)
+{
+	char buf[256], *save = NULL;
+
+	if (!list || !*list)
+		return 1;
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (tok[0] == '=' ? strcmp(name, tok + 1) == 0 : strncmp(name, tok, strlen(tok)) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+int rt_net_iface_ip(const char *ifnames, char *ip, size_t len, tt_err *err)
+{
+	struct ifaddrs *all = NULL;
+	int rc = -1;
+
+	if (getifaddrs(&all) != 0)
+		return tt_err_errno(err, "cannot list network interfaces");
+	for (struct ifaddrs *i = all; i; i = i->ifa_next) {
+		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP) ||
+		    (i->ifa_flags & IFF_LOOPBACK) || !name_matches(i->ifa_name, ifnames))
+			continue;
+		if (inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, ip, (socklen_t)len)) {
+			rc = 0;
+			break;
+		}
+	}
+	freeifaddrs(all);
+	if (rc != 0)
+		tt_err_set(err, "no up IPv4 interface %s%s (set TRAINRT_SOCKET_IFNAME to the interface peers can reach)",
+			   ifnames && *ifnames ? "matching " : "other than loopback", ifnames ? ifnames : "");
+	return rc;
 }
 
 int rt_net_exchange(int sfd, const void *sbuf, size_t slen, int rfd, void *rbuf, size_t rlen,

@@ -23,6 +23,10 @@ int rt_net_accept(int lfd, double timeout_s, int *fd_out, tt_err *err);
 /* Local address of a connected socket as text (the address peers can reach us at). */
 int rt_net_local_ip(int fd, char *ip, size_t len, tt_err *err);
 
+/* IPv4 address of the first up, non-loopback interface whose name starts with one of the
+ * comma-separated prefixes in ifnames ("=name" matches exactly; NULL or "" = any interface). */
+int rt_net_iface_ip(const char *ifnames, char *ip, size_t len, tt_err *err);
+
 /* Moves exactly len bytes; fails when the peer closes or nothing moves for timeout_s. */
 int rt_net_send_all(int fd, const void *buf, size_t len, double timeout_s, tt_err *err);
 int rt_net_recv_all(int fd, void *buf, size_t len, double timeout_s, tt_err *err);

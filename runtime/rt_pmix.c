@@ -60,9 +60,10 @@ int rt_pmix_init(rt_world *w, tt_err *err)
 	return 0;
 }
 
-int rt_pmix_share_store(int rank, char *addr, size_t len, tt_err *err)
+int rt_pmix_share_store(int rank, char *addr, size_t len, double timeout_s, tt_err *err)
 {
-	pmix_info_t info;
+	pmix_info_t info[2];
+	int tmo = timeout_s < 1 ? 1 : (int)timeout_s;
 	pmix_value_t v, *got = NULL;
 	pmix_proc_t root;
 	bool collect = true;
@@ -78,12 +79,16 @@ int rt_pmix_share_store(int rank, char *addr, size_t len, tt_err *err)
 		if (rc != PMIX_SUCCESS)
 			return tt_err_set(err, "publishing the store address through PMIx failed: %s", PMIx_Error_string(rc));
 	}
-	PMIX_INFO_CONSTRUCT(&info);
-	PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
-	rc = PMIx_Fence(NULL, 0, &info, 1);
-	PMIX_INFO_DESTRUCT(&info);
+	/* The fence waits for every rank: bounded like every other wait. */
+	PMIX_INFO_CONSTRUCT(&info[0]);
+	PMIX_INFO_CONSTRUCT(&info[1]);
+	PMIX_INFO_LOAD(&info[0], PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
+	PMIX_INFO_LOAD(&info[1], PMIX_TIMEOUT, &tmo, PMIX_INT);
+	rc = PMIx_Fence(NULL, 0, info, 2);
+	PMIX_INFO_DESTRUCT(&info[0]);
+	PMIX_INFO_DESTRUCT(&info[1]);
 	if (rc != PMIX_SUCCESS)
-		return tt_err_set(err, "PMIx_Fence failed: %s", PMIx_Error_string(rc));
+		return tt_err_set(err, "PMIx_Fence failed: %s (a rank did not arrive within %d s?)", PMIx_Error_string(rc), tmo);
 	if (rank == 0)
 		return 0;
 	PMIX_PROC_CONSTRUCT(&root);

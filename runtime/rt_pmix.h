@@ -12,8 +12,9 @@ int rt_pmix_detected(void);
 /* PMIx_Init and rank, size, local rank and local size into w. */
 int rt_pmix_init(rt_world *w, tt_err *err);
 
-/* Rank 0 passes its store's "host port" in addr; after the fence every rank has it in addr. */
-int rt_pmix_share_store(int rank, char *addr, size_t len, tt_err *err);
+/* Rank 0 passes its store's "host port" in addr; after the fence (bounded by timeout_s) every
+ * rank has it in addr. */
+int rt_pmix_share_store(int rank, char *addr, size_t len, double timeout_s, tt_err *err);
 
 void rt_pmix_finalize(void);
 

@@ -72,8 +72,14 @@ void rt_f32_accumulate(float *restrict acc, const float *restrict in, size_t n, 
 			acc[i] = in[i] > acc[i] ? in[i] : acc[i];
 		return;
 	}
-	/* OpenBLAS' saxpy is the vectorised y += x for whatever SIMD this CPU has. */
-	cblas_saxpy((blasint)n, 1.0f, in, 1, acc, 1);
+	/* OpenBLAS' saxpy is the vectorised y += x for whatever SIMD this CPU has. Pieces of
+	 * RT_BLOCK * 8 stay below its threading threshold: a rank must not start a thread pool
+	 * that competes with its peers for the node's cores. */
+	for (size_t off = 0; off < n; off += RT_BLOCK * 8) {
+		size_t len = n - off < RT_BLOCK * 8 ? n - off : RT_BLOCK * 8;
+
+		cblas_saxpy((blasint)len, 1.0f, in + off, 1, acc + off, 1);
+	}
 }
 
 void rt_f32_scale(float *buf, size_t n, float div)

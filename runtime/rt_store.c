@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -62,6 +63,7 @@ struct client {
 
 struct rt_store_server {
 	int lfd;
+	int spare; /* an fd kept in reserve to answer clients when descriptors run out */
 	int port;
 	int wake[2];
 	int world_size;
@@ -309,11 +311,44 @@ static int write_client(struct client *c)
 	return 0;
 }
 
+/* Out of descriptors: free the spare, accept the waiting client, tell it why, and close it, so
+ * it fails at once with the reason instead of timing out. 1 when a client was turned away. */
+static int refuse_no_fds(rt_store_server *s)
+{
+	static const char msg[] = "rank 0 ran out of file descriptors (one per rank): raise 'ulimit -n' for the job";
+	struct rsp_hdr h = { .status = ST_REFUSED, .vallen = sizeof(msg) - 1 };
+	int fd;
+
+	close(s->spare);
+	fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd >= 0) {
+		/* The reply fits the socket buffer of a fresh connection; a short write only loses the reason. */
+		char sink[512];
+
+		if (send(fd, &h, sizeof(h), MSG_NOSIGNAL) == (ssize_t)sizeof(h))
+			send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL);
+		/* Closing with the client's hello unread would reset the connection, and the reset can
+		 * overtake the reason: take in what already arrived, and close after a FIN. */
+		shutdown(fd, SHUT_WR);
+		while (recv(fd, sink, sizeof(sink), MSG_DONTWAIT) > 0)
+			;
+		close(fd);
+	}
+	s->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	return fd >= 0;
+}
+
 static void accept_clients(rt_store_server *s)
 {
 	for (;;) {
 		int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
+		/* EMFILE comes whether or not anyone is waiting: stop once nobody is. */
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE) && s->spare >= 0) {
+			if (refuse_no_fds(s))
+				continue;
+			return;
+		}
 		if (fd < 0)
 			return;
 		if (s->nclients == s->cap_clients) {
@@ -404,7 +439,16 @@ rt_store_server *rt_store_server_start(const char *ip, int port, const char *tok
 	}
 	s->lfd = -1;
 	s->wake[0] = s->wake[1] = -1;
+	s->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	s->world_size = world_size;
+	/* One descriptor per rank stays open for the job: a world of 1024 needs more than the
+	 * usual soft limit of 1024, so rank 0 raises it to the hard limit. */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max &&
+	    rl.rlim_cur < (rlim_t)world_size + 64) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	snprintf(s->token, sizeof(s->token), "%s", token);
 	if (rt_net_listen(ip, port, &s->lfd, &s->port, err) != 0)
 		goto fail;
@@ -419,6 +463,8 @@ rt_store_server *rt_store_server_start(const char *ip, int port, const char *tok
 	}
 	return s;
 fail:
+	if (s->spare >= 0)
+		close(s->spare);
 	if (s->lfd >= 0)
 		close(s->lfd);
 	if (s->wake[0] >= 0) {
@@ -460,6 +506,8 @@ void rt_store_server_stop(rt_store_server *s)
 	close(s->lfd);
 	close(s->wake[0]);
 	close(s->wake[1]);
+	if (s->spare >= 0)
+		close(s->spare);
 	free(s);
 }
 
@@ -492,9 +540,18 @@ static int roundtrip(rt_store *st, uint32_t cmd, const char *key, const void *va
 	}
 	if (rt_net_send_all(st->fd, &h, sizeof(h), st->timeout, err) != 0 ||
 	    rt_net_send_all(st->fd, key, klen, st->timeout, err) != 0 ||
-	    rt_net_send_all(st->fd, val, len, st->timeout, err) != 0 ||
-	    rt_net_recv_all(st->fd, &r, sizeof(r), st->timeout, err) != 0)
+	    rt_net_send_all(st->fd, val, len, st->timeout, err) != 0) {
+		/* A server that refuses at once may close before our request is out: its reason can
+		 * still be waiting in the receive buffer. */
+		tt_err sent = *err;
+
+		if (rt_net_recv_all(st->fd, &r, sizeof(r), 1.0, err) != 0 || r.status == ST_OK) {
+			*err = sent;
+			goto lost;
+		}
+	} else if (rt_net_recv_all(st->fd, &r, sizeof(r), st->timeout, err) != 0) {
 		goto lost;
+	}
 	if (r.vallen > RT_STORE_MAX_VAL) {
 		tt_err_set(err, "malformed reply");
 		goto lost;

@@ -60,6 +60,8 @@ size_t trainrt_dtype_size(trainrt_dtype dtype);
  *                    joined with SLURM_JOB_ID, so other jobs and other users cannot join or inject
  *                    into the store: connections with a wrong token are refused. It is an
  *                    admission ticket, not encryption: traffic is not protected from sniffing.
+ *  TRAINRT_SOCKET_IFNAME  interface(s) the TCP ring listens on (prefixes, "=name" exact, comma-
+ *                    separated); default NCCL_SOCKET_IFNAME, else the address used to reach the store.
  *  TRAINRT_SHM_ARENA_MB  bytes per rank (MiB) that trainrt_alloc may hand out from the node's
  *                    shared segment (default 256; the segment is sparse, pages cost nothing
  *                    until touched, but /dev/shm must be able to hold what is touched).
@@ -83,7 +85,8 @@ const char *trainrt_backend_name(const trainrt_comm *comm);
 /* 1 when collective buffers must be device (CUDA) memory — the nccl backend — else 0. */
 int trainrt_buffers_on_device(const trainrt_comm *comm);
 
-/* The first error this communicator hit, "trainrt: ..."; "" when none. */
+/* The error that failed this communicator, "trainrt: rank N: ..."; else the last non-fatal one
+ * (an exhausted arena, a store timeout); "" when none. */
 const char *trainrt_last_error(const trainrt_comm *comm);
 
 /* Memory the backend works on directly: with shm/hier it lies in the node's shared segment

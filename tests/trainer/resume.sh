@@ -2,7 +2,7 @@
 # resume.sh — an interrupted and resumed train-mlp run ends bit-identical to an uninterrupted one:
 # SIGUSR1 mid-run -> checkpoint at the next step boundary -> exit 99; a torn newer checkpoint
 # directory is skipped with a warning; the rerun resumes model, AdamW state and data position.
-# Also: a checkpoint of another --layers is refused with a clear message.
+# Also: --ckpt-every with --keep prunes old checkpoints; a checkpoint of another --layers is refused.
 set -u
 TRAIN_MLP=${TRAIN_MLP:-./train-mlp}
 tmp=$(mktemp -d /tmp/tt-resume-XXXXXX)
@@ -32,7 +32,8 @@ grep -q "checkpoint of step" "$tmp/b1.log" || fail "no checkpoint message"
 # A newer but torn checkpoint (meta.txt never written) must be skipped with a warning.
 mkdir -p "$tmp/ck/step-99999999"
 echo garbage >"$tmp/ck/step-99999999/rank-00000.bin"
-$TRAIN_MLP $args --ckpt-dir "$tmp/ck" --summary "$tmp/b.json" 2>"$tmp/b2.log" || fail "resumed run failed: $(cat "$tmp/b2.log")"
+$TRAIN_MLP $args --ckpt-dir "$tmp/ck" --ckpt-every 100 --keep 2 --summary "$tmp/b.json" 2>"$tmp/b2.log" ||
+	fail "resumed run failed: $(cat "$tmp/b2.log")"
 grep -q "warning: skipping .*step-99999999" "$tmp/b2.log" || fail "torn checkpoint not reported: $(cat "$tmp/b2.log")"
 grep -q "resumed from" "$tmp/b2.log" || fail "did not resume: $(cat "$tmp/b2.log")"
 
@@ -42,6 +43,11 @@ b=$(sed -n 's/.*"weights_crc32": "\([0-9a-f]*\)".*/\1/p' "$tmp/b.json")
 acc_a=$(sed -n 's/.*"test_accuracy": \(.*\),/\1/p' "$tmp/a.json")
 acc_b=$(sed -n 's/.*"test_accuracy": \(.*\),/\1/p' "$tmp/b.json")
 [ "$acc_a" = "$acc_b" ] || fail "test accuracy differs: $acc_a vs $acc_b"
+
+# --ckpt-every 100 over 1280 steps with --keep 2 leaves steps 1100 and 1200; a torn directory newer
+# than those may still be being written by someone, so pruning leaves it alone.
+kept=$(cd "$tmp/ck" && ls -d step-* | tr '\n' ' ')
+[ "$kept" = "step-00001100 step-00001200 step-99999999 " ] || fail "--keep 2 left: $kept"
 
 # Another model shape must not load this checkpoint.
 rm -rf "$tmp/ck/step-99999999"

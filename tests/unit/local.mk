@@ -131,3 +131,7 @@ tests_unit_test_sweep_SOURCES = tests/unit/test_sweep.c tests/unit/cunit_main.c 
 tests_unit_test_sweep_CPPFLAGS = $(SWEEP_CPPFLAGS)
 tests_unit_test_sweep_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_sweep_LDADD = libsweep.la $(UNIT_LDADD) -lm
+check_PROGRAMS += tests/unit/test_dp
+tests_unit_test_dp_SOURCES = tests/unit/test_dp.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_dp_CFLAGS = $(UNIT_CFLAGS) $(OPENBLAS_CFLAGS)
+tests_unit_test_dp_LDADD = libtrainrt.la libtrainmodel.la $(UNIT_LDADD) -lm

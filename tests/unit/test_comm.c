@@ -261,7 +261,7 @@ static void test_async_in_order(void)
 	CU_ASSERT_EQUAL(world(4, 2, "auto", &m), 0);
 }
 
-/* Several operations in flight at once; results must follow issue order. */
+/* Several operations in flight at once, then a blocking one; results must follow issue order. */
 static int rank_overlap(trainrt_comm *c, const char *initerr, void *arg)
 {
 	enum { K = 6, N = 1000 };
@@ -279,6 +279,12 @@ static int rank_overlap(trainrt_comm *c, const char *initerr, void *arg)
 			bufs[k][i] = (float)(k + trainrt_rank(c));
 		reqs[k] = trainrt_iallreduce(c, bufs[k], bufs[k], N, TRAINRT_FLOAT32, TRAINRT_SUM);
 	}
+	/* A blocking call while those are pending queues behind them. */
+	float extra[N];
+	for (int i = 0; i < N; i++)
+		extra[i] = 1.0f;
+	bad |= trainrt_allreduce(c, extra, extra, N, TRAINRT_FLOAT32, TRAINRT_SUM) != 0;
+	bad |= extra[N - 1] != (float)n;
 	for (int k = K - 1; k >= 0; k--)
 		bad |= trainrt_wait(c, reqs[k]) != 0;
 	for (int k = 0; k < K && !bad; k++)
@@ -361,7 +367,8 @@ static int rank_failure(trainrt_comm *c, const char *initerr, void *arg)
 	if (trainrt_rank(c) == f->victim) {
 		if (f->how == 0)
 			raise(SIGKILL);
-		sleep(60);
+		/* Stop answering for longer than TRAINRT_TIMEOUT (3 s): the others must give up. */
+		sleep(6);
 		return 1;
 	}
 	t0 = now_s();
@@ -396,6 +403,7 @@ static void test_hung_rank_times_out(void)
 {
 	failure_case(2, 2, "shm", 1);
 	failure_case(3, 1, "tcp", 1);
+	failure_case(4, 2, "auto", 1); /* a non-leader hangs: its node and the other node fail */
 }
 
 static int rank_expect_init_error(trainrt_comm *c, const char *initerr, void *arg)
@@ -484,6 +492,11 @@ static int rank_store(trainrt_comm *c, const char *initerr, void *arg)
 	if (trainrt_store_get(c, "step", got, sizeof(got), &len) != 0 || len != 3 || strcmp(got, "42") != 0)
 		return 1;
 	if (trainrt_barrier(c) != 0 || trainrt_store_add(c, "count", 0, &v) != 0)
+		return 1;
+	/* An exhausted arena (64 MiB per rank here) is reported, and the communicator goes on. */
+	if (trainrt_alloc(c, (size_t)65 << 20) != NULL || !strstr(trainrt_last_error(c), "TRAINRT_SHM_ARENA_MB"))
+		return 1;
+	if (trainrt_barrier(c) != 0)
 		return 1;
 	return v == trainrt_world_size(c) ? 0 : 1;
 }

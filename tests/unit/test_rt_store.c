@@ -7,6 +7,11 @@
 #include "rt_token.h"
 
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -145,6 +150,64 @@ static void test_connect_gives_up(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "is rank 0 running?"));
 }
 
+/* A rank 0 without descriptors left tells the extra ranks why instead of letting them time out. */
+static void test_out_of_descriptors_is_explained(void)
+{
+	tt_err err;
+	int fd, port, refused = 0, other = 0;
+	rt_store *c[24];
+	pid_t pid;
+
+	/* valgrind virtualises descriptor limits and its slowness lets a refused client's hello
+	 * arrive before the refusal, so the reset can overtake the reason: not this test's subject. */
+	if (getenv("LD_PRELOAD") && strstr(getenv("LD_PRELOAD"), "vgpreload"))
+		return;
+	CU_ASSERT_FATAL(rt_net_listen("127.0.0.1", 0, &fd, &port, &err) == 0);
+	close(fd);
+	pid = fork();
+	if (pid == 0) {
+		struct rlimit rl = { 64, 64 };
+
+		setrlimit(RLIMIT_NOFILE, &rl);
+		if (rt_store_server_start("127.0.0.1", port, TOKEN, 64, &err)) {
+			/* Use up every descriptor but four (valgrind ignores the rlimit, so fill). */
+			int last = -1, fd;
+
+			while ((fd = dup(0)) >= 0)
+				last = fd;
+			for (int i = 0; i < 4 && last - i > 2; i++)
+				close(last - i);
+			sleep(10);
+		}
+		_exit(0);
+	}
+	for (int i = 0; i < 24; i++) {
+		c[i] = rt_store_connect("127.0.0.1", port, TOKEN, 64, 3, &err);
+		if (!c[i] && strstr(err.msg, "ulimit -n"))
+			refused++;
+		else if (!c[i] && ++other == 1)
+			fprintf(stderr, "client %d failed without the reason: %s\n", i, err.msg);
+	}
+	CU_ASSERT(refused > 0);
+	CU_ASSERT_EQUAL(other, 0);
+	for (int i = 0; i < 24; i++)
+		rt_store_close(c[i]);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static void test_interface_choice(void)
+{
+	char ip[64];
+	tt_err err;
+
+	/* Loopback never qualifies: peers on other nodes could not reach it. */
+	CU_ASSERT_EQUAL(rt_net_iface_ip("=lo", ip, sizeof(ip), &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "TRAINRT_SOCKET_IFNAME"));
+	CU_ASSERT_EQUAL(rt_net_iface_ip("nosuchif", ip, sizeof(ip), &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "matching nosuchif"));
+}
+
 static void test_token_rules(void)
 {
 	struct stat st = { .st_mode = S_IFREG | 0600, .st_uid = 1000 };
@@ -179,6 +242,8 @@ int tt_register_suites(void)
 	CU_add_test(s, "refusals have reasons", test_refusals_have_reasons);
 	CU_add_test(s, "get times out", test_get_times_out);
 	CU_add_test(s, "connect gives up", test_connect_gives_up);
+	CU_add_test(s, "out of descriptors is explained", test_out_of_descriptors_is_explained);
+	CU_add_test(s, "interface choice", test_interface_choice);
 	CU_add_test(s, "token rules", test_token_rules);
 	return 0;
 }
