@@ -152,8 +152,13 @@ static int cmd_report(const char *dir, const char *sweep_file)
 		snprintf(grid_path, sizeof(grid_path), "%s/grid.sweep", dir);
 		sweep_file = grid_path;
 	}
-	if (sweep_grid_load(sweep_file, &grid, &err) != 0 ||
-	    sweep_report_collect(dir, &grid, &points, &err) != 0)
+	if (sweep_grid_load(sweep_file, &grid, &err) != 0) {
+		if (sweep_file == grid_path && errno == ENOENT)
+			tt_err_set(&err, "%s has no grid.sweep (sweep.sh writes it when a point starts): is it a "
+					 "sweep directory? Name the sweep file with --sweep FILE", dir);
+		goto fail;
+	}
+	if (sweep_report_collect(dir, &grid, &points, &err) != 0)
 		goto fail;
 	sweep_report_rank(points, grid.npoints);
 	sweep_report_table(&table, &grid, points, grid.npoints);

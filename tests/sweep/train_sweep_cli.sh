@@ -44,6 +44,11 @@ rc=0
 train-sweep report no-such-dir 2>err.txt || rc=$?
 [ $rc = 1 ] && grep -q "sweep directory 'no-such-dir' does not exist" err.txt || fail "report of a missing dir"
 
+mkdir not-a-sweep
+rc=0
+train-sweep report not-a-sweep 2>err.txt || rc=$?
+[ $rc = 1 ] && grep -q "not-a-sweep has no grid.sweep" err.txt || fail "report of a directory without a grid"
+
 # sweep.sh outside an array says how to submit.
 rc=0
 bash "$src/sbatch-templates/sweep.sh" "$src/sbatch-templates/example.sweep" 2>err.txt || rc=$?
