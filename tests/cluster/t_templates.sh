@@ -4,7 +4,7 @@
 
 TEMPLATES=$TT_SRCDIR/sbatch-templates
 # Tiny synthetic training: each sweep point takes well under a second.
-SWEEP_ENV=(TRAIN_DATA=synthetic TRAIN_LAYERS=784,32,10 TRAIN_MAX_STEPS=20
+SWEEP_ENV=(TRAIN_DATA=synthetic "TRAIN_LAYERS=784,32,10" TRAIN_MAX_STEPS=20
 	"TRAIN_EXTRA=--synthetic-samples 2048,256 --eval-every 10")
 
 # array_wait ID [TIMEOUT]: waits until every task of array job ID left the queue.
@@ -59,8 +59,8 @@ test_sweep_report_names_failed_and_missing_points() {
 		"$(awk -F, 'NR > 1 {print $5}' "sweep-$id/report.csv" | sort | xargs)"
 }
 
-# requeue_env STEPS: a run of about half a minute, bit-identical when resumed at the same world size.
-REQUEUE_ENV=(TRAIN_DATA=synthetic TRAIN_LAYERS=784,512,512,10 TRAIN_BATCH=64 TRAIN_EPOCHS=1000
+# REQUEUE_ENV: a run of about half a minute of training, bit-identical when resumed at the same world size.
+REQUEUE_ENV=(TRAIN_DATA=synthetic "TRAIN_LAYERS=784,512,512,10" TRAIN_BATCH=64 TRAIN_EPOCHS=1000
 	TRAIN_MAX_STEPS=12000 TRAIN_MAX_REQUEUES=3 "TRAIN_EXTRA=--synthetic-samples 4096,512 --log-every 2000")
 
 test_requeue_checkpoints_requeues_and_resumes_to_the_same_weights() {
