@@ -124,6 +124,13 @@ tests_unit_test_ckpt_LDADD = $(TRAIN_UNIT_LDADD)
 tests_unit_test_train_opts_SOURCES = tests/unit/test_train_opts.c tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_train_opts_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_train_opts_LDADD = $(TRAIN_UNIT_LDADD)
+
+# train-sweep: grid parsing and point indexing, summary reading, point status, ranking and report rendering.
+check_PROGRAMS += tests/unit/test_sweep
+tests_unit_test_sweep_SOURCES = tests/unit/test_sweep.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_sweep_CPPFLAGS = $(SWEEP_CPPFLAGS)
+tests_unit_test_sweep_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_sweep_LDADD = libsweep.la $(UNIT_LDADD) -lm
 check_PROGRAMS += tests/unit/test_dp
 tests_unit_test_dp_SOURCES = tests/unit/test_dp.c tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_dp_CFLAGS = $(UNIT_CFLAGS) $(OPENBLAS_CFLAGS)

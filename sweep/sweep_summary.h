@@ -1,0 +1,28 @@
+/* sweep_summary.h — the parts of a train-mlp JSON summary (--summary FILE) a sweep report uses.
+ * The reader knows train-mlp's flat layout only: top-level numbers plus the "history" array. */
+#ifndef SWEEP_SUMMARY_H
+#define SWEEP_SUMMARY_H
+
+#include "tt_err.h"
+
+#include <stddef.h>
+
+struct sweep_history {
+	long step;
+	double loss;
+	double test_acc; /* NaN where the summary has null (no evaluation at that step) */
+};
+
+struct sweep_summary {
+	double test_accuracy, test_loss, samples_per_sec, wall_seconds;
+	long steps, world_size;
+	char weights_crc32[16];
+	struct sweep_history *history;
+	size_t nhistory;
+};
+
+/* Parses the text of a summary; a truncated or incomplete one is an error naming the field. */
+int sweep_summary_parse(const char *text, struct sweep_summary *sum, tt_err *err);
+void sweep_summary_free(struct sweep_summary *sum);
+
+#endif

@@ -1,0 +1,90 @@
+#!/bin/sh
+# train_sweep_cli.sh — train-sweep and sbatch-templates/sweep.sh end to end on this machine,
+# without Slurm: a stand-in srun runs the step's command after "--" (train-mlp itself, one rank),
+# tiny synthetic points train in well under a second each.
+set -eu
+src=${TT_TEST_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=$(pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+mkdir "$tmp/bin"
+cat >"$tmp/bin/srun" <<'SRUN'
+#!/bin/sh
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do shift; done
+shift
+exec "$@"
+SRUN
+chmod +x "$tmp/bin/srun"
+PATH=$tmp/bin:$build:$PATH
+export PATH
+cd "$tmp"
+
+# The grid: size, points, range errors, file errors, usage.
+[ "$(train-sweep size "$src/sbatch-templates/example.sweep")" = 0-5 ] || fail "size of example.sweep"
+[ "$(train-sweep point "$src/sbatch-templates/example.sweep" 3)" = "--lr 3e-3 --batch 128" ] || fail "point 3"
+[ "$(train-sweep point --params "$src/sbatch-templates/example.sweep" 4 | xargs)" = "lr=1e-2 batch=64" ] ||
+	fail "point 4's params"
+rc=0
+train-sweep point "$src/sbatch-templates/example.sweep" 6 2>err.txt || rc=$?
+[ $rc = 1 ] && grep -q 'train-sweep: point index 6 is outside the grid of 6 points (0-5)' err.txt ||
+	fail "point 6 (rc $rc): $(cat err.txt)"
+printf 'lr = 1e-3\nbatch 64\n' >bad.sweep
+rc=0
+train-sweep size bad.sweep 2>err.txt || rc=$?
+[ $rc = 1 ] && grep -q "^train-sweep: bad.sweep: line 2: expected 'option = value" err.txt ||
+	fail "bad grid (rc $rc): $(cat err.txt)"
+rc=0
+train-sweep frobnicate 2>/dev/null || rc=$?
+[ $rc = 2 ] || fail "usage error exit $rc"
+rc=0
+train-sweep report no-such-dir 2>err.txt || rc=$?
+[ $rc = 1 ] && grep -q "sweep directory 'no-such-dir' does not exist" err.txt || fail "report of a missing dir"
+
+mkdir not-a-sweep
+rc=0
+train-sweep report not-a-sweep 2>err.txt || rc=$?
+[ $rc = 1 ] && grep -q "not-a-sweep has no grid.sweep" err.txt || fail "report of a directory without a grid"
+
+# sweep.sh outside an array says how to submit.
+rc=0
+bash "$src/sbatch-templates/sweep.sh" "$src/sbatch-templates/example.sweep" 2>err.txt || rc=$?
+[ $rc = 2 ] && grep -q 'submit with sbatch --array=0-5 sweep.sh' err.txt || fail "not an array task: $(cat err.txt)"
+
+# Points 0, 1 and 3 of a 2 x 2 grid train; 2 is never started.
+printf 'lr = 1e-3, 1e-2 # rates\nbatch = 32, 64\n' >tiny.sweep
+for i in 0 1 3; do
+	SLURM_ARRAY_TASK_ID=$i SLURM_ARRAY_JOB_ID=7 SLURM_SUBMIT_DIR=$tmp SLURM_JOB_NODELIST=here \
+		TRAIN_DATA=synthetic TRAIN_LAYERS=784,16,10 TRAIN_MAX_STEPS=12 \
+		TRAIN_EXTRA="--synthetic-samples 512,128 --eval-every 4" \
+		bash "$src/sbatch-templates/sweep.sh" tiny.sweep >task-$i.out 2>&1 || fail "task $i: $(cat task-$i.out)"
+done
+[ "$(cat sweep-7/point-3.exit)" = 0 ] || fail "point 3's exit file"
+cmp -s tiny.sweep sweep-7/grid.sweep || fail "grid.sweep is not the sweep file"
+rc=0
+train-sweep report sweep-7 >report.txt 2>err.txt || rc=$?
+[ $rc = 3 ] || fail "report exit $rc (want 3: point 2 is missing): $(cat report.txt err.txt)"
+grep -q '^3 of 4 points finished' report.txt || fail "summary line: $(cat report.txt)"
+grep -q '^  p2 lr=1e-2 batch=32: missing: never started' report.txt || fail "missing point 2: $(cat report.txt)"
+[ "$(awk -F, 'NR > 1 {print $5}' sweep-7/report.csv | xargs)" = "ok ok ok missing" ] ||
+	fail "report.csv: $(cat sweep-7/report.csv)"
+if command -v gnuplot >/dev/null 2>&1; then
+	if [ -f sweep-7/report.png ]; then
+		[ "$(head -c 4 sweep-7/report.png | od -An -c | tr -d ' ')" = '211PNG' ] || fail "report.png is no PNG"
+	else
+		grep -q '<svg' sweep-7/report.svg || fail "no report.png or report.svg"
+	fi
+else
+	echo "gnuplot not installed: plot not checked"
+fi
+
+# A directory made from another sweep file is refused.
+printf 'lr = 5e-3\n' >other.sweep
+rc=0
+SLURM_ARRAY_TASK_ID=0 SLURM_ARRAY_JOB_ID=7 SLURM_SUBMIT_DIR=$tmp \
+	bash "$src/sbatch-templates/sweep.sh" other.sweep >other.out 2>&1 || rc=$?
+[ $rc = 2 ] && grep -q 'belongs to another sweep' other.out || fail "other sweep into sweep-7 (rc $rc): $(cat other.out)"
+echo "train_sweep_cli: all passed"
