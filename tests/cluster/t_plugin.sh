@@ -212,3 +212,9 @@ test_plugin_site_default_on_applies_without_option() {
 	srun -N2 --ntasks-per-node=1 bash -c 'echo "${RANK:-unset}"' | sort >out.txt
 	expect_eq "ranks from the site default" "0 1" "$(xargs <out.txt)"
 }
+
+test_plugin_salloc_mode_reaches_steps() {
+	salloc -N2 --train-topo=env srun --ntasks-per-node=1 bash -c 'echo "${RANK:-unset} $TRAIN_TOPO_MODE"' >out.txt 2>err.txt
+	cat out.txt
+	expect_eq "ranks in salloc's step" "0 env|1 env" "$(sort out.txt | paste -sd'|')"
+}

@@ -95,3 +95,44 @@ for how in scancel scancel_batch time_step time_batch; do
 		eval "test_signal_matrix_${how}_${launch}() { matrix_case $how $launch; }"
 	done
 done
+
+# The same matrix with the real trainer: train-mlp ranks agree on one step, write one consistent
+# checkpoint (every rank's shard + metadata) and exit 99 (--on-signal checkpoint-exit).
+trainer_case() {
+	local how=$1 launch=$2 n=2 id sbatch_args=() step
+	local cmd="train-mlp --layers 64,64,10 --data synthetic --synthetic-samples 4096,256 --batch 64 --epochs 100000 --log-every 20 --ckpt-dir '$PWD/ckpt'"
+	case $launch in
+	direct) step="srun --ntasks-per-node=1 $cmd" ;;
+	shell) step="srun --ntasks-per-node=1 bash -c \"$cmd; echo shell-done \\\$?\"" ;;
+	train_run) step="srun --ntasks-per-node=1 --gres=gpu:2 train-run -- $cmd"; n=4 ;;
+	esac
+	case $how in
+	time_step) sbatch_args=(--time=1 --signal=USR1@50) ;;
+	time_batch) sbatch_args=(--time=1 --signal=B:USR1@50) ;;
+	esac
+	printf '#!/bin/bash\n%s &\nwait $!\necho "step exit $?"\n' "$step" >job.sh
+	id=$(sbatch --parsable --output=out.txt -N2 --gres=gpu:2 --train-topo=env "${sbatch_args[@]}" job.sh)
+	local deadline=$((SECONDS + 30))
+	while ! grep -q ' step 20/' out.txt 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.2; done
+	grep -q ' step 20/' out.txt || { cat out.txt; fail "training did not start"; }
+	case $how in
+	scancel) scancel --signal=USR1 "$id" ;;
+	scancel_batch) scancel --batch --signal=USR1 "$id" ;;
+	esac
+	expect_eq "job state" COMPLETED "$(job_wait "$id" 90)"
+	cat out.txt | tail -n 8
+	if [ "$launch" = shell ]; then
+		expect_eq "every trainer exited 99 and its shell went on" 2 "$(grep -c '^shell-done 99$' out.txt)"
+	else
+		expect_eq "the step's exit status" "step exit 99" "$(grep '^step exit' out.txt)"
+	fi
+	expect_eq "one checkpoint" 1 "$(ls -d ckpt/step-* | wc -l)"
+	expect_match "of all $n ranks" "world $n" "$(cat ckpt/step-*/meta.txt)"
+	expect_eq "every rank's shard" "$n" "$(ls ckpt/step-*/rank-*.bin | wc -l)"
+}
+
+for how in scancel scancel_batch time_step time_batch; do
+	for launch in direct shell train_run; do
+		eval "test_signal_trainer_${how}_${launch}() { trainer_case $how $launch; }"
+	done
+done
