@@ -64,24 +64,35 @@ test_signal_without_plugin_does_not_reach_shell_child() {
 #           time_step (--signal=USR1@50), time_batch (--signal=B:USR1@50); with --time=1 the
 #           timed signals come 10-40 s in (slurmctld checks about every 30 s)
 #   LAUNCH: direct (srun starts the trainer), shell (a shell's child), train_run (2 workers/node)
+# submit_signal_job HOW: submits ./job.sh on 2 nodes (the timed signals of HOW as sbatch
+# options) and prints its id. send_signal HOW ID: the scancel of HOW (the timed ones send none).
+submit_signal_job() {
+	local sbatch_args=()
+	case $1 in
+	time_step) sbatch_args=(--time=1 --signal=USR1@50) ;;
+	time_batch) sbatch_args=(--time=1 --signal=B:USR1@50) ;;
+	esac
+	sbatch --parsable --output=out.txt -N2 --gres=gpu:2 --train-topo=env "${sbatch_args[@]}" job.sh
+}
+
+send_signal() {
+	case $1 in
+	scancel) scancel --signal=USR1 "$2" ;;
+	scancel_batch) scancel --batch --signal=USR1 "$2" ;;
+	esac
+}
+
 matrix_case() {
-	local how=$1 launch=$2 n=2 id sbatch_args=() step
+	local how=$1 launch=$2 n=2 id step
 	case $launch in
 	direct) step="srun --ntasks-per-node=1 '$TRAINER' '$PWD' 100" ;;
 	shell) step="srun --ntasks-per-node=1 bash -c '\"\$0\" \"\$1\" 100; echo shell-done' '$TRAINER' '$PWD'" ;;
 	train_run) step="srun --ntasks-per-node=1 --gres=gpu:2 train-run -- '$TRAINER' '$PWD' 100"; n=4 ;;
 	esac
-	case $how in
-	time_step) sbatch_args=(--time=1 --signal=USR1@50) ;;
-	time_batch) sbatch_args=(--time=1 --signal=B:USR1@50) ;;
-	esac
 	printf '#!/bin/bash\n%s &\nwait\n' "$step" >job.sh
-	id=$(sbatch --parsable --output=out.txt -N2 --gres=gpu:2 --train-topo=env "${sbatch_args[@]}" job.sh)
+	id=$(submit_signal_job "$how")
 	wait_count 'ready.*' "$n" 30 || { cat out.txt; return 1; }
-	case $how in
-	scancel) scancel --signal=USR1 "$id" ;;
-	scancel_batch) scancel --batch --signal=USR1 "$id" ;;
-	esac
+	send_signal "$how" "$id"
 	wait_count 'ckpt.*' "$n" 60 || { cat out.txt; return 1; }
 	sleep 1
 	touch stop
@@ -99,26 +110,19 @@ done
 # The same matrix with the real trainer: train-mlp ranks agree on one step, write one consistent
 # checkpoint (every rank's shard + metadata) and exit 99 (--on-signal checkpoint-exit).
 trainer_case() {
-	local how=$1 launch=$2 n=2 id sbatch_args=() step
+	local how=$1 launch=$2 n=2 id step
 	local cmd="train-mlp --layers 64,64,10 --data synthetic --synthetic-samples 4096,256 --batch 64 --epochs 100000 --log-every 20 --ckpt-dir '$PWD/ckpt'"
 	case $launch in
 	direct) step="srun --ntasks-per-node=1 $cmd" ;;
 	shell) step="srun --ntasks-per-node=1 bash -c \"$cmd; echo shell-done \\\$?\"" ;;
 	train_run) step="srun --ntasks-per-node=1 --gres=gpu:2 train-run -- $cmd"; n=4 ;;
 	esac
-	case $how in
-	time_step) sbatch_args=(--time=1 --signal=USR1@50) ;;
-	time_batch) sbatch_args=(--time=1 --signal=B:USR1@50) ;;
-	esac
 	printf '#!/bin/bash\n%s &\nwait $!\necho "step exit $?"\n' "$step" >job.sh
-	id=$(sbatch --parsable --output=out.txt -N2 --gres=gpu:2 --train-topo=env "${sbatch_args[@]}" job.sh)
+	id=$(submit_signal_job "$how")
 	local deadline=$((SECONDS + 30))
 	while ! grep -q ' step 20/' out.txt 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.2; done
 	grep -q ' step 20/' out.txt || { cat out.txt; fail "training did not start"; }
-	case $how in
-	scancel) scancel --signal=USR1 "$id" ;;
-	scancel_batch) scancel --batch --signal=USR1 "$id" ;;
-	esac
+	send_signal "$how" "$id"
 	expect_eq "job state" COMPLETED "$(job_wait "$id" 90)"
 	cat out.txt | tail -n 8
 	if [ "$launch" = shell ]; then
