@@ -32,6 +32,7 @@ static void probe(const struct tt_plugin_config *cfg, const char *path, struct p
 	int i;
 
 	opts.input_xml = cfg->hwloc_xml[0] ? cfg->hwloc_xml : NULL;
+	setenv("HWLOC_PLUGINS_BLACKLIST", TT_HWLOC_UNUSED_PLUGINS, 0);	/* a child: its own env */
 	if (tt_hw_discover(&opts, &model, &r->err) != 0)
 		return;
 	if (tt_nccl_xml_write_file(model, path, &r->err) != 0)

@@ -14,6 +14,11 @@
 
 /* What to discover from. With input_xml NULL the live machine is read (hwloc + libibverbs + sysfs);
  * with a file, hwloc's XML loader reads it and only sysfs_root adds to it. */
+/* hwloc plugins discovery never uses. A process that owns its environment (a command, the
+ * plugin's probe child) sets HWLOC_PLUGINS_BLACKLIST to this unless the user set it, so hwloc does
+ * not even load them; the library itself only disables their components. */
+#define TT_HWLOC_UNUSED_PLUGINS "hwloc_opencl,hwloc_gl,hwloc_pci"
+
 struct tt_hw_options {
 	const char *input_xml;  /* hwloc 2.x XML export, or NULL for this machine */
 	const char *sysfs_root; /* NULL or "/sys": the real one; else a fixture tree laid out like /sys */

@@ -153,9 +153,7 @@ int main(int argc, char **argv)
 
 	if (parse(argc, argv, &c) < 0)
 		return 2;
-	/* A command may choose for its whole process what the library cannot: hwloc then does not
-	 * even load (link) the plugins discovery never uses. A user's own setting wins. */
-	setenv("HWLOC_PLUGINS_BLACKLIST", "hwloc_opencl,hwloc_gl,hwloc_pci", 0);
+	setenv("HWLOC_PLUGINS_BLACKLIST", TT_HWLOC_UNUSED_PLUGINS, 0);	/* see hw_model.h */
 	if (tt_hw_discover(&c.hw, &m, &err) < 0 || render(&c, m, &text, &len, &err) < 0)
 		goto fail;
 	if (c.output) {
