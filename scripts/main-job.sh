@@ -19,7 +19,7 @@ if [ -z "${SLURM_CONF:-}" ] && ! timeout 5 scontrol ping >/dev/null 2>&1; then
 	export SLURM_CONF=${TT_CLUSTER_DIR:-/var/lib/traintopo-cluster}/etc/slurm.conf
 	started_cluster=1
 	if [ "${TT_KEEP_CLUSTER:-0}" != 1 ]; then
-		trap 'tests/cluster/cluster.sh down >/dev/null' EXIT
+		trap '"$top/tests/cluster/cluster.sh" down >/dev/null' EXIT
 	fi
 fi
 
