@@ -193,6 +193,10 @@ static int shm_barrier_raw(shm_be *s, const char *what, tt_err *err)
 		if (dead_peer(s, err) != 0) {
 			if (atomic_load(&s->ctl->bar_gen) == (uint32_t)k)
 				return 0;
+			/* A peer that failed, published why and then exited: its reason, not its death,
+			 * is what every rank must report. */
+			if (aborted(s, err))
+				return -1;
 			return fail_all(s, err);
 		}
 		if (rt_now() - start > s->timeout) {
