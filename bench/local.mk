@@ -1,4 +1,4 @@
-# bench: build rules (filled by its owner)
+# bench/: `make bench` targets; every claim in BENCHMARKS.md comes from one of them.
 # bench-topo: live discovery + NCCL XML vs lstopo's XML export (BENCHMARKS.md, Topology discovery).
 BENCH_TARGETS += bench-topo
 dist_noinst_SCRIPTS += bench/topo.sh

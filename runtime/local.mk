@@ -1,4 +1,4 @@
-# runtime: build rules (filled by its owner)
+# runtime/: libtrainrt (communication and data-parallel training), trainrt-bench and train-mlp.
 
 # libtrainrt, communication part: rendezvous store, backends (shm, tcp, hierarchical, nccl), collectives.
 include_HEADERS += runtime/trainrt.h

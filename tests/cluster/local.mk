@@ -1,1 +1,3 @@
-# tests/cluster: build rules (filled by its owner)
+# tests/cluster/: the embedded Slurm test cluster and its integration tests (run by scripts/test.sh,
+# not by make check: they need root and a cluster); shipped in the tarball.
+EXTRA_DIST += tests/cluster
