@@ -62,7 +62,8 @@ SlurmctldHost=$CTL_NAME($CTL_IP)
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
-AuthInfo=socket=$STATE/munge/munge.socket
+# cred_expire: a requeued job may start again once its old credential expired (default 120 s).
+AuthInfo=socket=$STATE/munge/munge.socket,cred_expire=10
 CredType=cred/munge
 StateSaveLocation=$STATE/ctld
 SlurmdSpoolDir=$STATE/spool/%n
