@@ -139,15 +139,36 @@ static int agree_layout(trainrt_comm *c, tt_err *err)
 	return 0;
 }
 
-static rt_backend *pick_backend(trainrt_comm *c, tt_err *err)
+static rt_backend *pick_backend(trainrt_comm *c, trainrt_buffers where, tt_err *err)
 {
 	const char *want = getenv("TRAINRT_BACKEND");
 	rt_world *w = &c->w;
+	int automatic = !want || !*want || strcmp(want, "auto") == 0;
 
-	if (!want || !*want || strcmp(want, "auto") == 0) {
+	if (where == TRAINRT_BUFFERS_DEVICE && !automatic && strcmp(want, "nccl") != 0) {
+		tt_err_set(err, "TRAINRT_BACKEND=%s works on host memory, but this program passes GPU buffers; use auto or nccl",
+			   want);
+		return NULL;
+	}
+	if (where == TRAINRT_BUFFERS_HOST && !automatic && strcmp(want, "nccl") == 0) {
+		tt_err_set(err, "TRAINRT_BACKEND=nccl needs GPU buffers, but this program passes host memory; use auto, shm or tcp");
+		return NULL;
+	}
+	if (automatic) {
 #ifdef TT_HAVE_CUDA
-		if (rt_nccl_device_count() > 0)
+		if (where != TRAINRT_BUFFERS_HOST && rt_nccl_device_count() > 0)
 			return rt_nccl_create(w, err);
+		if (where == TRAINRT_BUFFERS_DEVICE) {
+			tt_err_set(err, "GPU buffers need the nccl backend, but no CUDA device is visible to rank %d "
+				   "(check CUDA_VISIBLE_DEVICES and the job's --gres=gpu)", w->rank);
+			return NULL;
+		}
+#else
+		if (where == TRAINRT_BUFFERS_DEVICE) {
+			tt_err_set(err, "GPU buffers need the nccl backend, but this libtrainrt was built without CUDA "
+				   "(configure --with-cuda)");
+			return NULL;
+		}
 #endif
 		return w->nnodes == 1 ? rt_shm_create(w, err) : rt_hier_create(w, err);
 	}
@@ -472,6 +493,11 @@ static int pmix_world(trainrt_comm *c, char *addr, size_t alen, int *port, tt_er
 
 trainrt_comm *trainrt_init(char *errbuf, size_t errlen)
 {
+	return trainrt_init_for(TRAINRT_BUFFERS_ANY, errbuf, errlen);
+}
+
+trainrt_comm *trainrt_init_for(trainrt_buffers where, char *errbuf, size_t errlen)
+{
 	trainrt_comm *c = calloc(1, sizeof(*c));
 	tt_err err = { "" };
 	char addr[256];
@@ -503,7 +529,7 @@ trainrt_comm *trainrt_init(char *errbuf, size_t errlen)
 		goto fail;
 	if (agree_layout(c, &err) != 0)
 		goto fail;
-	c->be = pick_backend(c, &err);
+	c->be = pick_backend(c, where, &err);
 	if (!c->be)
 		goto fail;
 	if (pthread_create(&c->progress, NULL, progress_main, c) != 0) {

@@ -535,7 +535,7 @@ int main(int argc, char **argv)
 	if (getenv("WORLD_SIZE") || getenv("PMIX_RANK")) {
 		char errbuf[1024];
 
-		t.comm = trainrt_init(errbuf, sizeof(errbuf));
+		t.comm = trainrt_init_for(TRAINRT_BUFFERS_HOST, errbuf, sizeof(errbuf));
 		if (!t.comm) {
 			fprintf(stderr, PROG ": %s\n", errbuf);
 			return 1;

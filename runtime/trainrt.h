@@ -69,6 +69,18 @@ size_t trainrt_dtype_size(trainrt_dtype dtype);
  * Returns NULL on failure with a one-sentence message ("trainrt: ...") in errbuf. */
 trainrt_comm *trainrt_init(char *errbuf, size_t errlen);
 
+/* Where the caller's collective buffers live. trainrt_init is trainrt_init_for(TRAINRT_BUFFERS_ANY):
+ * auto picks nccl whenever a GPU is visible. A CPU trainer on a GPU node asks for HOST (auto then
+ * never picks nccl, and TRAINRT_BACKEND=nccl is refused with a message); a GPU trainer asks for
+ * DEVICE (auto picks nccl or fails with a message saying why it cannot). */
+typedef enum trainrt_buffers {
+	TRAINRT_BUFFERS_ANY = 0,
+	TRAINRT_BUFFERS_HOST = 1,
+	TRAINRT_BUFFERS_DEVICE = 2,
+} trainrt_buffers;
+
+trainrt_comm *trainrt_init_for(trainrt_buffers where, char *errbuf, size_t errlen);
+
 /* Tears the communicator down (runs queued operations, frees shared memory). NULL is a no-op.
  * Rank 0 keeps serving the store until every rank has finalized (at most TRAINRT_TIMEOUT) unless
  * the communicator failed. A rank that finalizes early makes its peers' next operation fail. */

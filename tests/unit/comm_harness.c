@@ -69,7 +69,7 @@ static void child(const world_spec *spec, int rank, int port, rank_fn fn, void *
 			setenv(kv, eq + 1, 1);
 		}
 	}
-	c = trainrt_init(errbuf, sizeof(errbuf));
+	c = trainrt_init_for(spec->buffers, errbuf, sizeof(errbuf));
 	rc = fn(c, errbuf, arg);
 	if (rc != 0)
 		fprintf(stderr, "rank %d failed (init: %s; last error: %s)\n", rank, c ? "ok" : errbuf,

@@ -19,6 +19,8 @@ typedef struct world_spec {
 	const char *env_override[8];
 	/* Kill children still running after this many seconds (a test that hangs fails). */
 	int kill_after_s;
+	/* Passed to trainrt_init_for (0 = TRAINRT_BUFFERS_ANY, what trainrt_init does). */
+	trainrt_buffers buffers;
 } world_spec;
 
 /* Returns the number of ranks that exited non-zero (or were killed); -1 on harness error.

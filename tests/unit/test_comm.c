@@ -415,6 +415,13 @@ static int rank_expect_init_error(trainrt_comm *c, const char *initerr, void *ar
 	return strstr(initerr, want) ? 0 : (fprintf(stderr, "init error '%s' lacks '%s'\n", initerr, want), 1);
 }
 
+static int rank_expect_backend(trainrt_comm *c, const char *initerr, void *arg)
+{
+	if (!c)
+		return fprintf(stderr, "init failed: %s\n", initerr), 1;
+	return strcmp(trainrt_backend_name(c), arg) == 0 ? 0 : 1;
+}
+
 static int rank_bad_must_fail(trainrt_comm *c, const char *initerr, void *arg)
 {
 	int rank = atoi(getenv("RANK"));
@@ -448,6 +455,20 @@ static void test_bad_env_named(void)
 	CU_ASSERT_EQUAL(run_world(&spec, rank_expect_init_error, "TRAINRT_BACKEND='carrier-pigeon'", NULL), 0);
 	spec.env_override[0] = "RANK=5";
 	CU_ASSERT_EQUAL(run_world(&spec, rank_expect_init_error, "RANK='5'", NULL), 0);
+}
+
+/* The buffers' place rules the backend: host memory never goes to NCCL, GPU memory only to it. */
+static void test_buffers_place_rules_backend(void)
+{
+	world_spec spec = { .n = 1, .local = 1, .backend = "nccl", .timeout = "2", .buffers = TRAINRT_BUFFERS_HOST };
+
+	CU_ASSERT_EQUAL(run_world(&spec, rank_expect_init_error, "TRAINRT_BACKEND=nccl needs GPU buffers", NULL), 0);
+	spec.backend = "shm";
+	spec.buffers = TRAINRT_BUFFERS_DEVICE;
+	CU_ASSERT_EQUAL(run_world(&spec, rank_expect_init_error, "TRAINRT_BACKEND=shm works on host memory", NULL), 0);
+	spec.backend = "auto";
+	spec.buffers = TRAINRT_BUFFERS_HOST;
+	CU_ASSERT_EQUAL(run_world(&spec, rank_expect_backend, "shm", NULL), 0);
 }
 
 /* Rank 1 passes one element more; every rank must fail with a message naming the count. */
@@ -529,5 +550,6 @@ int tt_register_suites(void)
 	CU_add_test(f, "world size mismatch", test_world_size_mismatch);
 	CU_add_test(f, "bad env named", test_bad_env_named);
 	CU_add_test(f, "count mismatch", test_count_mismatch_detected);
+	CU_add_test(f, "buffers' place rules the backend", test_buffers_place_rules_backend);
 	return 0;
 }
