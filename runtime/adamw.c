@@ -26,19 +26,25 @@ float tt_adamw_lr(const tt_adamw_cfg *cfg, long step)
 	return (float)(cfg->lr * 0.5 * (1.0 + cos(M_PI * progress)));
 }
 
+tt_adamw_step tt_adamw_step_factors(const tt_adamw_cfg *cfg, long step, float lr)
+{
+	tt_adamw_step s = {
+		.b1 = cfg->beta1, .b2 = cfg->beta2, .eps = cfg->eps,
+		.decay = 1.0f - lr * cfg->weight_decay,
+		.step_size = lr / (1.0f - powf(cfg->beta1, (float)(step + 1))),
+		.bc2_sqrt = sqrtf(1.0f - powf(cfg->beta2, (float)(step + 1))),
+	};
+	return s;
+}
+
 void tt_adamw_update(const tt_adamw_cfg *cfg, long step, float lr, float *restrict p, const float *restrict g,
 		     float *restrict m, float *restrict v, size_t n)
 {
-	float b1 = cfg->beta1, b2 = cfg->beta2;
-	float bc1 = 1.0f - powf(b1, (float)(step + 1));
-	float bc2 = 1.0f - powf(b2, (float)(step + 1));
-	float decay = 1.0f - lr * cfg->weight_decay;
-	float step_size = lr / bc1;
-	float bc2_sqrt = sqrtf(bc2);
+	tt_adamw_step s = tt_adamw_step_factors(cfg, step, lr);
 
 	for (size_t i = 0; i < n; i++) {
-		m[i] = b1 * m[i] + (1.0f - b1) * g[i];
-		v[i] = b2 * v[i] + (1.0f - b2) * g[i] * g[i];
-		p[i] = p[i] * decay - step_size * m[i] / (sqrtf(v[i]) / bc2_sqrt + cfg->eps);
+		m[i] = s.b1 * m[i] + (1.0f - s.b1) * g[i];
+		v[i] = s.b2 * v[i] + (1.0f - s.b2) * g[i] * g[i];
+		p[i] = p[i] * s.decay - s.step_size * m[i] / (sqrtf(v[i]) / s.bc2_sqrt + s.eps);
 	}
 }

@@ -21,6 +21,15 @@ tt_adamw_cfg tt_adamw_defaults(float lr);
 /* Learning rate of 0-based optimizer step `step`. */
 float tt_adamw_lr(const tt_adamw_cfg *cfg, long step);
 
+/* The constants of one step's update, computed once so the CPU loop and the GPU kernel
+ * (gpu_mlp.cu) apply the same formula: m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
+ * p = p*decay - step_size*m / (sqrt(v)/bc2_sqrt + eps). */
+typedef struct tt_adamw_step {
+	float b1, b2, eps, decay, step_size, bc2_sqrt;
+} tt_adamw_step;
+
+tt_adamw_step tt_adamw_step_factors(const tt_adamw_cfg *cfg, long step, float lr);
+
 /* One AdamW update of n parameters with gradient g and moments m, v; `step` is 0-based and sets
  * the bias correction, lr is the scheduled rate for this step. */
 void tt_adamw_update(const tt_adamw_cfg *cfg, long step, float lr, float *restrict p, const float *restrict g,

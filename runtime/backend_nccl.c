@@ -7,6 +7,7 @@
 #include <config.h>
 
 #include "comm_backend.h"
+#include "gpu_mlp.h"
 #include "rt_net.h"
 
 #include <cuda_runtime.h>
@@ -23,15 +24,6 @@ typedef struct nccl_be {
 	double timeout;
 	rt_op_hdr *dev_hdrs, *host_hdrs;
 } nccl_be;
-
-int rt_nccl_device_count(void)
-{
-	int n = 0;
-
-	if (cudaGetDeviceCount(&n) != cudaSuccess)
-		return 0;
-	return n;
-}
 
 /* Waits for the NCCL communicator to leave ncclInProgress (non-blocking init or abort). */
 static int wait_comm(nccl_be *b, const char *what, tt_err *err)
@@ -220,7 +212,7 @@ rt_backend *rt_nccl_create(const rt_world *w, tt_err *err)
 	ncclUniqueId id;
 	ncclResult_t r;
 	size_t len = 0;
-	int ndev = rt_nccl_device_count();
+	int ndev = tt_gpu_count(), dev = tt_gpu_device_for(w->local_rank);
 
 	if (!b) {
 		tt_err_set(err, "out of memory");
@@ -235,10 +227,10 @@ rt_backend *rt_nccl_create(const rt_world *w, tt_err *err)
 			   getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "");
 		goto fail;
 	}
-	if (cudaSetDevice(w->local_rank % ndev) != cudaSuccess ||
+	if (cudaSetDevice(dev) != cudaSuccess ||
 	    cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking) != cudaSuccess ||
 	    cudaMalloc((void **)&b->dev_hdrs, sizeof(rt_op_hdr) * (size_t)w->size) != cudaSuccess) {
-		tt_err_set(err, "cannot set up CUDA device %d", w->local_rank % ndev);
+		tt_err_set(err, "cannot set up CUDA device %d", dev);
 		goto fail;
 	}
 	b->host_hdrs = calloc((size_t)w->size, sizeof(rt_op_hdr));

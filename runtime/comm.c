@@ -5,6 +5,7 @@
 #include <config.h>
 
 #include "comm_backend.h"
+#include "gpu_mlp.h"
 #include "rt_net.h"
 #include "rt_pmix.h"
 #include "rt_store.h"
@@ -156,7 +157,7 @@ static rt_backend *pick_backend(trainrt_comm *c, trainrt_buffers where, tt_err *
 	}
 	if (automatic) {
 #ifdef TT_HAVE_CUDA
-		if (where != TRAINRT_BUFFERS_HOST && rt_nccl_device_count() > 0)
+		if (where != TRAINRT_BUFFERS_HOST && tt_gpu_count() > 0)
 			return rt_nccl_create(w, err);
 		if (where == TRAINRT_BUFFERS_DEVICE) {
 			tt_err_set(err, "GPU buffers need the nccl backend, but no CUDA device is visible to rank %d "

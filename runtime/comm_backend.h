@@ -94,8 +94,6 @@ void rt_shm_abort(rt_backend *shm, tt_err *err);
 void rt_tcp_abort(rt_backend *tcp);
 #ifdef TT_HAVE_CUDA
 rt_backend *rt_nccl_create(const rt_world *w, tt_err *err);
-/* Number of CUDA devices visible (0 when none or no driver). */
-int rt_nccl_device_count(void);
 #endif
 
 #endif

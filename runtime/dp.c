@@ -1,14 +1,24 @@
 /* dp.c — the data-parallel step: forward, loss, backward with gradient communication started
  * per bucket (DDP/ZeRO-1) or per layer (ZeRO-2/3) as soon as backward has produced it, then AdamW
  * on the full vector (DDP) or on this rank's slices followed by parameter all-gathers (see dp.h). */
+#include <config.h>
+
 #include "dp.h"
+#include "dp_gpu.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <zlib.h>
 
-static double now(void)
+/* The GPU step is built only with CUDA; without it tt_dp_init refuses cfg.gpu and this is 0. */
+#ifdef TT_HAVE_CUDA
+#define ON_GPU(dp) ((dp)->gpu != NULL)
+#else
+#define ON_GPU(dp) 0
+#endif
+
+double tt_dp_now(void)
 {
 	struct timespec ts;
 
@@ -16,7 +26,7 @@ static double now(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int multi(const tt_dp *dp)
+int tt_dp_multi(const tt_dp *dp)
 {
 	return dp->comm && dp->world > 1;
 }
@@ -26,23 +36,23 @@ static size_t plen(const tt_dp *dp, int l)
 	return dp->poff[l + 1] - dp->poff[l];
 }
 
-static int comm_fail(const tt_dp *dp, const char *what, tt_err *err)
+int tt_dp_comm_fail(const tt_dp *dp, const char *what, tt_err *err)
 {
 	return tt_err_set(err, "%s failed: %s", what, trainrt_last_error(dp->comm));
 }
 
-static int wait_req(tt_dp *dp, trainrt_req **req, const char *what, tt_err *err)
+int tt_dp_wait(tt_dp *dp, trainrt_req **req, const char *what, tt_err *err)
 {
 	double t0;
 	int rc;
 
 	if (!*req)
 		return 0;
-	t0 = now();
+	t0 = tt_dp_now();
 	rc = trainrt_wait(dp->comm, *req);
 	*req = NULL;
-	dp->comm_wait_seconds += now() - t0;
-	return rc ? comm_fail(dp, what, err) : 0;
+	dp->comm_wait_seconds += tt_dp_now() - t0;
+	return rc ? tt_dp_comm_fail(dp, what, err) : 0;
 }
 
 /* ---- setup ---------------------------------------------------------------------------------- */
@@ -73,6 +83,14 @@ int tt_dp_init(tt_dp *dp, const tt_mlp *model, trainrt_comm *comm, const tt_dp_c
 		dp->poff[l + 1] = dp->poff[l] + dp->plan.shard_len[l] * (size_t)dp->world;
 	dp->n_buckets = tt_bucket_plan(dp->poff, L, sizeof(float), cfg->first_bucket_bytes, cfg->bucket_bytes,
 				       dp->buckets, TT_MLP_MAX_LAYERS);
+	if (cfg->gpu) {
+#ifdef TT_HAVE_CUDA
+		return tt_dp_gpu_init(dp, err);
+#else
+		return tt_err_set(err, "--device gpu: this build has no GPU path (configure found no CUDA toolkit; "
+				  "see its summary, or pass --with-cuda=DIR)");
+#endif
+	}
 	total = dp->poff[L];
 	s = tt_shard_total(&dp->plan);
 
@@ -82,7 +100,7 @@ int tt_dp_init(tt_dp *dp, const tt_mlp *model, trainrt_comm *comm, const tt_dp_c
 		dp->pshard = calloc(s, sizeof(float));
 	if (cfg->zero < 2) {
 		/* In the communicator's own memory the bucket all-reduces skip staging copies. */
-		if (multi(dp) && !trainrt_buffers_on_device(comm) &&
+		if (tt_dp_multi(dp) && !trainrt_buffers_on_device(comm) &&
 		    (dp->grads = trainrt_alloc(comm, total * sizeof(float)))) {
 			memset(dp->grads, 0, total * sizeof(float));
 			dp->grads_in_comm = 1;
@@ -140,6 +158,8 @@ void tt_dp_free(tt_dp *dp)
 		if (dp->req_g[l])
 			trainrt_wait(dp->comm, dp->req_g[l]);
 	}
+	if (ON_GPU(dp))
+		tt_dp_gpu_free(dp);
 	free(dp->params);
 	free(dp->pshard);
 	if (dp->grads_in_comm)
@@ -172,12 +192,12 @@ static int start_gather(tt_dp *dp, int l, tt_err *err)
 	dp->layer_p[l] = malloc(sizeof(float) * plen(dp, l));
 	if (!dp->layer_p[l])
 		return tt_err_set(err, "cannot allocate %zu floats to gather layer %d", plen(dp, l), l);
-	if (!multi(dp)) {
+	if (!tt_dp_multi(dp)) {
 		memcpy(dp->layer_p[l], mine, sizeof(float) * s);
 		return 0;
 	}
 	dp->req_p[l] = trainrt_iallgather(dp->comm, mine, dp->layer_p[l], s, TRAINRT_FLOAT32);
-	return dp->req_p[l] ? 0 : comm_fail(dp, "all-gather of layer parameters", err);
+	return dp->req_p[l] ? 0 : tt_dp_comm_fail(dp, "all-gather of layer parameters", err);
 }
 
 static void drop_layer(tt_dp *dp, int l)
@@ -203,15 +223,15 @@ static int forward(tt_dp *dp, int n, int keep_last, tt_err *err)
 		double t0;
 
 		if (dp->cfg.zero == 3) {
-			if (wait_req(dp, &dp->req_p[l], "all-gather of layer parameters", err))
+			if (tt_dp_wait(dp, &dp->req_p[l], "all-gather of layer parameters", err))
 				return -1;
 			if (l + 1 < L && start_gather(dp, l + 1, err))
 				return -1;
 		}
-		t0 = now();
+		t0 = tt_dp_now();
 		if (n > 0)
 			tt_mlp_forward_layer(dp->model, l, layer_params(dp, l), dp->act[l], dp->act[l + 1], n);
-		dp->compute_seconds += now() - t0;
+		dp->compute_seconds += tt_dp_now() - t0;
 		if (dp->cfg.zero == 3 && (l < L - 1 || !keep_last))
 			drop_layer(dp, l);
 	}
@@ -226,12 +246,12 @@ static int bucket_ready(tt_dp *dp, int l, tt_err *err)
 	for (int b = 0; b < dp->n_buckets; b++) {
 		tt_bucket *bk = &dp->buckets[b];
 
-		if (bk->lo_layer != l || !multi(dp))
+		if (bk->lo_layer != l || !tt_dp_multi(dp))
 			continue;
 		dp->req_g[b] = trainrt_iallreduce(dp->comm, dp->grads + bk->off, dp->grads + bk->off, bk->len,
 						  TRAINRT_FLOAT32, TRAINRT_SUM);
 		if (!dp->req_g[b])
-			return comm_fail(dp, "all-reduce of a gradient bucket", err);
+			return tt_dp_comm_fail(dp, "all-reduce of a gradient bucket", err);
 	}
 	return 0;
 }
@@ -241,18 +261,18 @@ static int layer_grad_ready(tt_dp *dp, int l, tt_err *err)
 {
 	float *dst = dp->gpart + dp->plan.shard_off[l];
 
-	if (!multi(dp)) {
+	if (!tt_dp_multi(dp)) {
 		memcpy(dst, dp->layer_g[l], sizeof(float) * dp->plan.shard_len[l]);
 		return 0;
 	}
 	dp->req_g[l] = trainrt_ireducescatter(dp->comm, dp->layer_g[l], dst, dp->plan.shard_len[l], TRAINRT_FLOAT32,
 					      TRAINRT_SUM);
-	return dp->req_g[l] ? 0 : comm_fail(dp, "reduce-scatter of layer gradients", err);
+	return dp->req_g[l] ? 0 : tt_dp_comm_fail(dp, "reduce-scatter of layer gradients", err);
 }
 
 static int finish_layer_grad(tt_dp *dp, int l, tt_err *err)
 {
-	if (wait_req(dp, &dp->req_g[l], "reduce-scatter of layer gradients", err))
+	if (tt_dp_wait(dp, &dp->req_g[l], "reduce-scatter of layer gradients", err))
 		return -1;
 	free(dp->layer_g[l]);
 	dp->layer_g[l] = NULL;
@@ -270,7 +290,7 @@ static int backward(tt_dp *dp, int n, int first_micro, int last_micro, tt_err *e
 		double t0;
 
 		if (dp->cfg.zero == 3) {
-			if (wait_req(dp, &dp->req_p[l], "all-gather of layer parameters", err))
+			if (tt_dp_wait(dp, &dp->req_p[l], "all-gather of layer parameters", err))
 				return -1;
 			if (l > 0 && start_gather(dp, l - 1, err))
 				return -1;
@@ -284,10 +304,10 @@ static int backward(tt_dp *dp, int n, int first_micro, int last_micro, tt_err *e
 				return tt_err_set(err, "cannot allocate %zu floats for layer %d gradients", plen(dp, l),
 						  l);
 		}
-		t0 = now();
+		t0 = tt_dp_now();
 		tt_mlp_backward_layer(dp->model, l, layer_params(dp, l), dp->act[l], dp->act[l + 1], dy, g, beta,
 				      l ? dx : NULL, n);
-		dp->compute_seconds += now() - t0;
+		dp->compute_seconds += tt_dp_now() - t0;
 		if (dp->cfg.zero < 2 ? last_micro && bucket_ready(dp, l, err) : layer_grad_ready(dp, l, err))
 			return -1;
 		/* ZeRO-2/3 keep at most two layers' full gradients: the one just started and the one before. */
@@ -312,7 +332,7 @@ static int backward(tt_dp *dp, int n, int first_micro, int last_micro, tt_err *e
 	} else if (last_micro && dp->cfg.zero == 1) {
 		/* (DDP waits bucket by bucket in optimizer_step, updating each while later ones travel.) */
 		for (int b = 0; b < dp->n_buckets; b++)
-			if (wait_req(dp, &dp->req_g[b], "all-reduce of a gradient bucket", err))
+			if (tt_dp_wait(dp, &dp->req_g[b], "all-reduce of a gradient bucket", err))
 				return -1;
 	}
 	return 0;
@@ -328,17 +348,17 @@ static int gather_layers(tt_dp *dp, const float *slices, float *full, tt_err *er
 	for (int l = 0; l < L; l++) {
 		const float *mine = slices + dp->plan.shard_off[l];
 
-		if (!multi(dp)) {
+		if (!tt_dp_multi(dp)) {
 			memcpy(full + dp->poff[l], mine, sizeof(float) * dp->plan.shard_len[l]);
 			continue;
 		}
 		dp->req_p[l] = trainrt_iallgather(dp->comm, mine, full + dp->poff[l], dp->plan.shard_len[l],
 						  TRAINRT_FLOAT32);
 		if (!dp->req_p[l])
-			return comm_fail(dp, "all-gather of updated parameters", err);
+			return tt_dp_comm_fail(dp, "all-gather of updated parameters", err);
 	}
 	for (int l = 0; l < L; l++)
-		if (wait_req(dp, &dp->req_p[l], "all-gather of updated parameters", err))
+		if (tt_dp_wait(dp, &dp->req_p[l], "all-gather of updated parameters", err))
 			return -1;
 	return 0;
 }
@@ -355,7 +375,7 @@ static int optimizer_step(tt_dp *dp, long step, tt_err *err)
 {
 	const tt_adamw_cfg *c = &dp->cfg.opt;
 	float lr = tt_adamw_lr(c, step);
-	double t0 = now();
+	double t0 = tt_dp_now();
 	int L = dp->model->n_layers;
 
 	switch (dp->cfg.zero) {
@@ -364,17 +384,17 @@ static int optimizer_step(tt_dp *dp, long step, tt_err *err)
 		for (int b = 0; b < dp->n_buckets; b++) {
 			const tt_bucket *bk = &dp->buckets[b];
 
-			if (wait_req(dp, &dp->req_g[b], "all-reduce of a gradient bucket", err))
+			if (tt_dp_wait(dp, &dp->req_g[b], "all-reduce of a gradient bucket", err))
 				return -1;
-			t0 = now();
+			t0 = tt_dp_now();
 			tt_adamw_update(c, step, lr, dp->params + bk->off, dp->grads + bk->off, dp->m + bk->off,
 					dp->v + bk->off, bk->len);
-			dp->compute_seconds += now() - t0;
+			dp->compute_seconds += tt_dp_now() - t0;
 		}
 		return 0;
 	case 3:
 		tt_adamw_update(c, step, lr, dp->pshard, dp->gshard, dp->m, dp->v, tt_shard_total(&dp->plan));
-		dp->compute_seconds += now() - t0;
+		dp->compute_seconds += tt_dp_now() - t0;
 		return 0;
 	default:
 		for (int l = 0; l < L; l++) {
@@ -384,7 +404,7 @@ static int optimizer_step(tt_dp *dp, long step, tt_err *err)
 			tt_adamw_update(c, step, lr, dp->params + mine, g, dp->m + so, dp->v + so,
 					dp->plan.shard_len[l]);
 		}
-		dp->compute_seconds += now() - t0;
+		dp->compute_seconds += tt_dp_now() - t0;
 		take_slices(dp, dp->params, dp->stage);
 		return gather_layers(dp, dp->stage, dp->params, err);
 	}
@@ -398,6 +418,8 @@ int tt_dp_train_step(tt_dp *dp, long step, const float *x, const int32_t *y, lon
 	const tt_mlp *m = dp->model;
 	int mb = dp->cfg.micro_batch, L = m->n_layers;
 
+	if (ON_GPU(dp))
+		return tt_dp_gpu_train_step(dp, step, x, y, global_batch, loss_sum, correct, err);
 	for (int k = 0; k < dp->cfg.accum; k++) {
 		memcpy(dp->act[0], x + (size_t)k * mb * m->dims[0], sizeof(float) * mb * m->dims[0]);
 		if (forward(dp, mb, 1, err))
@@ -416,6 +438,8 @@ int tt_dp_eval(tt_dp *dp, const float *x, const int32_t *y, int n, double *loss_
 	const tt_mlp *m = dp->model;
 	int L = m->n_layers;
 
+	if (ON_GPU(dp))
+		return tt_dp_gpu_eval(dp, x, y, n, loss_sum, correct, err);
 	if (n > dp->act_rows)
 		return tt_err_set(err, "evaluation batch of %d exceeds the micro-batch %d", n, dp->act_rows);
 	if (n > 0)
@@ -427,38 +451,53 @@ int tt_dp_eval(tt_dp *dp, const float *x, const int32_t *y, int n, double *loss_
 
 int tt_dp_allreduce_sum(tt_dp *dp, float *vals, int n, tt_err *err)
 {
-	if (!multi(dp))
+	if (!tt_dp_multi(dp))
 		return 0;
+	if (ON_GPU(dp))
+		return tt_dp_gpu_allreduce_sum(dp, vals, n, err);
 	if (trainrt_allreduce(dp->comm, vals, vals, (size_t)n, TRAINRT_FLOAT32, TRAINRT_SUM))
-		return comm_fail(dp, "all-reduce of step statistics", err);
+		return tt_dp_comm_fail(dp, "all-reduce of step statistics", err);
 	return 0;
 }
 
 int tt_dp_broadcast_bytes(tt_dp *dp, void *buf, size_t n, tt_err *err)
 {
 	/* float32 only moves the bytes here: a broadcast does no arithmetic. */
-	if (!multi(dp))
+	if (!tt_dp_multi(dp))
 		return 0;
+	if (ON_GPU(dp))
+		return tt_dp_gpu_broadcast_bytes(dp, buf, n, err);
 	if (trainrt_broadcast(dp->comm, buf, n / sizeof(float), TRAINRT_FLOAT32, 0))
-		return comm_fail(dp, "broadcast from rank 0", err);
+		return tt_dp_comm_fail(dp, "broadcast from rank 0", err);
 	return 0;
 }
 
 int tt_dp_allgather_u32(tt_dp *dp, uint32_t mine, uint32_t *recv, tt_err *err)
 {
-	if (!multi(dp)) {
+	if (!tt_dp_multi(dp)) {
 		recv[0] = mine;
 		return 0;
 	}
+	if (ON_GPU(dp))
+		return tt_dp_gpu_allgather_u32(dp, mine, recv, err);
 	if (trainrt_allgather(dp->comm, &mine, recv, 1, TRAINRT_FLOAT32))
-		return comm_fail(dp, "all-gather of one word per rank", err);
+		return tt_dp_comm_fail(dp, "all-gather of one word per rank", err);
 	return 0;
 }
 
-void tt_dp_export(const tt_dp *dp, float *p, float *m, float *v)
+const char *tt_dp_device(const tt_dp *dp)
+{
+	if (ON_GPU(dp))
+		return tt_dp_gpu_describe(dp);
+	return "cpu (float32)";
+}
+
+int tt_dp_export(const tt_dp *dp, float *p, float *m, float *v, tt_err *err)
 {
 	size_t s = tt_shard_total(&dp->plan);
 
+	if (ON_GPU(dp))
+		return tt_dp_gpu_export(dp, p, m, v, err);
 	if (dp->cfg.zero == 3)
 		memcpy(p, dp->pshard, sizeof(float) * s);
 	else
@@ -470,12 +509,15 @@ void tt_dp_export(const tt_dp *dp, float *p, float *m, float *v)
 		memcpy(m, dp->m, sizeof(float) * s);
 		memcpy(v, dp->v, sizeof(float) * s);
 	}
+	return 0;
 }
 
 int tt_dp_import(tt_dp *dp, const float *p, const float *m, const float *v, tt_err *err)
 {
 	size_t s = tt_shard_total(&dp->plan);
 
+	if (ON_GPU(dp))
+		return tt_dp_gpu_import(dp, p, m, v, err);
 	if (dp->cfg.zero == 3)
 		memcpy(dp->pshard, p, sizeof(float) * s);
 	else if (gather_layers(dp, p, dp->params, err))
@@ -492,9 +534,11 @@ int tt_dp_params_crc32(tt_dp *dp, uint32_t *crc, tt_err *err)
 	const tt_mlp *m = dp->model;
 	uLong c = crc32(0L, Z_NULL, 0);
 
+	if (ON_GPU(dp))
+		return tt_dp_gpu_params_crc32(dp, crc, err);
 	for (int l = 0; l < m->n_layers; l++) {
 		if (dp->cfg.zero == 3 &&
-		    (start_gather(dp, l, err) || wait_req(dp, &dp->req_p[l], "all-gather of parameters", err)))
+		    (start_gather(dp, l, err) || tt_dp_wait(dp, &dp->req_p[l], "all-gather of parameters", err)))
 			return -1;
 		c = crc32(c, (const Bytef *)layer_params(dp, l), (uInt)(sizeof(float) * tt_mlp_layer_params(m, l)));
 		if (dp->cfg.zero == 3)

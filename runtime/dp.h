@@ -24,6 +24,7 @@ typedef struct tt_dp_cfg {
 	size_t first_bucket_bytes; /* first (last layers') bucket cap (PyTorch: 1 MiB) */
 	uint64_t seed;		   /* weight init */
 	tt_adamw_cfg opt;
+	int gpu;		   /* 1: bf16 mixed precision on a CUDA GPU, DDP only (dp_gpu.h) */
 } tt_dp_cfg;
 
 typedef struct tt_dp {
@@ -53,10 +54,12 @@ typedef struct tt_dp {
 
 	double compute_seconds; /* forward + backward + optimizer, for benchmarks */
 	double comm_wait_seconds;
+	struct tt_dp_gpu *gpu;	/* the device state when cfg.gpu (the host buffers above stay NULL) */
 } tt_dp;
 
 /* Allocates all buffers and initialises the weights from cfg->seed (identical on every rank and
- * every world size). comm NULL or world size 1 runs without communication. */
+ * every world size, CPU or GPU). comm NULL or world size 1 runs without communication. With
+ * cfg->gpu the communicator must take device buffers (trainrt_init_for TRAINRT_BUFFERS_DEVICE). */
 int tt_dp_init(tt_dp *dp, const tt_mlp *model, trainrt_comm *comm, const tt_dp_cfg *cfg, tt_err *err);
 /* Waits for operations a failed step left queued, then frees; call before trainrt_finalize. */
 void tt_dp_free(tt_dp *dp);
@@ -81,8 +84,11 @@ int tt_dp_broadcast_bytes(tt_dp *dp, void *buf, size_t n, tt_err *err);
 /* recv[r] = rank r's 32-bit word. Collective. */
 int tt_dp_allgather_u32(tt_dp *dp, uint32_t mine, uint32_t *recv, tt_err *err);
 
+/* What the step runs on: "cpu (float32)" or the GPU, e.g. "NVIDIA H200 (device 0) bf16". */
+const char *tt_dp_device(const tt_dp *dp);
+
 /* This rank's slices (tt_shard_total floats each) of parameters and moments, for a checkpoint. */
-void tt_dp_export(const tt_dp *dp, float *p, float *m, float *v);
+int tt_dp_export(const tt_dp *dp, float *p, float *m, float *v, tt_err *err);
 
 /* Restores slices and rebuilds the replicated parts (all-gathers). Collective. */
 int tt_dp_import(tt_dp *dp, const float *p, const float *m, const float *v, tt_err *err);
@@ -90,5 +96,12 @@ int tt_dp_import(tt_dp *dp, const float *p, const float *m, const float *v, tt_e
 /* CRC32 of the unpadded float32 parameters in layer order (identical for any world size and
  * stage holding the same weights), gathered one layer at a time. Collective under ZeRO-3. */
 int tt_dp_params_crc32(tt_dp *dp, uint32_t *crc, tt_err *err);
+
+/* For dp_gpu.c, which shares the step's bookkeeping: whether there are peers to talk to; wait
+ * for a request (adding to comm_wait_seconds); the communicator's error as err; a clock. */
+int tt_dp_multi(const tt_dp *dp);
+int tt_dp_wait(tt_dp *dp, trainrt_req **req, const char *what, tt_err *err);
+int tt_dp_comm_fail(const tt_dp *dp, const char *what, tt_err *err);
+double tt_dp_now(void);
 
 #endif

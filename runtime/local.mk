@@ -19,7 +19,22 @@ libtrainrt_la_CPPFLAGS += $(CUDA_CPPFLAGS)
 libtrainrt_la_LIBADD += $(CUDA_LDFLAGS) $(CUDA_LIBS)
 endif
 
-EXTRA_DIST += tests/gpu/run.sh tests/gpu/nccl_check.c
+# The GPU math of the trainer (cuBLAS + own kernels, bf16 mixed precision) is CUDA C++ compiled by
+# nvcc through libtool. Code for Ampere and Hopper, plus PTX that newer GPUs compile at load time;
+# NVCC_GENCODE=... on the make command line targets other GPUs.
+dist_noinst_SCRIPTS += runtime/nvcc-libtool.sh
+EXTRA_DIST += runtime/gpu_mlp.h runtime/gpu_mlp.cu
+NVCC_GENCODE = -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=[sm_90,compute_90]
+NVCC_FLAGS = -O2 -std=c++17 $(NVCC_GENCODE) --compiler-options=-Wall,-Wextra,-Werror --Werror=all-warnings
+SUFFIXES = .cu
+.cu.lo:
+	$(AM_V_CC)$(LIBTOOL) $(AM_V_lt) --tag=CC --mode=compile $(top_srcdir)/runtime/nvcc-libtool.sh $(NVCC) \
+	  $(NVCC_FLAGS) $(DEFS) $(AM_CPPFLAGS) $(CUDA_CPPFLAGS) -c -o $@ $<
+if HAVE_CUDA
+noinst_LTLIBRARIES += libtraingpu.la
+libtraingpu_la_SOURCES = runtime/gpu_mlp.h runtime/gpu_mlp.cu
+runtime/gpu_mlp.lo: runtime/gpu_mlp.h topo/tt_err.h
+endif
 
 bin_PROGRAMS += trainrt-bench
 trainrt_bench_SOURCES = runtime/trainrt_bench.c
@@ -44,9 +59,15 @@ TRAIN_VEC_CFLAGS = -fno-math-errno -fvect-cost-model=dynamic
 libtrainmodel_la_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS) $(TRAIN_VEC_CFLAGS)
 libtrainmodel_la_LIBADD = $(OPENBLAS_LIBS) -lz -lm
 
-# The data-parallel step and the model modules are part of libtrainrt, next to the collectives.
-libtrainrt_la_SOURCES += runtime/dp.h runtime/dp.c
+# The data-parallel step and the model modules are part of libtrainrt, next to the collectives;
+# with CUDA also the GPU step (dp_gpu.c, plain C over gpu_mlp.h) and its device code.
+libtrainrt_la_SOURCES += runtime/dp.h runtime/dp.c runtime/dp_gpu.h
 libtrainrt_la_LIBADD += libtrainmodel.la $(OPENBLAS_LIBS) -lz -lm
+if HAVE_CUDA
+libtrainrt_la_SOURCES += runtime/dp_gpu.c
+libtrainrt_la_LIBADD += libtraingpu.la
+endif
+EXTRA_DIST += runtime/dp_gpu.c
 
 bin_PROGRAMS += train-mlp
 train_mlp_SOURCES = runtime/train_mlp.c

@@ -79,6 +79,15 @@ int tt_mlp_max_width(const tt_mlp *m)
 	return w;
 }
 
+double tt_mlp_train_flops(const tt_mlp *m)
+{
+	double flops = 0.0;
+
+	for (int l = 0; l < m->n_layers; l++)
+		flops += (l ? 6.0 : 4.0) * m->dims[l] * m->dims[l + 1];
+	return flops;
+}
+
 void tt_mlp_init_layer(const tt_mlp *m, int l, uint64_t seed, float *params_l)
 {
 	size_t n_w = (size_t)m->dims[l + 1] * m->dims[l];

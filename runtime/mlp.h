@@ -33,6 +33,11 @@ static inline size_t tt_mlp_layer_params(const tt_mlp *m, int l)
 /* Widest layer output, for sizing activation buffers. */
 int tt_mlp_max_width(const tt_mlp *m);
 
+/* Floating-point operations of one training sample's GEMMs (multiply and add counted apart):
+ * forward x W^T, weight gradient dy^T x, and input gradient dy W for every layer but the first,
+ * which needs none. Bias, activation and optimizer work is not counted, as MFU convention has it. */
+double tt_mlp_train_flops(const tt_mlp *m);
+
 /* Kaiming-uniform weights and zero biases from a seed, like PyTorch's nn.Linear default bound
  * 1/sqrt(fan_in) for both; deterministic for a given (seed, layer). Fills the whole layer block. */
 void tt_mlp_init_layer(const tt_mlp *m, int l, uint64_t seed, float *params_l);

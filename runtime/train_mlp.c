@@ -125,6 +125,7 @@ static int setup(train *t, tt_err *err)
 	cfg.bucket_bytes = (size_t)(t->o.bucket_mb * 1048576.0);
 	cfg.first_bucket_bytes = cfg.bucket_bytes < 1048576 ? cfg.bucket_bytes : 1048576;
 	cfg.seed = t->o.seed;
+	cfg.gpu = t->o.device == TT_DEVICE_GPU;
 	cfg.opt = tt_adamw_defaults(t->o.lr);
 	cfg.opt.beta1 = t->o.beta1;
 	cfg.opt.beta2 = t->o.beta2;
@@ -181,9 +182,8 @@ static int save_checkpoint(train *t, tt_err *err)
 
 	failed = alloc_ckpt_staging(t, err) || tt_ckpt_prepare(t->o.ckpt_dir, t->step, err);
 	if (!failed) {
-		tt_dp_export(&t->dp, t->ck_p, t->ck_m, t->ck_v);
-		failed = tt_ckpt_write_rank(t->o.ckpt_dir, t->step, &t->dp.plan, t->ck_p, t->ck_m, t->ck_v, &crc,
-					    err) != 0;
+		failed = tt_dp_export(&t->dp, t->ck_p, t->ck_m, t->ck_v, err) ||
+			 tt_ckpt_write_rank(t->o.ckpt_dir, t->step, &t->dp.plan, t->ck_p, t->ck_m, t->ck_v, &crc, err);
 	}
 	if (agree_ok(t, failed, "writing the checkpoint shard", err))
 		return -1;
@@ -415,6 +415,8 @@ static int write_summary(train *t, uint32_t weights_crc, const uint32_t *peak_ki
 		t->o.layers, t->model.n_params, t->o.zero, t->world);
 	fprintf(f, "  \"global_batch\": %ld,\n  \"steps\": %ld,\n  \"test_accuracy\": %.6f,\n  \"test_loss\": %.6f,\n",
 		t->o.batch, t->step, t->test_acc, t->test_loss);
+	fprintf(f, "  \"device\": \"%s\",\n  \"train_flops_per_sample\": %.0f,\n", tt_dp_device(&t->dp),
+		tt_mlp_train_flops(&t->model));
 	fprintf(f, "  \"samples_per_sec\": %.1f,\n  \"train_seconds\": %.3f,\n  \"wall_seconds\": %.3f,\n",
 		t->train_seconds > 0 ? (double)t->o.batch * (double)(t->step - t->start_step) / t->train_seconds : 0.0,
 		t->train_seconds, wall);
@@ -535,7 +537,8 @@ int main(int argc, char **argv)
 	if (getenv("WORLD_SIZE") || getenv("PMIX_RANK")) {
 		char errbuf[1024];
 
-		t.comm = trainrt_init_for(TRAINRT_BUFFERS_HOST, errbuf, sizeof(errbuf));
+		t.comm = trainrt_init_for(t.o.device == TT_DEVICE_GPU ? TRAINRT_BUFFERS_DEVICE : TRAINRT_BUFFERS_HOST,
+					  errbuf, sizeof(errbuf));
 		if (!t.comm) {
 			fprintf(stderr, PROG ": %s\n", errbuf);
 			return 1;
@@ -545,9 +548,9 @@ int main(int argc, char **argv)
 	if (!rc && t.o.ckpt_dir)
 		rc = resume(&t, &err);
 	if (!rc) {
-		say(&t, 0, "%s: %zu parameters, %d rank(s) (%s), zero %d, global batch %ld, %ld steps/epoch, %ld steps",
+		say(&t, 0, "%s: %zu parameters, %d rank(s) (%s), %s, zero %d, global batch %ld, %ld steps/epoch, %ld steps",
 		    t.o.layers, t.model.n_params, t.world, t.comm ? trainrt_backend_name(t.comm) : "single process",
-		    t.o.zero, t.o.batch, t.steps_per_epoch, t.total_steps);
+		    tt_dp_device(&t.dp), t.o.zero, t.o.batch, t.steps_per_epoch, t.total_steps);
 		t.start_step = t.step;
 		rc = run(&t, &err);
 	}

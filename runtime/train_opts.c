@@ -13,7 +13,7 @@
 const char *tt_train_usage(void)
 {
 	return "usage: train-mlp --layers SPEC --data DIR|synthetic [options]\n"
-	       "Data-parallel MLP training on CPUs with libtrainrt (one process per rank; rank and peers\n"
+	       "Data-parallel MLP training on CPUs or GPUs with libtrainrt (one process per rank; rank and peers\n"
 	       "come from RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT or PMIx; alone it runs as one rank).\n"
 	       "\n"
 	       "model and data\n"
@@ -31,6 +31,8 @@ const char *tt_train_usage(void)
 	       "  --warmup N           linear warmup steps, then cosine decay to 0 (default 0)\n"
 	       "  --seed S             weight init and data order (default 0)\n"
 	       "data parallelism\n"
+	       "  --device cpu|gpu     cpu: float32 with OpenBLAS (default); gpu: bf16 mixed precision with cuBLAS,\n"
+	       "                       gradients all-reduced by NCCL, one GPU per rank (DDP only: --zero 0)\n"
 	       "  --zero 0|1|2|3       0 DDP; 1 shard optimizer state; 2 + gradients; 3 + parameters (default 0)\n"
 	       "  --bucket-mb MB       DDP gradient bucket size; the first is min(1, MB) (default 25)\n"
 	       "checkpoints and signals\n"
@@ -93,7 +95,7 @@ static int parse_signal(const char *s, int *sig, tt_err *err)
 
 enum { O_LAYERS = 256, O_DATA, O_EPOCHS, O_BATCH, O_LR, O_SEED, O_ZERO, O_BUCKET, O_CKPT_DIR, O_CKPT_EVERY,
        O_CKPT_MIN, O_KEEP, O_ON_SIGNAL, O_SIGNAL, O_SUMMARY, O_LOG_EVERY, O_EVAL_EVERY, O_ACCUM, O_WARMUP,
-       O_WD, O_MAX_STEPS, O_BETAS, O_SYNTH, O_HELP };
+       O_WD, O_MAX_STEPS, O_BETAS, O_SYNTH, O_DEVICE, O_HELP };
 
 static int apply(tt_train_opts *o, int c, const char *a, tt_err *err)
 {
@@ -149,6 +151,14 @@ static int apply(tt_train_opts *o, int c, const char *a, tt_err *err)
 		o->keep = (int)n;
 		return 0;
 	case O_SIGNAL: return parse_signal(a, &o->signal, err);
+	case O_DEVICE:
+		if (!strcmp(a, "cpu"))
+			o->device = TT_DEVICE_CPU;
+		else if (!strcmp(a, "gpu"))
+			o->device = TT_DEVICE_GPU;
+		else
+			return tt_err_set(err, "--device '%s': want cpu or gpu", a);
+		return 0;
 	case O_ON_SIGNAL:
 		if (!strcmp(a, "checkpoint"))
 			o->on_signal = TT_ON_SIGNAL_CHECKPOINT;
@@ -208,6 +218,7 @@ int tt_train_opts_parse(tt_train_opts *o, int argc, char **argv, tt_err *err)
 		{ "max-steps", required_argument, NULL, O_MAX_STEPS },
 		{ "betas", required_argument, NULL, O_BETAS },
 		{ "synthetic-samples", required_argument, NULL, O_SYNTH },
+		{ "device", required_argument, NULL, O_DEVICE },
 		{ "help", no_argument, NULL, O_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -248,6 +259,9 @@ int tt_train_opts_parse(tt_train_opts *o, int argc, char **argv, tt_err *err)
 				  "or synthetic");
 	if (o->batch % o->accum)
 		return tt_err_set(err, "--batch %ld is not divisible by --accum %d", o->batch, o->accum);
+	if (o->device == TT_DEVICE_GPU && o->zero)
+		return tt_err_set(err, "--zero %d with --device gpu: the GPU path is DDP only; use --zero 0, or --device cpu "
+				  "for ZeRO", o->zero);
 	if ((o->ckpt_every || o->ckpt_minutes > 0) && !o->ckpt_dir)
 		return tt_err_set(err, "--ckpt-every/--ckpt-minutes need --ckpt-dir");
 	return 0;

@@ -8,6 +8,7 @@
 #include "tt_err.h"
 
 enum tt_on_signal { TT_ON_SIGNAL_CHECKPOINT, TT_ON_SIGNAL_CHECKPOINT_EXIT };
+enum tt_device { TT_DEVICE_CPU, TT_DEVICE_GPU };
 
 /* Exit status after --on-signal checkpoint-exit saved a checkpoint (requeue scripts test it). */
 #define TT_EXIT_CHECKPOINTED 99
@@ -20,6 +21,7 @@ typedef struct tt_train_opts {
 	uint64_t seed;
 	int zero, accum, keep, signal;
 	enum tt_on_signal on_signal;
+	enum tt_device device;
 	long synthetic_train, synthetic_test;
 } tt_train_opts;
 

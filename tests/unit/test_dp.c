@@ -94,8 +94,8 @@ static void test_accumulation_matches_one_batch(void)
 	p2 = p1 + 3 * s;
 	m2 = p1 + 4 * s;
 	v2 = p1 + 5 * s;
-	tt_dp_export(&a, p1, m1, v1);
-	tt_dp_export(&b, p2, m2, v2);
+	CU_ASSERT_EQUAL(tt_dp_export(&a, p1, m1, v1, &err), 0);
+	CU_ASSERT_EQUAL(tt_dp_export(&b, p2, m2, v2, &err), 0);
 	for (size_t i = 0; i < s; i++)
 		CU_ASSERT(fabsf(p1[i] - p2[i]) <= 1e-5f);
 	free(p1);
@@ -120,7 +120,7 @@ static void test_export_import_across_stages(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
 	m = p + s;
 	v = p + 2 * s;
-	tt_dp_export(&a, p, m, v);
+	CU_ASSERT_EQUAL(tt_dp_export(&a, p, m, v, &err), 0);
 	CU_ASSERT_EQUAL(tt_dp_import(&b, p, m, v, &err), 0);
 	tt_dp_params_crc32(&a, &crc_a, &err);
 	tt_dp_params_crc32(&b, &crc_b, &err);

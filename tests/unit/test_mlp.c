@@ -8,6 +8,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* 784->256->10: forward 2(784*256 + 256*10), weight grads the same, input grad only for layer 1. */
+static void test_train_flops(void)
+{
+	tt_mlp m;
+	tt_err err;
+
+	CU_ASSERT_EQUAL_FATAL(tt_mlp_parse(&m, "784,256,10", &err), 0);
+	CU_ASSERT_DOUBLE_EQUAL(tt_mlp_train_flops(&m), 4.0 * 784 * 256 + 6.0 * 256 * 10, 0.5);
+	CU_ASSERT_EQUAL_FATAL(tt_mlp_parse(&m, "1000x10", &err), 0);
+	CU_ASSERT_DOUBLE_EQUAL(tt_mlp_train_flops(&m), 4e6 + 9 * 6e6, 0.5);
+}
+
 static void test_parse_list_and_repeat(void)
 {
 	tt_mlp m;
@@ -173,6 +185,7 @@ int tt_register_suites(void)
 	if (!s)
 		return -1;
 	CU_add_test(s, "parse list and DxN", test_parse_list_and_repeat);
+	CU_add_test(s, "train flops per sample", test_train_flops);
 	CU_add_test(s, "parse rejects bad specs", test_parse_rejects_bad_specs);
 	CU_add_test(s, "init deterministic and bounded", test_init_is_deterministic_and_bounded);
 	CU_add_test(s, "softmax xent value and gradient", test_xent_value_and_gradient);

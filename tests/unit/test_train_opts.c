@@ -64,6 +64,9 @@ static void test_all_options(void)
 	CU_ASSERT_EQUAL(PARSE(&o, &err, "--help"), 1);
 	CU_ASSERT_EQUAL(PARSE(&o, &err, "--layers", "4,2", "--data", "x", "--signal", "12"), 0);
 	CU_ASSERT_EQUAL(o.signal, 12);
+	CU_ASSERT_EQUAL(o.device, TT_DEVICE_CPU);
+	CU_ASSERT_EQUAL(PARSE(&o, &err, "--layers", "4,2", "--data", "x", "--device", "gpu"), 0);
+	CU_ASSERT_EQUAL(o.device, TT_DEVICE_GPU);
 }
 
 static void expect_error(int argc, char **argv, const char *want)
@@ -96,6 +99,8 @@ static void test_bad_values_name_the_option(void)
 	EXPECT_ERROR("'--bogus' is unknown", "--layers", "4,2", "--data", "x", "--bogus");
 	EXPECT_ERROR("unexpected argument 'extra'", "--layers", "4,2", "--data", "x", "extra");
 	EXPECT_ERROR("--seed '-3'", "--layers", "4,2", "--data", "x", "--seed", "-3");
+	EXPECT_ERROR("--device 'tpu'", "--layers", "4,2", "--data", "x", "--device", "tpu");
+	EXPECT_ERROR("GPU path is DDP only", "--layers", "4,2", "--data", "x", "--device", "gpu", "--zero", "2");
 }
 
 int tt_register_suites(void)
