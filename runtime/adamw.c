@@ -37,14 +37,23 @@ tt_adamw_step tt_adamw_step_factors(const tt_adamw_cfg *cfg, long step, float lr
 	return s;
 }
 
+void tt_adamw_apply(const tt_adamw_step *s, float *restrict p, const float *restrict g, float *restrict m,
+		    float *restrict v, size_t n)
+{
+	const float b1 = s->b1, b2 = s->b2, decay = s->decay, step_size = s->step_size, bc2_sqrt = s->bc2_sqrt,
+		    eps = s->eps;
+
+	for (size_t i = 0; i < n; i++) {
+		m[i] = b1 * m[i] + (1.0f - b1) * g[i];
+		v[i] = b2 * v[i] + (1.0f - b2) * g[i] * g[i];
+		p[i] = p[i] * decay - step_size * m[i] / (sqrtf(v[i]) / bc2_sqrt + eps);
+	}
+}
+
 void tt_adamw_update(const tt_adamw_cfg *cfg, long step, float lr, float *restrict p, const float *restrict g,
 		     float *restrict m, float *restrict v, size_t n)
 {
 	tt_adamw_step s = tt_adamw_step_factors(cfg, step, lr);
 
-	for (size_t i = 0; i < n; i++) {
-		m[i] = s.b1 * m[i] + (1.0f - s.b1) * g[i];
-		v[i] = s.b2 * v[i] + (1.0f - s.b2) * g[i] * g[i];
-		p[i] = p[i] * s.decay - s.step_size * m[i] / (sqrtf(v[i]) / s.bc2_sqrt + s.eps);
-	}
+	tt_adamw_apply(&s, p, g, m, v, n);
 }

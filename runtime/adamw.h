@@ -30,6 +30,10 @@ typedef struct tt_adamw_step {
 
 tt_adamw_step tt_adamw_step_factors(const tt_adamw_cfg *cfg, long step, float lr);
 
+/* That formula on n parameters (the host loop; gpu_mlp.cu has the kernel). */
+void tt_adamw_apply(const tt_adamw_step *s, float *restrict p, const float *restrict g, float *restrict m,
+		    float *restrict v, size_t n);
+
 /* One AdamW update of n parameters with gradient g and moments m, v; `step` is 0-based and sets
  * the bias correction, lr is the scheduled rate for this step. */
 void tt_adamw_update(const tt_adamw_cfg *cfg, long step, float lr, float *restrict p, const float *restrict g,

@@ -81,7 +81,7 @@ static void *dev_put(tt_gpu *g, const void *host, size_t bytes, tt_err *err)
 
 	if (!d)
 		MUST(-1, err);
-	if (bytes)
+	if (host && bytes)
 		MUST(tt_gpu_put(g, d, host, bytes, err), err);
 	return d;
 }

@@ -1,0 +1,198 @@
+/* gpu_host_double.c — a test double of gpu_mlp.h that runs on the host: "device" memory is heap
+ * memory and each operation does what gpu_mlp.h specifies, with bf16 rounding where the GPU
+ * stores bf16. Linked instead of gpu_mlp.cu into make check's copy of tests/gpu/mlp_check, it lets
+ * a machine without a GPU exercise everything above the kernels: dp_gpu.c's layout, buckets,
+ * statistics and checkpoint paths, and mlp_check's own tolerances. The kernels themselves are
+ * checked only by tests/gpu/run.sh on a GPU. */
+#include "gpu_mlp.h"
+#include "rt_reduce.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct tt_gpu {
+	int unused;
+};
+
+int tt_gpu_count(void)
+{
+	return 1;
+}
+
+int tt_gpu_device_for(int local_rank)
+{
+	(void)local_rank;
+	return 0;
+}
+
+tt_gpu *tt_gpu_open(int local_rank, tt_err *err)
+{
+	tt_gpu *g = calloc(1, sizeof(*g));
+
+	(void)local_rank;
+	if (!g)
+		tt_err_set(err, "out of memory");
+	return g;
+}
+
+void tt_gpu_close(tt_gpu *g)
+{
+	free(g);
+}
+
+const char *tt_gpu_describe(const tt_gpu *g)
+{
+	(void)g;
+	return "host test double (device 0)";
+}
+
+void *tt_gpu_alloc(tt_gpu *g, size_t bytes, tt_err *err)
+{
+	void *p = calloc(1, bytes ? bytes : 64);
+
+	(void)g;
+	if (!p)
+		tt_err_set(err, "cannot allocate %zu bytes", bytes);
+	return p;
+}
+
+void tt_gpu_free(tt_gpu *g, void *dev)
+{
+	(void)g;
+	free(dev);
+}
+
+int tt_gpu_put(tt_gpu *g, void *dev, const void *host, size_t bytes, tt_err *err)
+{
+	(void)g, (void)err;
+	memcpy(dev, host, bytes);
+	return 0;
+}
+
+int tt_gpu_get(tt_gpu *g, void *host, const void *dev, size_t bytes, tt_err *err)
+{
+	return tt_gpu_put(g, host, dev, bytes, err);
+}
+
+int tt_gpu_copy(tt_gpu *g, void *dev_dst, const void *dev_src, size_t bytes, tt_err *err)
+{
+	return tt_gpu_put(g, dev_dst, dev_src, bytes, err);
+}
+
+int tt_gpu_sync(tt_gpu *g, tt_err *err)
+{
+	(void)g, (void)err;
+	return 0;
+}
+
+int tt_gpu_to_bf16(tt_gpu *g, uint16_t *dst, const float *src, size_t n, tt_err *err)
+{
+	(void)g, (void)err;
+	for (size_t i = 0; i < n; i++)
+		dst[i] = rt_f32_to_bf16(src[i]);
+	return 0;
+}
+
+static float *widen(const uint16_t *h, size_t n)
+{
+	float *f = malloc(sizeof(float) * (n ? n : 1));
+
+	for (size_t i = 0; f && i < n; i++)
+		f[i] = rt_bf16_to_f32(h[i]);
+	return f;
+}
+
+int tt_gpu_linear_forward(tt_gpu *g, int in, int out, const uint16_t *w, const float *b, const uint16_t *x, int n,
+			  float *z, uint16_t *y, tt_err *err)
+{
+	float *wf = widen(w, (size_t)in * out), *xf = widen(x, (size_t)n * in);
+
+	(void)g;
+	if (!wf || !xf) {
+		free(wf), free(xf);
+		return tt_err_set(err, "out of memory");
+	}
+	if (n > 0)
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, out, in, 1.0f, xf, in, wf, in, 0.0f, z, out);
+	for (size_t i = 0; i < (size_t)n * out; i++) {
+		float v = z[i] + b[i % (size_t)out];
+
+		if (y)
+			y[i] = rt_f32_to_bf16(v > 0.0f ? v : 0.0f);
+		else
+			z[i] = v;
+	}
+	free(wf), free(xf);
+	return 0;
+}
+
+int tt_gpu_linear_backward(tt_gpu *g, int in, int out, const uint16_t *w, const uint16_t *x, const uint16_t *y,
+			   uint16_t *dy, float *gw, float *gb, float beta, uint16_t *dx, int n, tt_err *err)
+{
+	size_t ny = (size_t)n * out;
+	float *wf = widen(w, (size_t)in * out), *xf = widen(x, (size_t)n * in), *dyf, *dxf = NULL;
+
+	(void)g;
+	if (y)
+		for (size_t i = 0; i < ny; i++)
+			if (!(rt_bf16_to_f32(y[i]) > 0.0f))
+				dy[i] = 0;
+	dyf = widen(dy, ny);
+	if (dx)
+		dxf = malloc(sizeof(float) * ((size_t)n * in + 1));
+	if (!wf || !xf || !dyf || (dx && !dxf)) {
+		free(wf), free(xf), free(dyf), free(dxf);
+		return tt_err_set(err, "out of memory");
+	}
+	if (n > 0)
+		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, n, 1.0f, dyf, out, xf, in, beta, gw, in);
+	for (int c = 0; c < out; c++) {
+		float s = 0.0f;
+
+		for (int r = 0; r < n; r++)
+			s += dyf[(size_t)r * out + c];
+		gb[c] = beta == 0.0f ? s : beta * gb[c] + s;
+	}
+	if (dx && n > 0) {
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, in, out, 1.0f, dyf, out, wf, in, 0.0f, dxf, in);
+		for (size_t i = 0; i < (size_t)n * in; i++)
+			dx[i] = rt_f32_to_bf16(dxf[i]);
+	}
+	free(wf), free(xf), free(dyf), free(dxf);
+	return 0;
+}
+
+int tt_gpu_softmax_xent(tt_gpu *g, const float *logits, const int32_t *labels, int n, int classes, float scale,
+			uint16_t *dlogits, float *row_loss, int32_t *row_hit, tt_err *err)
+{
+	(void)g, (void)err;
+	for (int i = 0; i < n; i++) {
+		const float *z = logits + (size_t)i * classes;
+		float zmax = z[0], sum = 0.0f;
+		int best = 0;
+
+		for (int c = 1; c < classes; c++)
+			if (z[c] > zmax)
+				zmax = z[c], best = c;
+		for (int c = 0; c < classes; c++)
+			sum += expf(z[c] - zmax);
+		for (int c = 0; c < classes; c++) {
+			float d = expf(z[c] - zmax) / sum * scale;
+
+			dlogits[(size_t)i * classes + c] = rt_f32_to_bf16(c == labels[i] ? d - scale : d);
+		}
+		row_loss[i] = logf(sum) - (z[labels[i]] - zmax);
+		row_hit[i] = best == labels[i];
+	}
+	return 0;
+}
+
+int tt_gpu_adamw(tt_gpu *g, const tt_adamw_step *s, float *p, const float *grad, float *m, float *v, size_t n,
+		 tt_err *err)
+{
+	(void)g, (void)err;
+	tt_adamw_apply(s, p, grad, m, v, n);
+	return 0;
+}
