@@ -2,8 +2,8 @@
  * segment that the node's first rank creates (name derived from the job token hash, unlinked as
  * soon as every rank has mapped it, so nothing leaks when a job dies).
  *
- * Layout: control block (barrier counter + futex word, abort flag, one slot per rank with its pid
- * and operation header) | per rank two staging halves | per rank an arena for trainrt_alloc.
+ * Layout: control block (barrier counter + futex word, abort flag, one slot per rank with its pid,
+ * CPU mask and operation header) | per rank two staging halves | per rank an arena for trainrt_alloc.
  * When every buffer of an operation lies in the arenas, ranks read and write each other's
  * buffers directly (no staging copies); otherwise data moves through the staging halves in
  * chunks, alternating halves so one barrier per phase suffices. Reductions are split: each rank
