@@ -2,8 +2,8 @@
  * segment that the node's first rank creates (name derived from the job token hash, unlinked as
  * soon as every rank has mapped it, so nothing leaks when a job dies).
  *
- * Layout: control block (barrier counter + futex word, abort flag, one slot per rank with its pid
- * and operation header) | per rank two staging halves | per rank an arena for trainrt_alloc.
+ * Layout: control block (barrier counter + futex word, abort flag, one slot per rank with its pid,
+ * CPU mask and operation header) | per rank two staging halves | per rank an arena for trainrt_alloc.
  * When every buffer of an operation lies in the arenas, ranks read and write each other's
  * buffers directly (no staging copies); otherwise data moves through the staging halves in
  * chunks, alternating halves so one barrier per phase suffices. Reductions are split: each rank
@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <signal.h>
@@ -34,6 +35,7 @@
 
 struct shm_slot {
 	_Atomic int32_t pid;
+	cpu_set_t cpus;         /* where this rank may run: decides whether barriers spin */
 	_Atomic uint64_t bar_arrived;
 	rt_op_hdr hdr[2];       /* by seq parity, so a fast rank never overwrites a header in use */
 	int64_t send_off[2];    /* arena offsets of this operation's buffers, -1 when outside */
@@ -65,6 +67,7 @@ typedef struct shm_be {
 	unsigned char *base;
 	size_t map_len, ctl_len, arena_bytes;
 	uint64_t nbar;      /* barriers passed by this rank */
+	int spins;          /* busy-wait rounds before sleeping in a barrier */
 	uint64_t stage_step; /* staging steps taken (picks the half) */
 	struct blk *blks;   /* this rank's arena allocator */
 	size_t nblks, cap_blks;
@@ -158,8 +161,8 @@ static int late_ranks(shm_be *s, uint64_t k, char *buf, size_t len)
 	return late;
 }
 
-/* All local ranks meet. Short spin (cheap when ranks have their own cores), then futex sleeps
- * of 50 ms that re-check the abort flag, peer liveness and the timeout. */
+/* All local ranks meet. Short spin when ranks have their own cores (see barrier_spins), then
+ * futex sleeps of 50 ms that re-check the abort flag, peer liveness and the timeout. */
 static int shm_barrier_raw(shm_be *s, const char *what, tt_err *err)
 {
 	uint64_t k = ++s->nbar;
@@ -180,7 +183,7 @@ static int shm_barrier_raw(shm_be *s, const char *what, tt_err *err)
 			return 0;
 		if (aborted(s, err))
 			return -1;
-		if (i < SHM_SPINS) {
+		if (i < s->spins) {
 			__builtin_ia32_pause();
 			continue;
 		}
@@ -208,6 +211,19 @@ static int shm_barrier_raw(shm_be *s, const char *what, tt_err *err)
 			return fail_all(s, err);
 		}
 	}
+}
+
+/* Spinning only pays when every waiting rank has a CPU of its own: with more ranks than CPUs a
+ * spinning rank takes the core from the peer it waits for, so it sleeps at once. The node's ranks
+ * may run on the union of their affinity masks (disjoint when the launcher binds them). */
+static int barrier_spins(shm_be *s)
+{
+	cpu_set_t all;
+
+	CPU_ZERO(&all);
+	for (int q = 0; q < s->n; q++)
+		CPU_OR(&all, &all, &s->ctl->slots[q].cpus);
+	return s->n <= CPU_COUNT(&all) ? SHM_SPINS : 0;
 }
 
 /* Publishes this rank's header and buffer offsets, meets, and compares every peer's header. */
@@ -574,6 +590,14 @@ rt_backend *rt_shm_create(const rt_world *w, tt_err *err)
 		}
 	}
 	atomic_store(&s->ctl->slots[s->me].pid, (int32_t)getpid());
+	if (sched_getaffinity(0, sizeof(cpu_set_t), &s->ctl->slots[s->me].cpus) != 0) {
+		long online = sysconf(_SC_NPROCESSORS_ONLN);
+
+		/* Unknown mask: count it as every online CPU, so spinning stays as before. */
+		for (long c = 0; c < online && c < CPU_SETSIZE; c++)
+			CPU_SET(c, &s->ctl->slots[s->me].cpus);
+	}
+	s->spins = SHM_SPINS;
 	/* Reserved and first touched by the owner: staging pages sit on its NUMA node. */
 	if (reserve(s, stage(s, s->me, 0), 2 * SHM_STAGE_BYTES, err) != 0) {
 		if (s->me == 0)
@@ -597,6 +621,7 @@ rt_backend *rt_shm_create(const rt_world *w, tt_err *err)
 	}
 	if (s->me == 0)
 		shm_unlink(name);
+	s->spins = barrier_spins(s);
 	return &s->be;
 fail:
 	tt_err_wrap(err, "shm backend (node %d)", w->node);

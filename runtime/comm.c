@@ -445,16 +445,16 @@ int trainrt_barrier(trainrt_comm *c)
 
 /* ---- setup and teardown ------------------------------------------------------------------- */
 
-/* Rank 0 serves the store (binding MASTER_ADDR when it is a local IPv4 literal, else all
- * addresses); under PMIx it then publishes "host port" so the others learn where it is. */
+/* Rank 0 serves the store, listening only on MASTER_ADDR's address when that is this host's
+ * (a loopback address of a name only when the whole job runs here), else on all addresses;
+ * under PMIx it then publishes "host port" so the others learn where it is. */
 static int rendezvous(trainrt_comm *c, char *addr, int port, tt_err *err)
 {
 	char where[300];
 
 	if (c->w.rank == 0) {
-		c->server = rt_store_server_start(addr, port, c->token, c->w.size, err);
-		if (!c->server)
-			c->server = rt_store_server_start(NULL, port, c->token, c->w.size, err);
+		c->server = rt_store_server_start(addr, port, c->w.local_size == c->w.size, c->token,
+						  c->w.size, err);
 		if (!c->server)
 			return tt_err_wrap(err, "starting the rendezvous store");
 		port = rt_store_server_port(c->server);

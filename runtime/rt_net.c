@@ -41,36 +41,93 @@ static void tune(int fd)
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
-int rt_net_listen(const char *ip, int port, int *fd_out, int *port_out, tt_err *err)
+/* A listening socket on a:port, or -1 with errno from the step that failed. */
+static int listen_at(struct in_addr a, int port)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-	socklen_t slen = sizeof(sa);
-	int one = 1;
-	int fd;
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr = a };
+	int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), e;
 
-	if (ip && *ip && inet_pton(AF_INET, ip, &sa.sin_addr) != 1)
-		return tt_err_set(err, "cannot listen on '%s': not an IPv4 address", ip);
-	if (!ip || !*ip)
-		sa.sin_addr.s_addr = htonl(INADDR_ANY);
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return tt_err_errno(err, "cannot create a TCP socket");
+		return -1;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-		tt_err_errno(err, "cannot listen on %s:%d (is another job or a stale process using the port? pick another MASTER_PORT)",
-			     ip && *ip ? ip : "0.0.0.0", port);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(fd, SOMAXCONN) == 0)
+		return fd;
+	e = errno;
+	close(fd);
+	errno = e;
+	return -1;
+}
+
+static int listen_failed(const char *what, int port, tt_err *err)
+{
+	if (errno == EADDRINUSE)
+		return tt_err_errno(err, "cannot listen on %s:%d (is another job or a stale process using the port? pick another MASTER_PORT)",
+				    what, port);
+	return tt_err_errno(err, "cannot listen on %s:%d", what, port);
+}
+
+/* Hands over a listening socket with its port and address. */
+static int listening(int fd, int *fd_out, int *port_out, char *bound, size_t blen, tt_err *err)
+{
+	struct sockaddr_in sa;
+	socklen_t slen = sizeof(sa);
+
+	if (getsockname(fd, (struct sockaddr *)&sa, &slen) != 0) {
+		tt_err_errno(err, "cannot read the address of a listening socket");
 		close(fd);
 		return -1;
 	}
-	if (listen(fd, SOMAXCONN) != 0 || getsockname(fd, (struct sockaddr *)&sa, &slen) != 0) {
-		tt_err_errno(err, "cannot listen on %s:%d", ip && *ip ? ip : "0.0.0.0", port);
-		close(fd);
-		return -1;
-	}
+	if (bound && blen && !inet_ntop(AF_INET, &sa.sin_addr, bound, (socklen_t)blen))
+		bound[0] = '\0';
 	*fd_out = fd;
 	if (port_out)
 		*port_out = ntohs(sa.sin_port);
 	return 0;
+}
+
+int rt_net_listen(const char *ip, int port, int *fd_out, int *port_out, tt_err *err)
+{
+	struct in_addr a = { .s_addr = htonl(INADDR_ANY) };
+	int fd;
+
+	if (ip && *ip && inet_pton(AF_INET, ip, &a) != 1)
+		return tt_err_set(err, "cannot listen on '%s': not an IPv4 address", ip);
+	fd = listen_at(a, port);
+	if (fd < 0)
+		return listen_failed(ip && *ip ? ip : "0.0.0.0", port, err);
+	return listening(fd, fd_out, port_out, NULL, 0, err);
+}
+
+int rt_net_listen_host(const char *host, int port, int loopback_ok, int *fd_out, int *port_out,
+		       char *bound, size_t blen, tt_err *err)
+{
+	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM };
+	struct addrinfo *ai = NULL;
+	struct in_addr any = { .s_addr = htonl(INADDR_ANY) }, literal;
+	int is_name = !host || inet_pton(AF_INET, host, &literal) != 1;
+	int fd = -1;
+
+	/* Unresolvable here means unresolvable for rank 0's own client too, which reports it. */
+	if (host && *host && getaddrinfo(host, NULL, &hints, &ai) == 0) {
+		for (struct addrinfo *a = ai; a && fd < 0; a = a->ai_next) {
+			struct in_addr in = ((struct sockaddr_in *)a->ai_addr)->sin_addr;
+			char text[INET_ADDRSTRLEN], what[300];
+
+			if (is_name && !loopback_ok && (ntohl(in.s_addr) >> 24) == 127)
+				continue;
+			fd = listen_at(in, port);
+			if (fd >= 0 || errno == EADDRNOTAVAIL) /* not an address of this machine */
+				continue;
+			inet_ntop(AF_INET, &in, text, sizeof(text));
+			snprintf(what, sizeof(what), "%s (%s)", host, text);
+			freeaddrinfo(ai);
+			return listen_failed(what, port, err);
+		}
+		freeaddrinfo(ai);
+	}
+	if (fd < 0 && (fd = listen_at(any, port)) < 0)
+		return listen_failed("0.0.0.0", port, err);
+	return listening(fd, fd_out, port_out, bound, blen, err);
 }
 
 int rt_net_connect(const char *host, int port, double timeout_s, int *fd_out, tt_err *err)

@@ -13,6 +13,13 @@ double rt_now(void);
 /* Listens on ip:port (port 0 = any; ip NULL or "" = all addresses); *port_out gets the port. */
 int rt_net_listen(const char *ip, int port, int *fd_out, int *port_out, tt_err *err);
 
+/* Listens on port at host's address when it is one of this machine's, else on all addresses
+ * (host not local, unresolvable, NULL). host may be a name: its IPv4 addresses are tried in turn,
+ * loopback ones only when loopback_ok, because Debian maps a host's own name to 127.0.1.1, which
+ * peers on other hosts cannot reach. bound (NULL or blen bytes) gets the address taken. */
+int rt_net_listen_host(const char *host, int port, int loopback_ok, int *fd_out, int *port_out,
+		       char *bound, size_t blen, tt_err *err);
+
 /* Connects to host:port, retrying refused/unreachable attempts with backoff (10 ms doubling to
  * 500 ms) until timeout_s has passed. TCP_NODELAY is set on the result. */
 int rt_net_connect(const char *host, int port, double timeout_s, int *fd_out, tt_err *err);

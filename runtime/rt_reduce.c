@@ -1,11 +1,14 @@
-/* rt_reduce.c — the reduction kernels (see rt_reduce.h). Blocks of 512 elements keep the float32
- * accumulator in L1 while all inputs stream through it once. */
+/* rt_reduce.c — the reduction kernels (see rt_reduce.h). Blocks of 2048 elements (8 KiB of
+ * float32) keep the accumulator in L1/L2 while all inputs stream through it once; 512 measured
+ * 1.4x slower on the shm all-reduce (shorter runs per input, more calls; BENCHMARKS.md). */
 #include "rt_reduce.h"
 
 #include <cblas.h>
 #include <string.h>
 
-#define RT_BLOCK 512
+#define RT_BLOCK 2048
+/* OpenBLAS keeps saxpy single-threaded up to 10000 elements (interface/axpy.c). */
+#define RT_AXPY_PIECE 4096
 
 size_t trainrt_dtype_size(trainrt_dtype dtype)
 {
@@ -73,10 +76,10 @@ void rt_f32_accumulate(float *restrict acc, const float *restrict in, size_t n, 
 		return;
 	}
 	/* OpenBLAS' saxpy is the vectorised y += x for whatever SIMD this CPU has. Pieces of
-	 * RT_BLOCK * 8 stay below its threading threshold: a rank must not start a thread pool
+	 * RT_AXPY_PIECE stay below its threading threshold: a rank must not start a thread pool
 	 * that competes with its peers for the node's cores. */
-	for (size_t off = 0; off < n; off += RT_BLOCK * 8) {
-		size_t len = n - off < RT_BLOCK * 8 ? n - off : RT_BLOCK * 8;
+	for (size_t off = 0; off < n; off += RT_AXPY_PIECE) {
+		size_t len = n - off < RT_AXPY_PIECE ? n - off : RT_AXPY_PIECE;
 
 		cblas_saxpy((blasint)len, 1.0f, in + off, 1, acc + off, 1);
 	}

@@ -65,6 +65,7 @@ struct rt_store_server {
 	int lfd;
 	int spare; /* an fd kept in reserve to answer clients when descriptors run out */
 	int port;
+	char addr[16]; /* the address listened on, dotted IPv4; "0.0.0.0" for all */
 	int wake[2];
 	int world_size;
 	char token[RT_TOKEN_MAX];
@@ -428,8 +429,8 @@ static void *serve(void *arg)
 	return NULL;
 }
 
-rt_store_server *rt_store_server_start(const char *ip, int port, const char *token, int world_size,
-				       tt_err *err)
+rt_store_server *rt_store_server_start(const char *host, int port, int loopback_ok, const char *token,
+				       int world_size, tt_err *err)
 {
 	rt_store_server *s = calloc(1, sizeof(*s));
 
@@ -450,7 +451,7 @@ rt_store_server *rt_store_server_start(const char *ip, int port, const char *tok
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	snprintf(s->token, sizeof(s->token), "%s", token);
-	if (rt_net_listen(ip, port, &s->lfd, &s->port, err) != 0)
+	if (rt_net_listen_host(host, port, loopback_ok, &s->lfd, &s->port, s->addr, sizeof(s->addr), err) != 0)
 		goto fail;
 	/* accept_clients drains the backlog until EAGAIN. */
 	if (fcntl(s->lfd, F_SETFL, O_NONBLOCK) != 0 || pipe2(s->wake, O_CLOEXEC) != 0) {
@@ -478,6 +479,11 @@ fail:
 int rt_store_server_port(const rt_store_server *srv)
 {
 	return srv->port;
+}
+
+const char *rt_store_server_addr(const rt_store_server *srv)
+{
+	return srv->addr;
 }
 
 void rt_store_server_stop(rt_store_server *s)

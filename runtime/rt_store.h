@@ -17,11 +17,15 @@
 typedef struct rt_store_server rt_store_server;
 typedef struct rt_store rt_store;
 
-/* Starts the server thread listening on ip:port (ip NULL = all addresses). */
-rt_store_server *rt_store_server_start(const char *ip, int port, const char *token, int world_size,
-				       tt_err *err);
+/* Starts the server thread listening on host:port: only on host's address when that is an
+ * address of this machine, else on all addresses (see rt_net_listen_host for host and
+ * loopback_ok; the token protects the store either way). */
+rt_store_server *rt_store_server_start(const char *host, int port, int loopback_ok, const char *token,
+				       int world_size, tt_err *err);
 /* Port the server listens on (useful with port 0). */
 int rt_store_server_port(const rt_store_server *srv);
+/* Address it listens on, dotted IPv4: "0.0.0.0" when on all addresses. */
+const char *rt_store_server_addr(const rt_store_server *srv);
 void rt_store_server_stop(rt_store_server *srv);
 
 /* Connects (retrying until timeout_s) and says hello. timeout_s also bounds every later call. */

@@ -330,7 +330,7 @@ static int run_rendezvous(int n)
 		rl.rlim_cur = rl.rlim_max < (rlim_t)(2 * n + 64) ? rl.rlim_max : (rlim_t)(2 * n + 64);
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	srv = rt_store_server_start("127.0.0.1", 0, "bench:rdv", n, &err);
+	srv = rt_store_server_start("127.0.0.1", 0, 1, "bench:rdv", n, &err);
 	if (!th || !srv) {
 		fprintf(stderr, "trainrt-bench: %s\n", th ? err.msg : "out of memory");
 		free(th);

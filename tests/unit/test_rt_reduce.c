@@ -19,28 +19,59 @@ static void test_bf16_round_to_nearest_even(void)
 	CU_ASSERT_EQUAL(rt_bf16_to_f32(0x3f80), 1.0f);
 }
 
+/* Two full kernel blocks (2048 elements) and a tail, so every block boundary is crossed. */
+#define NR 4100
+
 static void test_reduce_sum_avg_max_many_outputs(void)
 {
-	float a[1030], b[1030], c[1030], o1[1030], o2[1030];
+	static float a[NR], b[NR], c[NR], o1[NR], o2[NR];
 	const void *in[3] = { a, b, c };
 	void *out[2] = { o1, o2 };
+	int bad = 0;
 
-	for (int i = 0; i < 1030; i++) {
+	for (int i = 0; i < NR; i++) {
 		a[i] = (float)i;
 		b[i] = (float)(2 * i);
 		c[i] = (float)(-i);
 	}
-	rt_reduce(out, 2, in, 3, 1030, TRAINRT_FLOAT32, TRAINRT_SUM, 3);
-	CU_ASSERT_EQUAL(o1[1029], 2058.0f);
+	rt_reduce(out, 2, in, 3, NR, TRAINRT_FLOAT32, TRAINRT_SUM, 3);
+	for (int i = 0; i < NR; i++)
+		bad += o1[i] != (float)(2 * i);
+	CU_ASSERT_EQUAL(bad, 0);
 	CU_ASSERT_EQUAL(memcmp(o1, o2, sizeof(o1)), 0);
-	rt_reduce(out, 1, in, 3, 1030, TRAINRT_FLOAT32, TRAINRT_AVG, 3);
+	rt_reduce(out, 1, in, 3, NR, TRAINRT_FLOAT32, TRAINRT_AVG, 3);
 	CU_ASSERT_EQUAL(o1[600], 400.0f);
-	rt_reduce(out, 1, in, 3, 1030, TRAINRT_FLOAT32, TRAINRT_MAX, 3);
+	CU_ASSERT_EQUAL(o1[NR - 1], (float)(2 * (NR - 1)) / 3.0f);
+	rt_reduce(out, 1, in, 3, NR, TRAINRT_FLOAT32, TRAINRT_MAX, 3);
 	CU_ASSERT_EQUAL(o1[5], 10.0f);
+	CU_ASSERT_EQUAL(o1[NR - 1], (float)(2 * (NR - 1)));
 	/* In place: the output is the first input. */
 	out[0] = a;
-	rt_reduce(out, 1, in, 3, 1030, TRAINRT_FLOAT32, TRAINRT_SUM, 3);
-	CU_ASSERT_EQUAL(a[1029], 2058.0f);
+	rt_reduce(out, 1, in, 3, NR, TRAINRT_FLOAT32, TRAINRT_SUM, 3);
+	bad = 0;
+	for (int i = 0; i < NR; i++)
+		bad += a[i] != (float)(2 * i);
+	CU_ASSERT_EQUAL(bad, 0);
+}
+
+/* The float32 sum is ((in0 + in1) + in2) in that order for every element: 1e8 + 1 rounds back
+ * to 1e8, so this order gives 0 where any other gives 1. Bit-identical runs rely on it. */
+static void test_reduce_keeps_input_order(void)
+{
+	static float a[NR], b[NR], c[NR], o[NR];
+	const void *in[3] = { a, b, c };
+	void *out[1] = { o };
+	int bad = 0;
+
+	for (int i = 0; i < NR; i++) {
+		a[i] = 1e8f;
+		b[i] = 1.0f;
+		c[i] = -1e8f;
+	}
+	rt_reduce(out, 1, in, 3, NR, TRAINRT_FLOAT32, TRAINRT_SUM, 3);
+	for (int i = 0; i < NR; i++)
+		bad += o[i] != 0.0f;
+	CU_ASSERT_EQUAL(bad, 0);
 }
 
 static void test_reduce_bf16_accumulates_in_f32(void)
@@ -96,6 +127,7 @@ int tt_register_suites(void)
 		return -1;
 	CU_add_test(s, "bf16 round to nearest even", test_bf16_round_to_nearest_even);
 	CU_add_test(s, "reduce sum/avg/max, many outputs, in place", test_reduce_sum_avg_max_many_outputs);
+	CU_add_test(s, "reduce keeps the input order of the sum", test_reduce_keeps_input_order);
 	CU_add_test(s, "bf16 accumulates in f32", test_reduce_bf16_accumulates_in_f32);
 	CU_add_test(s, "split covers evenly", test_split_covers_everything_evenly);
 	CU_add_test(s, "header check names the difference", test_header_check_names_the_difference);

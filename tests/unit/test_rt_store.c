@@ -1,11 +1,14 @@
 /* test_rt_store.c — the rendezvous store and the job token: set/get/add between clients,
  * get blocking until a later set, refusals (wrong token, world size, protocol version) with
- * their messages, a get that times out instead of hanging, token file permissions. */
+ * their messages, a get that times out instead of hanging, the address rank 0 listens on, token
+ * file permissions. */
 #include "cunit_main.h"
 #include "rt_net.h"
 #include "rt_store.h"
 #include "rt_token.h"
 
+#include <netdb.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +23,7 @@
 static rt_store_server *start(int world)
 {
 	tt_err err;
-	rt_store_server *s = rt_store_server_start("127.0.0.1", 0, TOKEN, world, &err);
+	rt_store_server *s = rt_store_server_start("127.0.0.1", 0, 1, TOKEN, world, &err);
 
 	CU_ASSERT_PTR_NOT_NULL(s);
 	return s;
@@ -169,7 +172,7 @@ static void test_out_of_descriptors_is_explained(void)
 		struct rlimit rl = { 64, 64 };
 
 		setrlimit(RLIMIT_NOFILE, &rl);
-		if (rt_store_server_start("127.0.0.1", port, TOKEN, 64, &err)) {
+		if (rt_store_server_start("127.0.0.1", port, 1, TOKEN, 64, &err)) {
 			/* Use up every descriptor but four (valgrind ignores the rlimit, so fill). */
 			int last = -1, fd;
 
@@ -194,6 +197,58 @@ static void test_out_of_descriptors_is_explained(void)
 		rt_store_close(c[i]);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
+}
+
+/* Rank 0's store listens only on MASTER_ADDR's address when it is this host's, else on all. */
+static void test_listens_on_master_addr(void)
+{
+	tt_err err;
+	rt_store_server *srv = rt_store_server_start("127.0.0.1", 0, 0, TOKEN, 1, &err);
+	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *ai = NULL;
+	rt_store *c;
+
+	CU_ASSERT_FATAL(srv != NULL);
+	/* A literal is everyone's address: loopback is taken even for a job across hosts. */
+	CU_ASSERT_STRING_EQUAL(rt_store_server_addr(srv), "127.0.0.1");
+	c = rt_store_connect("127.0.0.1", rt_store_server_port(srv), TOKEN, 1, 5, &err);
+	CU_ASSERT_PTR_NOT_NULL(c);
+	rt_store_close(c);
+	rt_store_server_stop(srv);
+
+	/* TEST-NET-1 is never a local address: all addresses, no error. */
+	srv = rt_store_server_start("192.0.2.1", 0, 1, TOKEN, 1, &err);
+	CU_ASSERT_FATAL(srv != NULL);
+	CU_ASSERT_STRING_EQUAL(rt_store_server_addr(srv), "0.0.0.0");
+	rt_store_server_stop(srv);
+
+	/* A name that resolves to loopback: taken for a one-host job only (on Debian a host's own
+	 * name is 127.0.1.1, where peers on other hosts would find nothing). */
+	if (getaddrinfo("localhost", NULL, &hints, &ai) == 0 &&
+	    ((struct sockaddr_in *)ai->ai_addr)->sin_addr.s_addr == htonl(INADDR_LOOPBACK)) {
+		srv = rt_store_server_start("localhost", 0, 1, TOKEN, 1, &err);
+		CU_ASSERT_FATAL(srv != NULL);
+		CU_ASSERT_STRING_EQUAL(rt_store_server_addr(srv), "127.0.0.1");
+		rt_store_server_stop(srv);
+		srv = rt_store_server_start("localhost", 0, 0, TOKEN, 1, &err);
+		CU_ASSERT_FATAL(srv != NULL);
+		CU_ASSERT_STRING_EQUAL(rt_store_server_addr(srv), "0.0.0.0");
+		rt_store_server_stop(srv);
+	}
+	if (ai)
+		freeaddrinfo(ai);
+}
+
+/* A busy port at MASTER_ADDR is an error naming the address and the fix, not a silent move. */
+static void test_busy_master_port_is_named(void)
+{
+	tt_err err;
+	int fd, port;
+
+	CU_ASSERT_FATAL(rt_net_listen("127.0.0.1", 0, &fd, &port, &err) == 0);
+	CU_ASSERT_PTR_NULL(rt_store_server_start("127.0.0.1", port, 1, TOKEN, 1, &err));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "127.0.0.1"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "MASTER_PORT"));
+	close(fd);
 }
 
 static void test_interface_choice(void)
@@ -243,6 +298,8 @@ int tt_register_suites(void)
 	CU_add_test(s, "get times out", test_get_times_out);
 	CU_add_test(s, "connect gives up", test_connect_gives_up);
 	CU_add_test(s, "out of descriptors is explained", test_out_of_descriptors_is_explained);
+	CU_add_test(s, "listens on MASTER_ADDR when local", test_listens_on_master_addr);
+	CU_add_test(s, "busy MASTER_PORT is named", test_busy_master_port_is_named);
 	CU_add_test(s, "interface choice", test_interface_choice);
 	CU_add_test(s, "token rules", test_token_rules);
 	return 0;
