@@ -49,9 +49,9 @@ for cfg in "784,256,10 256 300 8192,256" "1000x10 64 24 256,64"; do
 done
 echo "gemm-share: forward+backward+AdamW time / step time on rank 0; GFLOP/s/rank: 6 x parameters x samples/s / world"
 
-echo "ZeRO stages, 1000x10, batch 64, 2 ranks: samples/s and peak RSS per rank (MB)"
+echo "ZeRO stages, 1000x10, batch 64, 4 ranks: samples/s and peak RSS per rank (MB)"
 for z in 0 1 2 3; do
-	"$launch" 2 $TRAIN_MLP --layers 1000x10 --data synthetic --synthetic-samples 256,64 --batch 64 --max-steps 24 \
+	"$launch" 4 $TRAIN_MLP --layers 1000x10 --data synthetic --synthetic-samples 256,64 --batch 64 --max-steps 24 \
 		--epochs 1000 --log-every 100000 --zero "$z" --summary "$tmp/z.json" 2>"$tmp/z.log" || { cat "$tmp/z.log"; exit 1; }
 	rss=$(sed -n 's/.*"peak_rss_bytes": \[\(.*\)\].*/\1/p' "$tmp/z.json" |
 		awk -F', ' '{ for (i = 1; i <= NF; i++) printf "%s%.0f", (i > 1 ? " / " : ""), $i / 1e6 }')
