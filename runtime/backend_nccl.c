@@ -20,7 +20,7 @@ typedef struct nccl_be {
 	rt_backend be;
 	ncclComm_t comm;
 	cudaStream_t stream;
-	int rank, n;
+	int rank, n, device;
 	double timeout;
 	rt_op_hdr *dev_hdrs, *host_hdrs;
 } nccl_be;
@@ -86,6 +86,10 @@ static int launched(nccl_be *b, ncclResult_t r, const char *what, tt_err *err)
 
 static int nccl_enter(nccl_be *b, const rt_op *op, tt_err *err)
 {
+	/* Operations run on the communicator's progress thread too, whose current device is 0
+	 * unless set: copies and stream calls must happen on the rank's own device. */
+	if (cudaSetDevice(b->device) != cudaSuccess)
+		return tt_err_set(err, "cannot select CUDA device %d", b->device);
 	if (!b->comm)
 		return tt_err_set(err, "the NCCL communicator was aborted by an earlier failure");
 	if (cudaMemcpyAsync(b->dev_hdrs + b->rank, &op->hdr, sizeof(op->hdr), cudaMemcpyHostToDevice, b->stream) != cudaSuccess)
@@ -227,6 +231,7 @@ rt_backend *rt_nccl_create(const rt_world *w, tt_err *err)
 			   getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "");
 		goto fail;
 	}
+	b->device = dev;
 	if (cudaSetDevice(dev) != cudaSuccess ||
 	    cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking) != cudaSuccess ||
 	    cudaMalloc((void **)&b->dev_hdrs, sizeof(rt_op_hdr) * (size_t)w->size) != cudaSuccess) {
