@@ -10,6 +10,24 @@ bench_ok() {
 	expect_eq "rows with wrong elements" 0 "$(awk '/^ +[0-9]+ +[0-9]+ / && $NF != 0' "$1" | wc -l)"
 }
 
+# matrix_ok OUT N BACKEND: all N ranks of comm_check printed 0 wrong elements on BACKEND.
+matrix_ok() {
+	cat "$1"
+	expect_eq "ranks with every collective right ($3)" "$2" "$(grep -c -E "^comm_check: rank [0-9]+ of $2 \\($3, [0-9]+ per node\\): 0 wrong elements$" "$1")"
+}
+
+# The whole collective matrix (every collective x dtype x op x size, comm_check) across nodes:
+# hierarchical shm + tcp, launched by PMIx and by the plugin's env contract.
+test_trainrt_matrix_2_nodes_pmix() {
+	srun --mpi=pmix -N2 --ntasks-per-node=2 "$TT_BUILDDIR/tests/comm/comm_check" >out.txt
+	matrix_ok out.txt 4 hier
+}
+
+test_trainrt_matrix_2_nodes_plugin_env() {
+	srun -N2 --ntasks-per-node=2 --train-topo=env "$TT_BUILDDIR/tests/comm/comm_check" >out.txt
+	matrix_ok out.txt 4 hier
+}
+
 test_trainrt_allreduce_over_pmix_2x2() {
 	srun --mpi=pmix -N2 --ntasks-per-node=2 trainrt-bench -o allreduce -b 4 -e 4M -f 16 -n 3 -w 1 >out.txt
 	bench_ok out.txt
