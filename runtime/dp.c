@@ -57,12 +57,27 @@ int tt_dp_wait(tt_dp *dp, trainrt_req **req, const char *what, tt_err *err)
 
 /* ---- setup ---------------------------------------------------------------------------------- */
 
+size_t tt_dp_widest_layer(const tt_dp *dp)
+{
+	size_t widest = 0;
+
+	for (int l = 0; l < dp->model->n_layers; l++)
+		if (plen(dp, l) > widest)
+			widest = plen(dp, l);
+	return widest;
+}
+
+void tt_dp_initial_layer(const tt_dp *dp, int l, float *one)
+{
+	memset(one, 0, sizeof(float) * plen(dp, l)); /* padding must be zero */
+	tt_mlp_init_layer(dp->model, l, dp->cfg.seed, one);
+}
+
 int tt_dp_init(tt_dp *dp, const tt_mlp *model, trainrt_comm *comm, const tt_dp_cfg *cfg, tt_err *err)
 {
 	size_t blocks[TT_MLP_MAX_LAYERS], total, s, widest;
 	int L = model->n_layers;
 	float *one = NULL; /* one padded layer at a time, so ZeRO-3 never holds the whole model */
-	size_t widest_layer = 0;
 
 	memset(dp, 0, sizeof(*dp));
 	dp->model = model;
@@ -119,10 +134,7 @@ int tt_dp_init(tt_dp *dp, const tt_mlp *model, trainrt_comm *comm, const tt_dp_c
 		dp->act[l] = calloc((size_t)dp->act_rows * model->dims[l], sizeof(float));
 	dp->dy = calloc((size_t)dp->act_rows * widest, sizeof(float));
 	dp->dx = calloc((size_t)dp->act_rows * widest, sizeof(float));
-	for (int l = 0; l < L; l++)
-		if (plen(dp, l) > widest_layer)
-			widest_layer = plen(dp, l);
-	one = calloc(widest_layer, sizeof(float));
+	one = calloc(tt_dp_widest_layer(dp), sizeof(float));
 	if ((cfg->zero < 3 && !dp->params) || (cfg->zero == 3 && !dp->pshard) || (cfg->zero < 2 && !dp->grads) ||
 	    (cfg->zero >= 2 && (!dp->gshard || !dp->gpart)) || !dp->m || !dp->v || !dp->stage || !dp->dy ||
 	    !dp->dx || !one)
@@ -132,8 +144,7 @@ int tt_dp_init(tt_dp *dp, const tt_mlp *model, trainrt_comm *comm, const tt_dp_c
 			goto oom;
 	/* Every rank initialises the whole model the same way, then keeps what its stage needs. */
 	for (int l = 0; l < L; l++) {
-		memset(one, 0, sizeof(float) * plen(dp, l)); /* padding must be zero */
-		tt_mlp_init_layer(model, l, cfg->seed, one);
+		tt_dp_initial_layer(dp, l, one);
 		if (cfg->zero < 3)
 			memcpy(dp->params + dp->poff[l], one, sizeof(float) * tt_mlp_layer_params(model, l));
 		else
@@ -341,7 +352,7 @@ static int backward(tt_dp *dp, int n, int first_micro, int last_micro, tt_err *e
 /* ---- optimizer ------------------------------------------------------------------------------ */
 
 /* Fills the padded full `full` from every rank's slices (`slices` in shard layout). Collective. */
-static int gather_layers(tt_dp *dp, const float *slices, float *full, tt_err *err)
+int tt_dp_gather_layers(tt_dp *dp, const float *slices, float *full, tt_err *err)
 {
 	int L = dp->model->n_layers;
 
@@ -406,7 +417,7 @@ static int optimizer_step(tt_dp *dp, long step, tt_err *err)
 		}
 		dp->compute_seconds += tt_dp_now() - t0;
 		take_slices(dp, dp->params, dp->stage);
-		return gather_layers(dp, dp->stage, dp->params, err);
+		return tt_dp_gather_layers(dp, dp->stage, dp->params, err);
 	}
 }
 
@@ -520,10 +531,10 @@ int tt_dp_import(tt_dp *dp, const float *p, const float *m, const float *v, tt_e
 		return tt_dp_gpu_import(dp, p, m, v, err);
 	if (dp->cfg.zero == 3)
 		memcpy(dp->pshard, p, sizeof(float) * s);
-	else if (gather_layers(dp, p, dp->params, err))
+	else if (tt_dp_gather_layers(dp, p, dp->params, err))
 		return -1;
 	if (dp->cfg.zero == 0)
-		return gather_layers(dp, m, dp->m, err) || gather_layers(dp, v, dp->v, err) ? -1 : 0;
+		return tt_dp_gather_layers(dp, m, dp->m, err) || tt_dp_gather_layers(dp, v, dp->v, err) ? -1 : 0;
 	memcpy(dp->m, m, sizeof(float) * s);
 	memcpy(dp->v, v, sizeof(float) * s);
 	return 0;

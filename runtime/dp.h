@@ -100,6 +100,13 @@ int tt_dp_params_crc32(tt_dp *dp, uint32_t *crc, tt_err *err);
 /* For dp_gpu.c, which shares the step's bookkeeping: whether there are peers to talk to; wait
  * for a request (adding to comm_wait_seconds); the communicator's error as err; a clock. */
 int tt_dp_multi(const tt_dp *dp);
+/* The longest padded layer (floats), and layer l's initial weights in its padded length (zeros
+ * past the layer): the one initialisation of every rank, world size and device. */
+size_t tt_dp_widest_layer(const tt_dp *dp);
+void tt_dp_initial_layer(const tt_dp *dp, int l, float *one);
+/* Fills the padded full vector from every rank's slices (shard layout): per-layer all-gathers
+ * of buffers the communicator takes (host or device), a copy when there are no peers. Collective. */
+int tt_dp_gather_layers(tt_dp *dp, const float *slices, float *full, tt_err *err);
 int tt_dp_wait(tt_dp *dp, trainrt_req **req, const char *what, tt_err *err);
 int tt_dp_comm_fail(const tt_dp *dp, const char *what, tt_err *err);
 double tt_dp_now(void);

@@ -10,7 +10,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <zlib.h>
 
 struct tt_dp_gpu {
@@ -69,7 +68,7 @@ int tt_dp_gpu_init(tt_dp *dp, tt_err *err)
 {
 	const tt_mlp *model = dp->model;
 	int L = model->n_layers, rows = rows_per_step(dp), mb = dp->cfg.micro_batch;
-	size_t total = padded_total(dp), widest = (size_t)tt_mlp_max_width(model), widest_layer = 0;
+	size_t total = padded_total(dp), widest = (size_t)tt_mlp_max_width(model);
 	struct tt_dp_gpu *d;
 	float *one = NULL;
 	int rc = -1;
@@ -109,18 +108,14 @@ int tt_dp_gpu_init(tt_dp *dp, tt_err *err)
 #undef DEV
 	d->host_loss = malloc((size_t)rows * sizeof(float));
 	d->host_hit = malloc((size_t)rows * sizeof(int32_t));
-	for (int l = 0; l < L; l++)
-		if (dp->poff[l + 1] - dp->poff[l] > widest_layer)
-			widest_layer = dp->poff[l + 1] - dp->poff[l];
-	one = calloc(widest_layer, sizeof(float));
+	one = calloc(tt_dp_widest_layer(dp), sizeof(float));
 	if (!d->host_loss || !d->host_hit || !one) {
 		tt_err_set(err, "out of memory for the GPU step's host buffers");
 		goto fail;
 	}
 	/* The same initial weights as the CPU path: generated on the host, layer by layer. */
 	for (int l = 0; l < L; l++) {
-		memset(one, 0, sizeof(float) * widest_layer);
-		tt_mlp_init_layer(model, l, dp->cfg.seed, one);
+		tt_dp_initial_layer(dp, l, one);
 		if (tt_gpu_put(d->g, d->params + dp->poff[l], one, sizeof(float) * (dp->poff[l + 1] - dp->poff[l]), err))
 			goto fail;
 	}
@@ -363,26 +358,18 @@ int tt_dp_gpu_export(const tt_dp *dp, float *p, float *m, float *v, tt_err *err)
 static int gather_slices(tt_dp *dp, const float *slices, float *full, tt_err *err)
 {
 	struct tt_dp_gpu *d = dp->gpu;
-	int L = dp->model->n_layers;
 
+	if (!tt_dp_multi(dp)) {
+		/* Alone, this rank's slices are the whole padded layers. */
+		for (int l = 0; l < dp->model->n_layers; l++)
+			if (tt_gpu_put(d->g, full + dp->poff[l], slices + dp->plan.shard_off[l],
+				       sizeof(float) * dp->plan.shard_len[l], err))
+				return -1;
+		return 0;
+	}
 	if (tt_gpu_put(d->g, d->stage, slices, sizeof(float) * tt_shard_total(&dp->plan), err))
 		return -1;
-	for (int l = 0; l < L; l++) {
-		const float *mine = d->stage + dp->plan.shard_off[l];
-
-		if (!tt_dp_multi(dp)) {
-			if (tt_gpu_copy(d->g, full + dp->poff[l], mine, sizeof(float) * dp->plan.shard_len[l], err))
-				return -1;
-			continue;
-		}
-		dp->req_p[l] = trainrt_iallgather(dp->comm, mine, full + dp->poff[l], dp->plan.shard_len[l], TRAINRT_FLOAT32);
-		if (!dp->req_p[l])
-			return tt_dp_comm_fail(dp, "all-gather of checkpointed values", err);
-	}
-	for (int l = 0; l < L; l++)
-		if (tt_dp_wait(dp, &dp->req_p[l], "all-gather of checkpointed values", err))
-			return -1;
-	return tt_gpu_sync(d->g, err);
+	return tt_dp_gather_layers(dp, d->stage, full, err);
 }
 
 int tt_dp_gpu_import(tt_dp *dp, const float *p, const float *m, const float *v, tt_err *err)
@@ -398,14 +385,9 @@ int tt_dp_gpu_params_crc32(tt_dp *dp, uint32_t *crc, tt_err *err)
 {
 	struct tt_dp_gpu *d = dp->gpu;
 	const tt_mlp *m = dp->model;
-	size_t widest = 0;
 	uLong c = crc32(0L, Z_NULL, 0);
-	float *host;
+	float *host = malloc(sizeof(float) * tt_dp_widest_layer(dp));
 
-	for (int l = 0; l < m->n_layers; l++)
-		if (tt_mlp_layer_params(m, l) > widest)
-			widest = tt_mlp_layer_params(m, l);
-	host = malloc(sizeof(float) * widest);
 	if (!host)
 		return tt_err_set(err, "out of memory for the weights checksum");
 	for (int l = 0; l < m->n_layers; l++) {
