@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,4 +106,26 @@ long comm_matrix_run(trainrt_comm *c, const comm_matrix_copy *copy)
 		}
 	}
 	return trainrt_barrier(c) == 0 ? wrong : -1;
+}
+
+int comm_matrix_main(const char *prog, trainrt_buffers where, const char *want_backend,
+		     const comm_matrix_copy *copy)
+{
+	char errbuf[1200];
+	trainrt_comm *c = trainrt_init_for(where, errbuf, sizeof(errbuf));
+	long wrong = -1;
+
+	if (!c) {
+		fprintf(stderr, "%s: %s\n", prog, errbuf);
+		return 1;
+	}
+	if (want_backend && strcmp(trainrt_backend_name(c), want_backend) != 0)
+		fprintf(stderr, "%s: backend is %s, not %s\n", prog, trainrt_backend_name(c), want_backend);
+	else if ((wrong = comm_matrix_run(c, copy)) < 0)
+		fprintf(stderr, "%s: %s\n", prog, trainrt_last_error(c));
+	else
+		printf("%s: rank %d of %d (%s, %d per node): %ld wrong elements\n", prog, trainrt_rank(c),
+		       trainrt_world_size(c), trainrt_backend_name(c), trainrt_local_world_size(c), wrong);
+	trainrt_finalize(c);
+	return wrong == 0 ? 0 : 1;
 }

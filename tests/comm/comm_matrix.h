@@ -19,4 +19,10 @@ typedef struct comm_matrix_copy {
  * (trainrt_last_error says why). */
 long comm_matrix_run(trainrt_comm *c, const comm_matrix_copy *copy);
 
+/* The whole program of one rank: joins the job for buffers at `where`, checks that the backend
+ * is want_backend (NULL: any), runs the matrix and prints "PROG: rank R of N (BACKEND, K per
+ * node): W wrong elements". Returns the exit status: 0 only when everything was right. */
+int comm_matrix_main(const char *prog, trainrt_buffers where, const char *want_backend,
+		     const comm_matrix_copy *copy);
+
 #endif
