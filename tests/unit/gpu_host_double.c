@@ -5,10 +5,10 @@
  * statistics and checkpoint paths, and mlp_check's own tolerances. The kernels themselves are
  * checked only by tests/gpu/run.sh on a GPU. */
 #include "gpu_mlp.h"
+#include "mlp.h"
 #include "rt_reduce.h"
 
 #include <cblas.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -167,25 +167,26 @@ int tt_gpu_linear_backward(tt_gpu *g, int in, int out, const uint16_t *w, const 
 int tt_gpu_softmax_xent(tt_gpu *g, const float *logits, const int32_t *labels, int n, int classes, float scale,
 			uint16_t *dlogits, float *row_loss, int32_t *row_hit, tt_err *err)
 {
-	(void)g, (void)err;
+	float *dz = malloc(sizeof(float) * (size_t)classes);
+
+	(void)g;
+	if (!dz)
+		return tt_err_set(err, "out of memory");
+	/* mlp.c's loss one row at a time, for the per-row results the GPU kernel gives. */
 	for (int i = 0; i < n; i++) {
-		const float *z = logits + (size_t)i * classes;
-		float zmax = z[0], sum = 0.0f;
-		int best = 0;
+		double loss = 0.0;
+		long hit = 0;
 
-		for (int c = 1; c < classes; c++)
-			if (z[c] > zmax)
-				zmax = z[c], best = c;
-		for (int c = 0; c < classes; c++)
-			sum += expf(z[c] - zmax);
-		for (int c = 0; c < classes; c++) {
-			float d = expf(z[c] - zmax) / sum * scale;
-
-			dlogits[(size_t)i * classes + c] = rt_f32_to_bf16(c == labels[i] ? d - scale : d);
+		if (tt_softmax_xent(logits + (size_t)i * classes, labels + i, 1, classes, scale, dz, &loss, &hit, err)) {
+			free(dz);
+			return -1;
 		}
-		row_loss[i] = logf(sum) - (z[labels[i]] - zmax);
-		row_hit[i] = best == labels[i];
+		for (int c = 0; c < classes; c++)
+			dlogits[(size_t)i * classes + c] = rt_f32_to_bf16(dz[c]);
+		row_loss[i] = (float)loss;
+		row_hit[i] = (int32_t)hit;
 	}
+	free(dz);
 	return 0;
 }
 
