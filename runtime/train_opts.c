@@ -1,5 +1,6 @@
 /* train_opts.c — train-mlp option parsing and validation (see train_opts.h). */
 #include "train_opts.h"
+#include "tt_signal.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -8,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 const char *tt_train_usage(void)
 {
@@ -73,19 +73,13 @@ static int parse_double(const char *opt, const char *s, double lo, double *out, 
 
 static int parse_signal(const char *s, int *sig, tt_err *err)
 {
-	static const struct {
-		const char *name;
-		int sig;
-	} names[] = { { "USR1", SIGUSR1 }, { "USR2", SIGUSR2 }, { "TERM", SIGTERM },
-		      { "INT", SIGINT },   { "HUP", SIGHUP },	{ "URG", SIGURG } };
-	const char *n = strncasecmp(s, "SIG", 3) == 0 ? s + 3 : s;
+	int named = tt_signal_by_name(s);
 	long num;
 
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (strcasecmp(n, names[i].name) == 0) {
-			*sig = names[i].sig;
-			return 0;
-		}
+	if (named > 0) {
+		*sig = named;
+		return 0;
+	}
 	if (parse_long("--signal", s, 1, &num, NULL) == 0 && num < NSIG && num != SIGKILL && num != SIGSTOP) {
 		*sig = (int)num;
 		return 0;

@@ -1,11 +1,11 @@
 /* plugin_config.c — strict parsing of the plugin's plugstack.conf arguments and of
  * --train-topo[=MODE] (keys and defaults documented in plugin_config.h). */
 #include "plugin_config.h"
+#include "tt_signal.h"
 
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #define VALID_KEYS "default, port_range, topo_dir, hwloc_xml, strict, signal"
 
@@ -21,14 +21,6 @@ static const struct {
 	[KEY_HWLOC_XML] = {"hwloc_xml", "an absolute file path"},
 	[KEY_STRICT] = {"strict", "yes or no"},
 	[KEY_SIGNAL] = {"signal", "USR1, USR2, HUP, INT, TERM or URG"},
-};
-
-static const struct {
-	const char *name;
-	int signo;
-} signals[] = {
-	{"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP},
-	{"INT", SIGINT},   {"TERM", SIGTERM}, {"URG", SIGURG},
 };
 
 void tt_plugin_config_defaults(struct tt_plugin_config *cfg)
@@ -79,14 +71,12 @@ static int parse_path(const char *value, char *dst, size_t len)
 
 static int parse_signal(const char *value, int *signo)
 {
-	const char *name = strncasecmp(value, "SIG", 3) == 0 ? value + 3 : value;
+	int sig = tt_signal_by_name(value);
 
-	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
-		if (strcasecmp(name, signals[i].name) == 0) {
-			*signo = signals[i].signo;
-			return 0;
-		}
-	return -1;
+	if (sig < 0)
+		return -1;
+	*signo = sig;
+	return 0;
 }
 
 /* Applies key k with value; -1 with err on a bad value (arg and pos for the message). */

@@ -14,6 +14,7 @@ libtopo_la_SOURCES += topo/hw_sysfs.c topo/hw_verbs.c topo/hw_netif.c topo/hw_vs
 libtopo_la_SOURCES += topo/hw_nccl_xml.h topo/hw_nccl_xml.c topo/hw_policy.h topo/hw_policy.c
 libtopo_la_SOURCES += topo/tt_strbuf.h topo/tt_strbuf.c topo/tt_file.h topo/tt_file.c
 libtopo_la_SOURCES += topo/hw_report.h topo/hw_report.c
+libtopo_la_SOURCES += topo/tt_signal.h topo/tt_signal.c
 bin_PROGRAMS += train-topo
 train_topo_SOURCES = topo/train_topo.c
 train_topo_LDADD = libtopo.la
