@@ -4,6 +4,10 @@
 
 fail() { echo "FAIL: $*" >&2; return 1; }
 
+# skip WHY: ends the test as skipped (exit 77, as automake counts it); run-tests.sh prints WHY.
+# Under the runner's `set -e` the non-zero return ends the test at once.
+skip() { echo "SKIP: $*"; return 77; }
+
 # expect_eq WHAT EXPECTED ACTUAL
 expect_eq() {
 	[ "$2" = "$3" ] || { echo "FAIL: $1: expected '$2', got '$3'" >&2; return 1; }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # run-tests.sh — runs the cluster integration tests (tests/cluster/t_*.sh) against a running test
-# cluster (tests/cluster/cluster.sh up) and prints one closing line "N passed, N failed".
+# cluster (tests/cluster/cluster.sh up) and prints one closing line "N passed, N failed, N skipped".
+# A test that exits 77 (lib.sh's skip) is skipped, with its reason printed; never counted as passed.
 # usage: run-tests.sh [PATTERN]   (only tests whose name contains PATTERN)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -37,11 +38,11 @@ done
 
 # Tests named test_n4_* need 4 nodes; on a smaller cluster they are skipped (and counted).
 nodes=$(sinfo -h -N -o %N 2>/dev/null | sort -u | wc -l)
-passed=0 failed=0 skipped=0 failures=()
+passed=0 failed=0 skipped=0 n4_skipped=0 failures=() skips=()
 for t in $(declare -F | awk '{print $3}' | grep '^test_'); do
 	[ -z "$pattern" ] || [[ $t == *"$pattern"* ]] || continue
 	if [[ $t == test_n4_* ]] && [ "$nodes" -lt 4 ]; then
-		skipped=$((skipped + 1))
+		n4_skipped=$((n4_skipped + 1))
 		continue
 	fi
 	start=$SECONDS
@@ -59,6 +60,10 @@ for t in $(declare -F | awk '{print $3}' | grep '^test_'); do
 	if [ $rc -eq 0 ]; then
 		passed=$((passed + 1))
 		echo "PASS $t ($((SECONDS - start))s)"
+	elif [ $rc -eq 77 ]; then
+		skipped=$((skipped + 1))
+		skips+=("$t")
+		echo "SKIP $t: $(sed -n 's/^SKIP: //p' "$log" | tail -n 1)"
 	else
 		failed=$((failed + 1))
 		failures+=("$t")
@@ -71,7 +76,8 @@ for t in $(declare -F | awk '{print $3}' | grep '^test_'); do
 	for _ in $(seq 1 40); do [ -z "$(our_jobs)" ] && break; sleep 0.25; done
 done
 [ ${#failures[@]} -eq 0 ] || echo "failed: ${failures[*]}"
+[ ${#skips[@]} -eq 0 ] || echo "skipped: ${skips[*]}"
 note="$nodes nodes"
-[ "$skipped" -eq 0 ] || note="$note; $skipped skipped: they need 4 nodes"
-echo "cluster: $passed passed, $failed failed ($note)"
+[ "$n4_skipped" -eq 0 ] || note="$note; $n4_skipped more need 4 nodes and run on the 4-node cluster"
+echo "cluster: $passed passed, $failed failed, $skipped skipped ($note)"
 [ "$failed" -eq 0 ]
