@@ -39,6 +39,8 @@ endif
 bin_PROGRAMS += trainrt-bench
 trainrt_bench_SOURCES = runtime/trainrt_bench.c
 trainrt_bench_LDADD = libtrainrt.la
+dist_noinst_SCRIPTS += tests/trainer/trainrt_bench_cli.sh
+TESTS += tests/trainer/trainrt_bench_cli.sh
 
 # ---- trainer: model, optimizer, data, DDP/ZeRO math, checkpoints (libtrainmodel) and train-mlp ----
 # libtrainmodel is a convenience library so unit tests link the model code without the comm layer.
