@@ -54,7 +54,8 @@ libtrainmodel_la_SOURCES = \
 	runtime/bucket.h runtime/bucket.c \
 	runtime/shard.h runtime/shard.c \
 	runtime/ckpt.h runtime/ckpt.c \
-	runtime/train_opts.h runtime/train_opts.c
+	runtime/train_opts.h runtime/train_opts.c \
+	runtime/throughput.h runtime/throughput.c
 # AdamW, ReLU and bias loops are memory-bound streams over millions of floats: let GCC vectorise
 # them (-O2 alone will not: sqrtf may set errno, and its cheap cost model skips alias checks).
 TRAIN_VEC_CFLAGS = -fno-math-errno -fvect-cost-model=dynamic

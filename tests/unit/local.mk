@@ -124,6 +124,10 @@ tests_unit_test_ckpt_LDADD = $(TRAIN_UNIT_LDADD)
 tests_unit_test_train_opts_SOURCES = tests/unit/test_train_opts.c tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_train_opts_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_train_opts_LDADD = $(TRAIN_UNIT_LDADD)
+check_PROGRAMS += tests/unit/test_throughput
+tests_unit_test_throughput_SOURCES = tests/unit/test_throughput.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_throughput_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_throughput_LDADD = $(TRAIN_UNIT_LDADD)
 
 # train-sweep: grid parsing and point indexing, summary reading, point status, ranking and report rendering.
 check_PROGRAMS += tests/unit/test_sweep
