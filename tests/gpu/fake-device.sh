@@ -60,8 +60,9 @@ ldd)
 	fi
 	;;
 python3)
-	[ "${FAKE_NO_NCCL:-}" = 1 ] && exit 0
-	echo "$FAKE_DIR/site-packages/nvidia/nccl/lib"
+	# python3 -c 'import nvidia; print(...nvidia.__path__)': where pip's nvidia-* packages live.
+	[ "${FAKE_NO_NCCL:-}" = 1 ] && exit 1
+	echo "$FAKE_DIR/site-packages/nvidia"
 	;;
 mlp_check)
 	[ "${1:-}" = --layer ] && { echo "mlp_check: layer $3 of $2 on $4 rows: passed"; exit 0; }

@@ -64,7 +64,7 @@ ranks() {
 	rk_r=0
 	while [ "$rk_r" -lt "$rk_n" ]; do
 		rk_shared=""
-		[ "$rk_n" -gt "$NGPU" ] && rk_shared="NCCL_HOSTID=gpu-check-$$-$rk_r NCCL_IB_DISABLE=1"
+		[ "$rk_n" -gt "$NGPU" ] && rk_shared="NCCL_HOSTID=gpu-check-$$-$rk_r NCCL_IB_DISABLE=1 NCCL_SOCKET_IFNAME=lo"
 		# shellcheck disable=SC2086
 		env RANK=$rk_r WORLD_SIZE=$rk_n LOCAL_RANK=$rk_r LOCAL_WORLD_SIZE=$rk_n NODE_RANK=0 NNODES=1 \
 			MASTER_ADDR=127.0.0.1 MASTER_PORT=$rk_port TRAINRT_TOKEN=gpu-check-$$ $rk_shared "$@" \
@@ -93,6 +93,7 @@ show() { for f in "$LOGS/$1".rank*.log; do echo "--- $f"; cat "$f"; done; }
 # The machine as seen from the bundle: GPUs, driver, CUDA and NCCL versions, every library the
 # programs load (NCCL, cuBLAS, cudart from the PyTorch environment when CUDA's folders lack them).
 step_preflight() {
+	command -v nvidia-smi >/dev/null || PATH=$PATH:/usr/local/nvidia/bin
 	nvidia-smi -L || fail "nvidia-smi -L failed: no NVIDIA driver or GPU"
 	ngpu=$(nvidia-smi -L | grep -c '^GPU')
 	[ "$ngpu" -ge 1 ] || fail "nvidia-smi lists no GPU"
@@ -103,15 +104,13 @@ step_preflight() {
 	if [ -n "$missing" ]; then
 		echo "missing before the PyTorch fallback:"
 		echo "$missing"
-		# pip's nvidia-* packages (PyTorch's CUDA libraries) keep each library in <package>/lib.
-		pylibs=$(python3 -c '
-import importlib, os
-for m in ("nvidia.nccl", "nvidia.cublas", "nvidia.cuda_runtime"):
-    try:
-        print(os.path.join(list(importlib.import_module(m).__path__)[0], "lib"))
-    except Exception:
-        pass' 2>/dev/null | xargs | tr ' ' ':')
-		[ -n "$pylibs" ] && libpath="$libpath:$pylibs"
+		# PyTorch's CUDA libraries come as pip's nvidia-* packages, all under the nvidia namespace.
+		roots=$(python3 -c 'import nvidia; print(" ".join(nvidia.__path__))' 2>/dev/null)
+		for lib in $(echo "$missing" | awk '{ print $1 }'); do
+			# shellcheck disable=SC2086
+			found=$([ -n "$roots" ] && find $roots -name "$lib" 2>/dev/null | head -n1)
+			[ -n "$found" ] && libpath="$libpath:$(dirname "$found")"
+		done
 		missing=$(for f in "$BUNDLE"/bin/*; do LD_LIBRARY_PATH=$libpath ldd "$f"; done 2>&1 | grep 'not found' | sort -u)
 	fi
 	[ -z "$missing" ] || fail "libraries not found (bundle, $CUDA_HOME/lib64, python3's nvidia packages): $(echo "$missing" | awk '{print $1}' | xargs)"
@@ -169,24 +168,25 @@ step_memcheck() { memcheck; }
 # A layer whose sizes are no multiple of anything: 1023 inputs, 3001 outputs, 777 rows.
 step_memcheck_large() { memcheck --layer 1023,3001,17 0 777; }
 
-# nccl N: the collective matrix on N ranks; every rank must report 0 wrong elements over nccl.
+# nccl N TAG [NAME=VALUE...]: the collective matrix on N ranks; every rank must report 0 wrong
+# elements over nccl.
 nccl() {
-	n=$1
-	shift
-	ranks "$n" "nccl$n" env TRAINRT_TIMEOUT=60 "$@" "$BUNDLE/bin/nccl_check"
+	n=$1 tag=$2
+	shift 2
+	ranks "$n" "$tag" env TRAINRT_TIMEOUT=60 "$@" "$BUNDLE/bin/nccl_check"
 	rc=$?
-	show "nccl$n"
-	ok=$(cat "$LOGS"/nccl"$n".rank*.log | grep -c 'nccl_check: rank [0-9]* of '"$n"' (nccl, .*): 0 wrong elements')
+	show "$tag"
+	ok=$(cat "$LOGS/$tag".rank*.log | grep -c 'nccl_check: rank [0-9]* of '"$n"' (nccl, .*): 0 wrong elements')
 	[ "$rc" -eq 0 ] && [ "$ok" -eq "$n" ] ||
-		fail "$n rank(s): exit $rc, $ok of $n ranks right; $(grep -h -m1 'trainrt\|nccl_check:' "$LOGS"/nccl"$n".rank*.log | grep -v ' 0 wrong' | head -n1)"
+		fail "$n rank(s): exit $rc, $ok of $n ranks right; $(grep -h -m1 'trainrt\|nccl_check:' "$LOGS/$tag".rank*.log | grep -v ' 0 wrong' | head -n1)"
 }
 
 # One rank with TRAINRT_BACKEND unset: auto must choose nccl (nccl_check insists on it).
 step_nccl_1() {
-	nccl 1 && detail "1 rank, backend auto -> nccl: every collective x dtype x op x size right"
+	nccl 1 nccl1 && detail "1 rank, backend auto -> nccl: every collective x dtype x op x size right"
 }
-step_nccl_2() { nccl 2 TRAINRT_BACKEND=nccl && detail "2 ranks: every collective right$(shared_note 2)"; }
-step_nccl_4() { nccl 4 TRAINRT_BACKEND=nccl && detail "4 ranks: every collective right$(shared_note 4)"; }
+step_nccl_2() { nccl 2 nccl2 TRAINRT_BACKEND=nccl && detail "2 ranks: every collective right$(shared_note 2)"; }
+step_nccl_4() { nccl 4 nccl4 TRAINRT_BACKEND=nccl && detail "4 ranks: every collective right$(shared_note 4)"; }
 shared_note() { [ "$1" -gt "$NGPU" ] && echo " (sharing $NGPU GPU(s): NCCL_HOSTID per rank, sockets)"; }
 
 # train-topo's topology file for this machine, read by NCCL (its GRAPH log names the file).
@@ -195,8 +195,8 @@ step_nccl_topo() {
 		fail "train-topo nccl-xml failed"
 	cp "$WORK/topo.xml" "$LOGS/nccl-topo.xml"
 	gpus=$(grep -c '<gpu' "$WORK/topo.xml")
-	nccl 2 TRAINRT_BACKEND=nccl NCCL_TOPO_FILE="$WORK/topo.xml" NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,GRAPH
-	read_by=$(grep -l "Loading topology file $WORK/topo.xml" "$LOGS"/nccl2.rank*.log | wc -l)
+	nccl 2 topo TRAINRT_BACKEND=nccl NCCL_TOPO_FILE="$WORK/topo.xml" NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,GRAPH
+	read_by=$(grep -l "Loading topology file $WORK/topo.xml" "$LOGS"/topo.rank*.log | wc -l)
 	[ "$read_by" -eq 2 ] || fail "NCCL did not report 'Loading topology file $WORK/topo.xml' on every rank ($read_by of 2)"
 	detail "NCCL read train-topo's file ($gpus GPU element(s)) on both ranks; collectives right"
 }
@@ -272,7 +272,7 @@ step_resume() {
 step_dead_peer() {
 	limit=20
 	ranks 2 dead env TRAINRT_TIMEOUT=$limit "$BUNDLE/bin/train-mlp" --device gpu --layers 512,1024,10 --data synthetic \
-		--synthetic-samples 262144,256 --batch 256 --epochs 100 --log-every 10 &
+		--synthetic-samples 65536,256 --batch 256 --epochs 100 --log-every 10 &
 	job=$!
 	i=0
 	until grep -q 'step [0-9]*/' "$LOGS/dead.rank0.log" 2>/dev/null; do
