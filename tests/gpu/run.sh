@@ -4,12 +4,15 @@
 # GPU machine needs only its driver, CUDA's runtime and cuBLAS, and NCCL (from CUDA's folders or
 # its PyTorch environment). Every step runs under a timeout, a failing step does not stop the
 # others, each asserts what it prints, and the end is a PASS/FAIL/SKIP table; the exit status is
-# 1 when any step failed. Steps (see step_*): preflight, mlp_check, memcheck of mlp_check and of
-# one large odd layer, nccl_check with 1, 2 and 4 ranks, NCCL reading train-topo's topology file,
-# accuracy, 2 ranks = 1 rank with --accum 2, a 2-rank checkpoint resume, a dead peer, MFU, and
-# trainrt-bench bandwidth. With fewer GPUs than ranks, each rank is its own NCCL host
+# 1 when any step failed. Steps (see step_*): preflight, mlp_check, nccl_check with 1, 2 and 4
+# ranks, NCCL reading train-topo's topology file, accuracy, 2 ranks = 1 rank with --accum 2, a
+# 2-rank checkpoint resume, a dead peer, MFU, trainrt-bench bandwidth, and memcheck of mlp_check
+# and of one large odd layer. With fewer GPUs than ranks, each rank is its own NCCL host
 # (NCCL_HOSTID, NCCL_IB_DISABLE=1): ranks share a GPU over sockets, so one GPU checks the
 # multi-rank paths.
+#
+# On this workplace's device tool, after `make gpu-bundle` here: run(command="sh gpu-bundle/run.sh",
+# carry=["gpu-bundle"], timeout_s=600); results.json, table.txt and gpu-logs.tar.gz come back.
 #
 # usage: sh run.sh [--bundle DIR] [--out DIR] [--only STEP,...] [--list]
 #   --bundle  the bundle (default: the folder of this script)
@@ -24,9 +27,9 @@
 set -u
 self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 
-# name:timeout (seconds), in run order.
-STEPS="preflight:30 mlp_check:90 memcheck:120 memcheck_large:120 nccl_1:60 nccl_2:90 nccl_4:120 nccl_topo:90
-accuracy:120 two_ranks:120 resume:120 dead_peer:90 mfu:120 bench:90"
+# name:timeout (seconds), in run order: the slow sanitizer runs last, so a spent budget costs them.
+STEPS="preflight:30 mlp_check:90 nccl_1:60 nccl_2:90 nccl_4:120 nccl_topo:90 accuracy:120 two_ranks:120
+resume:120 dead_peer:90 mfu:120 bench:90 memcheck:120 memcheck_large:120"
 
 say() { printf 'gpu-check: %s\n' "$*"; }
 # detail LINE: the one line the table shows for this step.
