@@ -267,8 +267,8 @@ static void init_failed(const rt_world *w, int ndev, tt_err *err)
 	char detail[1024];
 
 	snprintf(detail, sizeof(detail), "%s", err->msg);
-	/* NCCL's own words when its last warning is still this one; else its error code and our layout. */
-	if (strstr(detail, "Duplicate GPU") || (strstr(detail, "invalid usage") && w->local_size > ndev))
+	/* NCCL 2.28's init failure path adds no warning after this one (init.cc initTransportsRank). */
+	if (strstr(detail, "Duplicate GPU"))
 		tt_err_set(err, "%s: %d rank(s) of this node share %d visible GPU(s), and NCCL allows one rank per GPU "
 			   "of a host; give each rank its own GPU (srun --gpus-per-task=1, train-run), or, to test "
 			   "several ranks on one GPU, a distinct NCCL_HOSTID per rank with NCCL_IB_DISABLE=1 (see "
