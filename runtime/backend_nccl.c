@@ -1,9 +1,20 @@
 /* backend_nccl.c — collectives on GPU buffers through NCCL (built when configure finds CUDA).
  * Rank 0 creates the NCCL unique id and shares it through the store. NCCL itself does not
  * notice when ranks pass different counts, so each operation first all-gathers the 32-byte
- * headers and compares them on the host; the price is one small collective and a stream sync
- * per operation. Every wait polls the stream with a deadline and aborts the NCCL communicator on
- * timeout, so a dead peer is an error rather than a hang. bf16 reductions are NCCL's. */
+ * headers and compares them on the host; the price is one small collective and a stream wait
+ * per operation.
+ *
+ * The communicator is non-blocking (config.blocking = 0) so that every wait has a deadline:
+ * blocking, ncclCommInitRank waits in NCCL's bootstrap for every peer, and the first collective
+ * of each algorithm connects the peers inside the call (NCCL_RUNTIME_CONNECT), so a dead or
+ * never-started peer would hang the rank instead of failing it. Non-blocking, NCCL returns
+ * ncclInProgress from init and from every call on a communicator of more than one rank and
+ * finishes the call (connect, enqueue the kernels) on a thread of its own; the communicator may
+ * not be used again until ncclCommGetAsyncError says it is no longer in progress. So each call
+ * here is followed by settle() (poll that state) and then wait_stream() (poll the stream), both
+ * against TRAINRT_TIMEOUT; on a timeout or an error the communicator is aborted (ncclCommAbort),
+ * which makes the peers' NCCL kernels fail too, and the message carries NCCL's own last warning
+ * (which names the peer's address for a closed connection). bf16 reductions are NCCL's. */
 #include <config.h>
 
 #include "comm_backend.h"
@@ -12,6 +23,7 @@
 
 #include <cuda_runtime.h>
 #include <nccl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -25,30 +37,61 @@ typedef struct nccl_be {
 	rt_op_hdr *dev_hdrs, *host_hdrs;
 } nccl_be;
 
-/* Waits for the NCCL communicator to leave ncclInProgress (non-blocking init or abort). */
-static int wait_comm(nccl_be *b, const char *what, tt_err *err)
+/* Ends the communicator after a failure: NCCL's kernels on this rank stop, and the peers'
+ * operations with this rank fail instead of waiting for it. Later operations report the failure. */
+static int fail_comm(nccl_be *b)
+{
+	if (b->comm)
+		ncclCommAbort(b->comm);
+	b->comm = NULL;
+	return -1;
+}
+
+/* NCCL's last warning, as context for a message ("" when there is none). */
+static const char *nccl_detail(nccl_be *b)
+{
+	const char *s = ncclGetLastError(b->comm);
+
+	return s ? s : "";
+}
+
+/* After an NCCL call that returned r: on a non-blocking communicator the call may still be
+ * running on NCCL's thread (ncclInProgress); waits until NCCL reports it done, within the
+ * deadline. On error or timeout the communicator is aborted. */
+static int settle(nccl_be *b, ncclResult_t r, const char *what, tt_err *err)
 {
 	double deadline = rt_now() + b->timeout;
-	ncclResult_t st = ncclInProgress;
+	ncclResult_t st = r;
 
-	while (rt_now() < deadline) {
-		if (ncclCommGetAsyncError(b->comm, &st) != ncclSuccess)
+	if (r != ncclSuccess && r != ncclInProgress) {
+		tt_err_set(err, "%s: NCCL error: %s (%s)", what, ncclGetErrorString(r), nccl_detail(b));
+		return fail_comm(b);
+	}
+	for (;;) {
+		ncclResult_t q = ncclCommGetAsyncError(b->comm, &st);
+
+		if (q != ncclSuccess) {
+			st = q;
 			break;
-		if (st != ncclInProgress)
+		}
+		if (st != ncclInProgress || rt_now() > deadline)
 			break;
-		usleep(1000);
+		usleep(100);
 	}
 	if (st == ncclSuccess)
 		return 0;
 	if (st == ncclInProgress)
-		return tt_err_set(err, "%s: NCCL made no progress within %.0f s (a peer died or hangs; TRAINRT_TIMEOUT)",
-				  what, b->timeout);
-	return tt_err_set(err, "%s: NCCL error: %s", what, ncclGetErrorString(st));
+		tt_err_set(err, "%s: NCCL did not finish issuing it within %.0f s (a peer died, hangs or never joined; TRAINRT_TIMEOUT)",
+			   what, b->timeout);
+	else
+		tt_err_set(err, "%s: NCCL error: %s (%s; a peer probably failed)", what, ncclGetErrorString(st),
+			   nccl_detail(b));
+	return fail_comm(b);
 }
 
-/* Synchronises the stream with a deadline; on failure the communicator is aborted so that
- * the peers' NCCL kernels error out as well. */
-static int sync_stream(nccl_be *b, const char *what, tt_err *err)
+/* Waits for the stream's queued work with a deadline, watching NCCL's asynchronous errors (a
+ * peer's closed connection shows there while the kernel still waits for its data). */
+static int wait_stream(nccl_be *b, const char *what, tt_err *err)
 {
 	double deadline = rt_now() + b->timeout;
 	ncclResult_t st = ncclSuccess;
@@ -63,27 +106,30 @@ static int sync_stream(nccl_be *b, const char *what, tt_err *err)
 			break;
 		}
 		if (ncclCommGetAsyncError(b->comm, &st) == ncclSuccess && st != ncclSuccess && st != ncclInProgress) {
-			tt_err_set(err, "%s: NCCL error: %s (a peer probably failed)", what, ncclGetErrorString(st));
+			tt_err_set(err, "%s: NCCL error: %s (%s; a peer probably failed)", what, ncclGetErrorString(st),
+				   nccl_detail(b));
 			break;
 		}
 		if (rt_now() > deadline) {
-			tt_err_set(err, "%s: not finished within %.0f s (a peer died or hangs; TRAINRT_TIMEOUT)", what, b->timeout);
+			tt_err_set(err, "%s: not finished within %.0f s (a peer died or hangs; TRAINRT_TIMEOUT)", what,
+				   b->timeout);
 			break;
 		}
 		usleep(50);
 	}
-	ncclCommAbort(b->comm);
-	b->comm = NULL;
-	return -1;
+	return fail_comm(b);
 }
 
-static int launched(nccl_be *b, ncclResult_t r, const char *what, tt_err *err)
+/* One NCCL call's result through settle and the stream. */
+static int finished(nccl_be *b, ncclResult_t r, const char *what, tt_err *err)
 {
-	if (r != ncclSuccess && r != ncclInProgress)
-		return tt_err_set(err, "%s: NCCL error: %s", what, ncclGetErrorString(r));
-	return sync_stream(b, what, err);
+	if (settle(b, r, what, err) != 0)
+		return -1;
+	return wait_stream(b, what, err);
 }
 
+/* Selects the device, exchanges and compares the headers of every rank's operation, then lets
+ * the caller order the operation after its own GPU work (op->ready). */
 static int nccl_enter(nccl_be *b, const rt_op *op, tt_err *err)
 {
 	/* Operations run on the communicator's progress thread too, whose current device is 0
@@ -94,14 +140,18 @@ static int nccl_enter(nccl_be *b, const rt_op *op, tt_err *err)
 		return tt_err_set(err, "the NCCL communicator was aborted by an earlier failure");
 	if (cudaMemcpyAsync(b->dev_hdrs + b->rank, &op->hdr, sizeof(op->hdr), cudaMemcpyHostToDevice, b->stream) != cudaSuccess)
 		return tt_err_set(err, "cannot copy the operation header to the GPU");
-	if (launched(b, ncclAllGather(b->dev_hdrs + b->rank, b->dev_hdrs, sizeof(rt_op_hdr), ncclUint8,
-				      b->comm, b->stream), "exchanging operation headers", err) != 0)
+	if (finished(b, ncclAllGather(b->dev_hdrs + b->rank, b->dev_hdrs, sizeof(rt_op_hdr), ncclUint8, b->comm, b->stream),
+		     "exchanging operation headers", err) != 0)
 		return -1;
-	if (cudaMemcpy(b->host_hdrs, b->dev_hdrs, sizeof(rt_op_hdr) * (size_t)b->n, cudaMemcpyDeviceToHost) != cudaSuccess)
+	if (cudaMemcpyAsync(b->host_hdrs, b->dev_hdrs, sizeof(rt_op_hdr) * (size_t)b->n, cudaMemcpyDeviceToHost,
+			    b->stream) != cudaSuccess ||
+	    wait_stream(b, "copying operation headers from the GPU", err) != 0)
 		return tt_err_set(err, "cannot copy operation headers from the GPU");
 	for (int q = 0; q < b->n; q++)
 		if (rt_op_hdr_check(&op->hdr, &b->host_hdrs[q], q, err) != 0)
 			return -1;
+	if (op->ready && op->ready(op->ready_arg, b->stream) != 0)
+		return tt_err_set(err, "cannot order the collective after the GPU work that produces its buffer");
 	return 0;
 }
 
@@ -125,7 +175,7 @@ static int nccl_allreduce(rt_backend *be, const rt_op *op, tt_err *err)
 
 	if (nccl_enter(b, op, err) != 0)
 		return -1;
-	return launched(b, ncclAllReduce(op->send, op->recv, op->hdr.count, dt_of(op), op_of(op), b->comm, b->stream),
+	return finished(b, ncclAllReduce(op->send, op->recv, op->hdr.count, dt_of(op), op_of(op), b->comm, b->stream),
 			"allreduce", err);
 }
 
@@ -135,7 +185,7 @@ static int nccl_allgather(rt_backend *be, const rt_op *op, tt_err *err)
 
 	if (nccl_enter(b, op, err) != 0)
 		return -1;
-	return launched(b, ncclAllGather(op->send, op->recv, op->hdr.count, dt_of(op), b->comm, b->stream),
+	return finished(b, ncclAllGather(op->send, op->recv, op->hdr.count, dt_of(op), b->comm, b->stream),
 			"allgather", err);
 }
 
@@ -145,7 +195,7 @@ static int nccl_reducescatter(rt_backend *be, const rt_op *op, tt_err *err)
 
 	if (nccl_enter(b, op, err) != 0)
 		return -1;
-	return launched(b, ncclReduceScatter(op->send, op->recv, op->hdr.count, dt_of(op), op_of(op), b->comm, b->stream),
+	return finished(b, ncclReduceScatter(op->send, op->recv, op->hdr.count, dt_of(op), op_of(op), b->comm, b->stream),
 			"reducescatter", err);
 }
 
@@ -155,7 +205,7 @@ static int nccl_broadcast(rt_backend *be, const rt_op *op, tt_err *err)
 
 	if (nccl_enter(b, op, err) != 0)
 		return -1;
-	return launched(b, ncclBroadcast(op->recv, op->recv, op->hdr.count, dt_of(op), op->hdr.root, b->comm, b->stream),
+	return finished(b, ncclBroadcast(op->recv, op->recv, op->hdr.count, dt_of(op), op->hdr.root, b->comm, b->stream),
 			"broadcast", err);
 }
 
@@ -167,11 +217,11 @@ static int nccl_barrier(rt_backend *be, const rt_op *op, tt_err *err)
 
 static void *nccl_alloc(rt_backend *be, size_t bytes, tt_err *err)
 {
+	nccl_be *b = (nccl_be *)be;
 	void *p = NULL;
 
-	(void)be;
-	if (cudaMalloc(&p, bytes ? bytes : 64) != cudaSuccess) {
-		tt_err_set(err, "cudaMalloc of %zu bytes failed", bytes);
+	if (cudaSetDevice(b->device) != cudaSuccess || cudaMalloc(&p, bytes ? bytes : 64) != cudaSuccess) {
+		tt_err_set(err, "cudaMalloc of %zu bytes on device %d failed", bytes, b->device);
 		return NULL;
 	}
 	return p;
@@ -187,6 +237,8 @@ static void nccl_destroy(rt_backend *be)
 {
 	nccl_be *b = (nccl_be *)be;
 
+	/* Every operation on it has finished (or failed and aborted it), so destroying waits for nothing;
+	 * NCCL runs a destroy in the calling thread even on a non-blocking communicator. */
 	if (b->comm)
 		ncclCommDestroy(b->comm);
 	if (b->stream)
@@ -208,6 +260,20 @@ static const struct rt_backend_ops nccl_ops = {
 	.free = nccl_free,
 	.destroy = nccl_destroy,
 };
+
+/* Adds what to do to settle's message when NCCL refused the communicator for a known reason. */
+static void init_failed(const rt_world *w, int ndev, tt_err *err)
+{
+	char detail[1024];
+
+	snprintf(detail, sizeof(detail), "%s", err->msg);
+	/* NCCL 2.28's init failure path adds no warning after this one (init.cc initTransportsRank). */
+	if (strstr(detail, "Duplicate GPU"))
+		tt_err_set(err, "%s: %d rank(s) of this node share %d visible GPU(s), and NCCL allows one rank per GPU "
+			   "of a host; give each rank its own GPU (srun --gpus-per-task=1, train-run), or, to test "
+			   "several ranks on one GPU, a distinct NCCL_HOSTID per rank with NCCL_IB_DISABLE=1 (see "
+			   "trainrt(3))", detail, w->local_size, ndev);
+}
 
 rt_backend *rt_nccl_create(const rt_world *w, tt_err *err)
 {
@@ -255,13 +321,12 @@ rt_backend *rt_nccl_create(const rt_world *w, tt_err *err)
 	}
 	cfg.blocking = 0;
 	r = ncclCommInitRankConfig(&b->comm, w->size, id, w->rank, &cfg);
-	if (r != ncclSuccess && r != ncclInProgress) {
-		tt_err_set(err, "ncclCommInitRank failed: %s", ncclGetErrorString(r));
+	if (r != ncclSuccess && r != ncclInProgress && !b->comm) {
+		tt_err_set(err, "ncclCommInitRank failed: %s (%s)", ncclGetErrorString(r), nccl_detail(b));
 		goto fail;
 	}
-	if (wait_comm(b, "ncclCommInitRank", err) != 0) {
-		ncclCommAbort(b->comm);
-		b->comm = NULL;
+	if (settle(b, r, "ncclCommInitRank", err) != 0) {
+		init_failed(w, ndev, err);
 		goto fail;
 	}
 	return &b->be;

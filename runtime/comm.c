@@ -291,14 +291,14 @@ static int prepare(trainrt_comm *c, rt_op *o, rt_kind kind, const void *send, vo
 		set_error(c, "NULL buffer passed for %zu elements", count);
 		return -1;
 	}
-	o->hdr = (rt_op_hdr){ .kind = kind, .dtype = dtype, .redop = op, .root = root, .count = count };
-	o->send = send;
-	o->recv = recv;
+	*o = (rt_op){ .hdr = { .kind = kind, .dtype = dtype, .redop = op, .root = root, .count = count },
+		      .send = send, .recv = recv };
 	return 0;
 }
 
-static trainrt_req *submit(trainrt_comm *c, rt_kind kind, const void *send, void *recv, size_t count,
-			   trainrt_dtype dtype, trainrt_redop op, int root)
+/* Queues a collective for the progress thread; ready (optional) orders it after device work. */
+static trainrt_req *submit_after(trainrt_comm *c, rt_kind kind, const void *send, void *recv, size_t count,
+				 trainrt_dtype dtype, trainrt_redop op, int root, trainrt_ready_fn ready, void *arg)
 {
 	trainrt_req *r;
 
@@ -313,6 +313,8 @@ static trainrt_req *submit(trainrt_comm *c, rt_kind kind, const void *send, void
 		free(r);
 		return NULL;
 	}
+	r->op.ready = ready;
+	r->op.ready_arg = arg;
 	pthread_mutex_lock(&c->lock);
 	if (c->failed) {
 		pthread_mutex_unlock(&c->lock);
@@ -328,6 +330,12 @@ static trainrt_req *submit(trainrt_comm *c, rt_kind kind, const void *send, void
 	pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->lock);
 	return r;
+}
+
+static trainrt_req *submit(trainrt_comm *c, rt_kind kind, const void *send, void *recv, size_t count,
+			   trainrt_dtype dtype, trainrt_redop op, int root)
+{
+	return submit_after(c, kind, send, recv, count, dtype, op, root, NULL, NULL);
 }
 
 /* A blocking collective. With nothing queued it runs on the caller's thread (no hand-off to
@@ -397,6 +405,12 @@ trainrt_req *trainrt_iallreduce(trainrt_comm *c, const void *send, void *recv, s
 				trainrt_dtype dtype, trainrt_redop op)
 {
 	return submit(c, RT_ALLREDUCE, send, recv, count, dtype, op, 0);
+}
+
+trainrt_req *trainrt_iallreduce_after(trainrt_comm *c, const void *send, void *recv, size_t count,
+				      trainrt_dtype dtype, trainrt_redop op, trainrt_ready_fn ready, void *arg)
+{
+	return submit_after(c, RT_ALLREDUCE, send, recv, count, dtype, op, 0, ready, arg);
 }
 
 trainrt_req *trainrt_iallgather(trainrt_comm *c, const void *send, void *recv, size_t count,

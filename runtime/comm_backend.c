@@ -15,6 +15,9 @@ static const char *kind_name(uint32_t k)
 
 int rt_backend_run(rt_backend *be, const rt_op *op, tt_err *err)
 {
+	/* A device backend orders the operation on its own stream once every rank has joined it. */
+	if (op->ready && !be->ops->on_device && op->ready(op->ready_arg, NULL) != 0)
+		return tt_err_set(err, "the work that produces this collective's buffer failed");
 	switch (op->hdr.kind) {
 	case RT_ALLREDUCE: return be->ops->allreduce(be, op, err);
 	case RT_ALLGATHER: return be->ops->allgather(be, op, err);

@@ -33,6 +33,10 @@ typedef struct rt_op {
 	rt_op_hdr hdr;
 	const void *send;
 	void *recv; /* broadcast: the buffer; allreduce/reducescatter may have send == recv */
+	/* Optional (trainrt_iallreduce_after): called before the data moves, with the backend's CUDA
+	 * stream (device backends, after the header check) or NULL (host backends, by rt_backend_run). */
+	trainrt_ready_fn ready;
+	void *ready_arg;
 } rt_op;
 
 /* The job as a backend sees it. Ranks of a node are contiguous, every node has local_size. */
@@ -69,7 +73,7 @@ struct rt_backend {
 	const struct rt_backend_ops *ops;
 };
 
-/* Runs op through be's matching entry point. */
+/* Runs op through be's matching entry point; for host backends it first calls op->ready. */
 int rt_backend_run(rt_backend *be, const rt_op *op, tt_err *err);
 
 /* Compares a peer's header with ours; fills err naming the first field that differs. */

@@ -471,16 +471,35 @@ int tt_dp_allreduce_sum(tt_dp *dp, float *vals, int n, tt_err *err)
 	return 0;
 }
 
+size_t tt_dp_words(size_t bytes)
+{
+	return (bytes + sizeof(float) - 1) / sizeof(float);
+}
+
 int tt_dp_broadcast_bytes(tt_dp *dp, void *buf, size_t n, tt_err *err)
 {
+	size_t words = tt_dp_words(n);
+	float *staged = NULL;
+	int rc = 0;
+
 	/* float32 only moves the bytes here: a broadcast does no arithmetic. */
 	if (!tt_dp_multi(dp))
 		return 0;
 	if (ON_GPU(dp))
 		return tt_dp_gpu_broadcast_bytes(dp, buf, n, err);
-	if (trainrt_broadcast(dp->comm, buf, n / sizeof(float), TRAINRT_FLOAT32, 0))
-		return tt_dp_comm_fail(dp, "broadcast from rank 0", err);
-	return 0;
+	/* A length that is not whole words goes through a padded copy, so no byte is dropped. */
+	if (n % sizeof(float)) {
+		staged = calloc(words, sizeof(float));
+		if (!staged)
+			return tt_err_set(err, "out of memory for a broadcast of %zu bytes", n);
+		memcpy(staged, buf, n);
+	}
+	if (trainrt_broadcast(dp->comm, staged ? (void *)staged : buf, words, TRAINRT_FLOAT32, 0))
+		rc = tt_dp_comm_fail(dp, "broadcast from rank 0", err);
+	else if (staged)
+		memcpy(buf, staged, n);
+	free(staged);
+	return rc;
 }
 
 int tt_dp_allgather_u32(tt_dp *dp, uint32_t mine, uint32_t *recv, tt_err *err)

@@ -54,6 +54,7 @@ typedef struct tt_dp {
 
 	double compute_seconds; /* forward + backward + optimizer, for benchmarks */
 	double comm_wait_seconds;
+	double input_seconds;	/* GPU: copying each step's samples from (pageable) host memory */
 	struct tt_dp_gpu *gpu;	/* the device state when cfg.gpu (the host buffers above stay NULL) */
 } tt_dp;
 
@@ -78,8 +79,10 @@ int tt_dp_eval(tt_dp *dp, const float *x, const int32_t *y, int n, double *loss_
 /* Sum of vals[0..n) over all ranks, in place. Collective. */
 int tt_dp_allreduce_sum(tt_dp *dp, float *vals, int n, tt_err *err);
 
-/* Every rank receives rank 0's n bytes (n a multiple of 4). Collective. */
+/* Every rank receives rank 0's n bytes (any n; they travel as tt_dp_words(n) 32-bit words).
+ * Collective. */
 int tt_dp_broadcast_bytes(tt_dp *dp, void *buf, size_t n, tt_err *err);
+size_t tt_dp_words(size_t bytes);
 
 /* recv[r] = rank r's 32-bit word. Collective. */
 int tt_dp_allgather_u32(tt_dp *dp, uint32_t mine, uint32_t *recv, tt_err *err);

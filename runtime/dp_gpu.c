@@ -1,8 +1,10 @@
 /* dp_gpu.c — the data-parallel step on a GPU (see dp_gpu.h): float32 master weights, gradients
  * and moments in the padded layout of dp.h, a bf16 copy of the weights refreshed after each
- * update, bf16 activations. A bucket's all-reduce starts once the stream has finished the
- * bucket's layers (the host waits for the stream, then queues the NCCL operation and goes on
- * queueing backward kernels), and AdamW of each bucket runs as soon as its all-reduce is done. */
+ * update, bf16 activations. Once backward has queued a bucket's last layer, an event is recorded
+ * on the compute stream and the bucket's all-reduce is queued ordered after it
+ * (trainrt_iallreduce_after): NCCL's stream waits for the event on the GPU, so the host never
+ * waits and goes on queueing backward kernels while the bucket travels. AdamW of each bucket is
+ * queued as soon as its all-reduce is done. */
 #include <config.h>
 
 #include "dp_gpu.h"
@@ -16,7 +18,7 @@ struct tt_dp_gpu {
 	tt_gpu *g;
 	float *params, *grads, *m, *v; /* padded float32 (device) */
 	uint16_t *wbf;		       /* padded bf16 working weights */
-	float *xf;		       /* one micro-batch of inputs as uploaded (float32) */
+	float *xf;		       /* the step's inputs as uploaded (float32, all micro-batches) */
 	uint16_t *act[TT_MLP_MAX_LAYERS + 1];
 	float *z;		       /* pre-activations of one layer; the logits for the last */
 	uint16_t *dy, *dx;
@@ -24,6 +26,7 @@ struct tt_dp_gpu {
 	float *row_loss;
 	float *host_loss;
 	int32_t *host_hit;
+	tt_gpu_event *bucket_done[TT_MLP_MAX_LAYERS]; /* bucket b's gradients are complete on the stream */
 	float *stage;		       /* this rank's slices, for all-gathers after a checkpoint load */
 	float *scratch;		       /* host values on their way through NCCL */
 	size_t scratch_floats;
@@ -56,6 +59,8 @@ void tt_dp_gpu_free(tt_dp *dp)
 			tt_gpu_free(g, bufs[i]);
 		for (int l = 0; l <= TT_MLP_MAX_LAYERS; l++)
 			tt_gpu_free(g, d->act[l]);
+		for (int b = 0; b < TT_MLP_MAX_LAYERS; b++)
+			tt_gpu_event_destroy(d->bucket_done[b]);
 		tt_gpu_close(g);
 	}
 	free(d->host_loss);
@@ -76,7 +81,7 @@ int tt_dp_gpu_init(tt_dp *dp, tt_err *err)
 	if (dp->cfg.zero != 0)
 		return tt_err_set(err, "--zero %d with --device gpu: the GPU path is DDP only (--zero 0); ZeRO stages run "
 				  "with --device cpu", dp->cfg.zero);
-	if (tt_dp_multi(dp) && !trainrt_buffers_on_device(dp->comm))
+	if (tt_dp_multi(dp) && !trainrt_buffers_on_device(dp->comm) && !tt_gpu_host_addressable())
 		return tt_err_set(err, "--device gpu needs the nccl backend, but the communicator uses %s; unset "
 				  "TRAINRT_BACKEND or set it to nccl", trainrt_backend_name(dp->comm));
 	d = dp->gpu = calloc(1, sizeof(*d));
@@ -94,7 +99,7 @@ int tt_dp_gpu_init(tt_dp *dp, tt_err *err)
 	DEV(d->m, total * sizeof(float));
 	DEV(d->v, total * sizeof(float));
 	DEV(d->wbf, total * sizeof(uint16_t));
-	DEV(d->xf, (size_t)mb * model->dims[0] * sizeof(float));
+	DEV(d->xf, (size_t)rows * model->dims[0] * sizeof(float));
 	for (int l = 0; l <= L; l++)
 		DEV(d->act[l], (size_t)mb * model->dims[l] * sizeof(uint16_t));
 	DEV(d->z, (size_t)mb * widest * sizeof(float));
@@ -106,6 +111,9 @@ int tt_dp_gpu_init(tt_dp *dp, tt_err *err)
 	DEV(d->stage, tt_shard_total(&dp->plan) * sizeof(float));
 	DEV(d->scratch, d->scratch_floats * sizeof(float));
 #undef DEV
+	for (int b = 0; b < dp->n_buckets; b++)
+		if (!(d->bucket_done[b] = tt_gpu_event_create(d->g, err)))
+			goto fail;
 	d->host_loss = malloc((size_t)rows * sizeof(float));
 	d->host_hit = malloc((size_t)rows * sizeof(int32_t));
 	one = calloc(tt_dp_widest_layer(dp), sizeof(float));
@@ -147,15 +155,28 @@ static int check_labels(const tt_dp *dp, const int32_t *y, int n, tt_err *err)
 	return 0;
 }
 
-/* Uploads n rows of x and runs every layer; the logits end in d->z. */
-static int forward(tt_dp *dp, const float *x, int n, tt_err *err)
+/* Copies n samples and their labels to the device (a whole step's at once, so the time spent
+ * reading pageable host memory is one number: dp->input_seconds). */
+static int upload(tt_dp *dp, const float *x, const int32_t *y, int n, tt_err *err)
+{
+	struct tt_dp_gpu *d = dp->gpu;
+	double t0 = tt_dp_now();
+
+	if (check_labels(dp, y, n, err) || tt_gpu_put(d->g, d->labels, y, sizeof(int32_t) * (size_t)n, err) ||
+	    tt_gpu_put(d->g, d->xf, x, sizeof(float) * (size_t)n * dp->model->dims[0], err))
+		return -1;
+	dp->input_seconds += tt_dp_now() - t0;
+	return 0;
+}
+
+/* Runs every layer on n uploaded rows starting at xd; the logits end in d->z. */
+static int forward(tt_dp *dp, const float *xd, int n, tt_err *err)
 {
 	struct tt_dp_gpu *d = dp->gpu;
 	const tt_mlp *m = dp->model;
 	int L = m->n_layers;
 
-	if (tt_gpu_put(d->g, d->xf, x, sizeof(float) * (size_t)n * m->dims[0], err) ||
-	    tt_gpu_to_bf16(d->g, d->act[0], d->xf, (size_t)n * m->dims[0], err))
+	if (tt_gpu_to_bf16(d->g, d->act[0], xd, (size_t)n * m->dims[0], err))
 		return -1;
 	for (int l = 0; l < L; l++) {
 		int in = m->dims[l], out = m->dims[l + 1];
@@ -167,22 +188,21 @@ static int forward(tt_dp *dp, const float *x, int n, tt_err *err)
 	return 0;
 }
 
-/* Starts the all-reduce of every bucket whose lowest layer is l, once the stream is done with it. */
+/* Queues the all-reduce of every bucket whose lowest layer is l, ordered after the kernels queued
+ * so far (which complete the bucket's gradients) by an event: the host does not wait for them. */
 static int bucket_ready(tt_dp *dp, int l, tt_err *err)
 {
 	struct tt_dp_gpu *d = dp->gpu;
-	int synced = 0;
 
 	for (int b = 0; b < dp->n_buckets; b++) {
 		const tt_bucket *bk = &dp->buckets[b];
 
 		if (bk->lo_layer != l || !tt_dp_multi(dp))
 			continue;
-		if (!synced && tt_gpu_sync(d->g, err))
+		if (tt_gpu_event_record(d->g, d->bucket_done[b], err))
 			return -1;
-		synced = 1;
-		dp->req_g[b] = trainrt_iallreduce(dp->comm, d->grads + bk->off, d->grads + bk->off, bk->len,
-						  TRAINRT_FLOAT32, TRAINRT_SUM);
+		dp->req_g[b] = trainrt_iallreduce_after(dp->comm, d->grads + bk->off, d->grads + bk->off, bk->len,
+							TRAINRT_FLOAT32, TRAINRT_SUM, tt_gpu_event_ready, d->bucket_done[b]);
 		if (!dp->req_g[b])
 			return tt_dp_comm_fail(dp, "all-reduce of a gradient bucket", err);
 	}
@@ -253,14 +273,14 @@ int tt_dp_gpu_train_step(tt_dp *dp, long step, const float *x, const int32_t *y,
 	struct tt_dp_gpu *d = dp->gpu;
 	const tt_mlp *m = dp->model;
 	int mb = dp->cfg.micro_batch, rows = rows_per_step(dp), L = m->n_layers;
-	double t0 = tt_dp_now(), waited0 = dp->comm_wait_seconds;
+	double t0 = tt_dp_now(), waited0 = dp->comm_wait_seconds, input0 = dp->input_seconds;
 
-	if (check_labels(dp, y, rows, err) || tt_gpu_put(d->g, d->labels, y, sizeof(int32_t) * (size_t)rows, err))
+	if (upload(dp, x, y, rows, err))
 		return -1;
 	for (int k = 0; k < dp->cfg.accum; k++) {
 		size_t r0 = (size_t)k * mb;
 
-		if (forward(dp, x + r0 * m->dims[0], mb, err) ||
+		if (forward(dp, d->xf + r0 * m->dims[0], mb, err) ||
 		    tt_gpu_softmax_xent(d->g, d->z, d->labels + r0, mb, m->dims[L], 1.0f / (float)global_batch, d->dy,
 					d->row_loss + r0, d->row_hit + r0, err) ||
 		    backward(dp, mb, k == 0, k == dp->cfg.accum - 1, err))
@@ -268,9 +288,9 @@ int tt_dp_gpu_train_step(tt_dp *dp, long step, const float *x, const int32_t *y,
 	}
 	if (optimizer_step(dp, step, err) || collect_stats(dp, rows, loss_sum, correct, err))
 		return -1;
-	/* The step's time less its waits for all-reduces: GPU work is asynchronous, so the host cannot
-	 * split forward, backward and update more finely than that. */
-	dp->compute_seconds += tt_dp_now() - t0 - (dp->comm_wait_seconds - waited0);
+	/* The step's time less its input copy and its waits for all-reduces: GPU work is asynchronous,
+	 * so the host cannot split forward, backward and update more finely than that. */
+	dp->compute_seconds += tt_dp_now() - t0 - (dp->comm_wait_seconds - waited0) - (dp->input_seconds - input0);
 	return 0;
 }
 
@@ -283,8 +303,7 @@ int tt_dp_gpu_eval(tt_dp *dp, const float *x, const int32_t *y, int n, double *l
 		return tt_err_set(err, "evaluation batch of %d exceeds the micro-batch %d", n, dp->cfg.micro_batch);
 	if (n == 0)
 		return 0;
-	if (check_labels(dp, y, n, err) || tt_gpu_put(d->g, d->labels, y, sizeof(int32_t) * (size_t)n, err) ||
-	    forward(dp, x, n, err) ||
+	if (upload(dp, x, y, n, err) || forward(dp, d->xf, n, err) ||
 	    tt_gpu_softmax_xent(d->g, d->z, d->labels, n, m->dims[m->n_layers], 1.0f, d->dy, d->row_loss, d->row_hit,
 				err))
 		return -1;
@@ -315,10 +334,11 @@ int tt_dp_gpu_allreduce_sum(tt_dp *dp, float *vals, int n, tt_err *err)
 int tt_dp_gpu_broadcast_bytes(tt_dp *dp, void *buf, size_t n, tt_err *err)
 {
 	struct tt_dp_gpu *d = dp->gpu;
+	size_t words = tt_dp_words(n);
 
-	if (scratch_fits(dp, n / sizeof(float), err) || tt_gpu_put(d->g, d->scratch, buf, n, err))
+	if (scratch_fits(dp, words, err) || tt_gpu_put(d->g, d->scratch, buf, n, err))
 		return -1;
-	if (trainrt_broadcast(dp->comm, d->scratch, n / sizeof(float), TRAINRT_FLOAT32, 0))
+	if (trainrt_broadcast(dp->comm, d->scratch, words, TRAINRT_FLOAT32, 0))
 		return tt_dp_comm_fail(dp, "broadcast from rank 0", err);
 	return tt_gpu_get(d->g, buf, d->scratch, n, err);
 }

@@ -169,6 +169,56 @@ extern "C" int tt_gpu_sync(tt_gpu *g, tt_err *err)
 	return 0;
 }
 
+extern "C" int tt_gpu_host_addressable(void)
+{
+	return 0;
+}
+
+/* ---- events ------------------------------------------------------------------------------------ */
+
+struct tt_gpu_event {
+	cudaEvent_t ev;
+};
+
+extern "C" tt_gpu_event *tt_gpu_event_create(tt_gpu *g, tt_err *err)
+{
+	tt_gpu_event *e = (tt_gpu_event *)calloc(1, sizeof(*e));
+
+	if (!e) {
+		tt_err_set(err, "out of memory");
+		return NULL;
+	}
+	if (cudaSetDevice(g->device) != cudaSuccess || cudaEventCreateWithFlags(&e->ev, cudaEventDisableTiming) != cudaSuccess) {
+		tt_err_set(err, "cannot create a CUDA event on %s: %s", g->describe, cudaGetErrorString(cudaGetLastError()));
+		free(e);
+		return NULL;
+	}
+	return e;
+}
+
+extern "C" void tt_gpu_event_destroy(tt_gpu_event *e)
+{
+	if (!e)
+		return;
+	cudaEventDestroy(e->ev);
+	free(e);
+}
+
+extern "C" int tt_gpu_event_record(tt_gpu *g, tt_gpu_event *e, tt_err *err)
+{
+	CUDA_OK(cudaEventRecord(e->ev, g->stream), err, "recording a CUDA event");
+	return 0;
+}
+
+extern "C" int tt_gpu_event_ready(void *event, void *stream)
+{
+	tt_gpu_event *e = (tt_gpu_event *)event;
+
+	if (stream)
+		return cudaStreamWaitEvent((cudaStream_t)stream, e->ev, 0) == cudaSuccess ? 0 : -1;
+	return cudaEventSynchronize(e->ev) == cudaSuccess ? 0 : -1;
+}
+
 /* ---- elementwise kernels ---------------------------------------------------------------------- */
 
 __global__ void to_bf16_kernel(bf16 *dst, const float *src, size_t n)
@@ -207,18 +257,34 @@ __global__ void relu_mask_kernel(bf16 *dy, const bf16 *y, size_t n)
 			dy[i] = __float2bfloat16_rn(0.0f);
 }
 
-/* gb[c] = beta*gb[c] + sum over rows of dy[r][c]: one thread per column, so neighbouring threads
- * read neighbouring elements of each row and the sum order is fixed (deterministic). */
+/* gb[c] = beta*gb[c] + sum over rows of dy[r][c]. A block owns BG_COLS columns; its BG_LANES rows of
+ * threads each sum every BG_LANES-th row (a warp reads 32 neighbouring columns of one row), then
+ * lane 0 adds the BG_LANES partial sums in lane order: the order is fixed, so the result is the same
+ * on every run, and a layer of 8192 rows costs 8192 / BG_LANES steps per thread instead of 8192. */
+#define BG_COLS 32
+#define BG_LANES 16
 __global__ void bias_grad_kernel(float *gb, const bf16 *dy, int rows, int cols, float beta)
 {
-	int c = blockIdx.x * blockDim.x + threadIdx.x;
+	__shared__ float part[BG_LANES][BG_COLS];
+	int c = blockIdx.x * BG_COLS + threadIdx.x;
 	float s = 0.0f;
 
-	if (c >= cols)
+	if (c < cols)
+		for (int r = threadIdx.y; r < rows; r += BG_LANES)
+			s += __bfloat162float(dy[(size_t)r * cols + c]);
+	part[threadIdx.y][threadIdx.x] = s;
+	__syncthreads();
+	if (threadIdx.y != 0 || c >= cols)
 		return;
-	for (int r = 0; r < rows; r++)
-		s += __bfloat162float(dy[(size_t)r * cols + c]);
+	for (int k = 1; k < BG_LANES; k++)
+		s += part[k][threadIdx.x];
 	gb[c] = beta == 0.0f ? s : beta * gb[c] + s;
+}
+
+__global__ void scale_kernel(float *x, float a, size_t n)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+		x[i] = a == 0.0f ? 0.0f : a * x[i];
 }
 
 __global__ void adamw_kernel(tt_adamw_step s, float *p, const float *grad, float *m, float *v, size_t n)
@@ -325,21 +391,27 @@ extern "C" int tt_gpu_linear_backward(tt_gpu *g, int in, int out, const uint16_t
 	const float one = 1.0f, zero = 0.0f;
 	size_t total = (size_t)n * out;
 
-	if (n == 0)
-		return 0;
-	if (y) {
+	if (n > 0 && y) {
 		relu_mask_kernel<<<blocks_for(total, 256), 256, 0, g->stream>>>((bf16 *)dy, (const bf16 *)y, total);
 		if (launched(err, "ReLU backward kernel"))
 			return -1;
 	}
-	/* gw^T[in x out] = x^T[in x n] . dy[n x out]: x is column-major x^T (op N), dy column-major dy^T (op T). */
-	BLAS_OK(cublasGemmEx(g->blas, CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, &one, x, CUDA_R_16BF, in, dy, CUDA_R_16BF, out,
-			     &beta, gw, CUDA_R_32F, in, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-		err, "weight-gradient GEMM");
-	bias_grad_kernel<<<(out + 255) / 256, 256, 0, g->stream>>>(gb, (const bf16 *)dy, n, out, beta);
+	if (n > 0) {
+		/* gw^T[in x out] = x^T[in x n] . dy[n x out]: x is column-major x^T (op N), dy column-major dy^T (op T). */
+		BLAS_OK(cublasGemmEx(g->blas, CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, &one, x, CUDA_R_16BF, in, dy, CUDA_R_16BF,
+				     out, &beta, gw, CUDA_R_32F, in, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+			err, "weight-gradient GEMM");
+	} else if (beta != 1.0f) {
+		/* No rows: gw = beta*gw, which cuBLAS is not asked to do with an inner dimension of 0. */
+		scale_kernel<<<blocks_for((size_t)in * out, 256), 256, 0, g->stream>>>(gw, beta, (size_t)in * out);
+		if (launched(err, "gradient scale kernel"))
+			return -1;
+	}
+	bias_grad_kernel<<<(out + BG_COLS - 1) / BG_COLS, dim3(BG_COLS, BG_LANES), 0, g->stream>>>(gb, (const bf16 *)dy, n,
+												out, beta);
 	if (launched(err, "bias-gradient kernel"))
 		return -1;
-	if (!dx)
+	if (!dx || n == 0)
 		return 0;
 	/* dx^T[in x n] = W^T[in x out] . dy^T[out x n]: both already column-major as stored (op N). */
 	BLAS_OK(cublasGemmEx(g->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, &one, w, CUDA_R_16BF, in, dy, CUDA_R_16BF, out,

@@ -45,6 +45,22 @@ int tt_gpu_copy(tt_gpu *g, void *dev_dst, const void *dev_src, size_t bytes, tt_
 /* Waits for all queued work; reports a kernel failure that happened asynchronously. */
 int tt_gpu_sync(tt_gpu *g, tt_err *err);
 
+/* 1 when host code can read and write this module's device memory directly (only the host test
+ * double of make check, where "device" memory is heap memory); 0 for real GPUs. */
+int tt_gpu_host_addressable(void);
+
+/* A point in the context's stream, for ordering work elsewhere after it without the host waiting:
+ * record after queueing the kernels that produce a buffer, then pass tt_gpu_event_ready with the
+ * event to trainrt_iallreduce_after, which calls it with its own stream. */
+typedef struct tt_gpu_event tt_gpu_event;
+tt_gpu_event *tt_gpu_event_create(tt_gpu *g, tt_err *err);
+void tt_gpu_event_destroy(tt_gpu_event *ev);
+/* Marks the end of all work queued on g's stream so far (re-recording moves the mark). */
+int tt_gpu_event_record(tt_gpu *g, tt_gpu_event *ev, tt_err *err);
+/* A trainrt_ready_fn: stream (a cudaStream_t) waits on the GPU for the event's work, or, with
+ * stream NULL, the calling thread waits for it. 0 on success. */
+int tt_gpu_event_ready(void *event, void *stream);
+
 /* dst[i] = bf16(src[i]), round to nearest even. */
 int tt_gpu_to_bf16(tt_gpu *g, uint16_t *dst, const float *src, size_t n, tt_err *err);
 
@@ -55,7 +71,8 @@ int tt_gpu_linear_forward(tt_gpu *g, int in, int out, const uint16_t *w, const f
 
 /* Backward of one Linear layer. dy[n x out] is dL/d(layer output); with y != NULL (a hidden
  * layer, y its post-ReLU output) dy is masked by the ReLU in place. gw = beta*gw + dy^T x and
- * gb = beta*gb + column sums of dy, in float32; dx[n x in] = dy W when dx != NULL. */
+ * gb = beta*gb + column sums of dy, in float32 (n = 0 still scales: beta 0 clears them; the column
+ * sums run in a fixed order, so they are reproducible); dx[n x in] = dy W when dx != NULL. */
 int tt_gpu_linear_backward(tt_gpu *g, int in, int out, const uint16_t *w, const uint16_t *x, const uint16_t *y,
 			   uint16_t *dy, float *gw, float *gb, float beta, uint16_t *dx, int n, tt_err *err);
 

@@ -39,6 +39,8 @@ endif
 bin_PROGRAMS += trainrt-bench
 trainrt_bench_SOURCES = runtime/trainrt_bench.c
 trainrt_bench_LDADD = libtrainrt.la
+dist_noinst_SCRIPTS += tests/trainer/trainrt_bench_cli.sh
+TESTS += tests/trainer/trainrt_bench_cli.sh
 
 # ---- trainer: model, optimizer, data, DDP/ZeRO math, checkpoints (libtrainmodel) and train-mlp ----
 # libtrainmodel is a convenience library so unit tests link the model code without the comm layer.
@@ -52,7 +54,8 @@ libtrainmodel_la_SOURCES = \
 	runtime/bucket.h runtime/bucket.c \
 	runtime/shard.h runtime/shard.c \
 	runtime/ckpt.h runtime/ckpt.c \
-	runtime/train_opts.h runtime/train_opts.c
+	runtime/train_opts.h runtime/train_opts.c \
+	runtime/throughput.h runtime/throughput.c
 # AdamW, ReLU and bias loops are memory-bound streams over millions of floats: let GCC vectorise
 # them (-O2 alone will not: sqrtf may set errno, and its cheap cost model skips alias checks).
 TRAIN_VEC_CFLAGS = -fno-math-errno -fvect-cost-model=dynamic

@@ -7,6 +7,7 @@
 #include "dataset.h"
 #include "dp.h"
 #include "mlp.h"
+#include "throughput.h"
 #include "train_opts.h"
 #include "trainrt.h"
 
@@ -51,6 +52,7 @@ typedef struct train {
 	size_t n_hist, cap_hist;
 	long start_step; /* step this run began at (after a resume) */
 	double last_ckpt_time, train_seconds;
+	tt_rate_log rates; /* per logging interval, compute only, for the steady rate (MFU) */
 	float test_loss, test_acc;
 } train;
 
@@ -328,16 +330,19 @@ static void fmt_eta(char *out, size_t len, double s)
 static int run(train *t, tt_err *err)
 {
 	double iv_loss = 0.0, iv_correct = 0.0, iv_t0 = now(), ckpt_period = t->o.ckpt_minutes * 60.0;
+	double iv_busy = 0.0; /* the interval's step time without loading and copying the samples */
 	long iv_steps = 0;
 
 	t->last_ckpt_time = now();
 	while (t->step < t->total_steps) {
-		double loss = 0.0, t0 = now();
+		double loss = 0.0, t0 = now(), busy0, input0;
 		long correct = 0;
 		float stats[4];
 		int got_signal, timed;
 
 		load_batch(t);
+		busy0 = now();
+		input0 = t->dp.input_seconds;
 		if (tt_dp_train_step(&t->dp, t->step, t->xb, t->yb, t->o.batch, &loss, &correct, err))
 			return -1;
 		/* One small all-reduce per step: loss, hits, whether any rank got the signal (so every rank
@@ -354,6 +359,7 @@ static int run(train *t, tt_err *err)
 			signal_seen = 0;
 		t->step++;
 		t->train_seconds += now() - t0;
+		iv_busy += now() - busy0 - (t->dp.input_seconds - input0);
 		iv_loss += stats[0] / (double)t->o.batch;
 		iv_correct += stats[1];
 		iv_steps++;
@@ -365,9 +371,10 @@ static int run(train *t, tt_err *err)
 			say(t, 0, "step %ld/%ld epoch %ld loss %.4f acc %.4f samples/s %.0f eta %s", t->step,
 			    t->total_steps, (t->step - 1) / t->steps_per_epoch, iv_loss / iv_steps,
 			    iv_correct / ((double)iv_steps * t->o.batch), sps, eta);
-			if (add_history(t, t->step, (float)(iv_loss / iv_steps), -1.0f))
+			if (add_history(t, t->step, (float)(iv_loss / iv_steps), -1.0f) ||
+			    tt_rate_add(&t->rates, (double)iv_steps * t->o.batch, iv_busy))
 				return tt_err_set(err, "out of memory for the loss history");
-			iv_loss = iv_correct = 0.0;
+			iv_loss = iv_correct = iv_busy = 0.0;
 			iv_steps = 0;
 			iv_t0 = now();
 		}
@@ -420,8 +427,11 @@ static int write_summary(train *t, uint32_t weights_crc, const uint32_t *peak_ki
 	fprintf(f, "  \"samples_per_sec\": %.1f,\n  \"train_seconds\": %.3f,\n  \"wall_seconds\": %.3f,\n",
 		t->train_seconds > 0 ? (double)t->o.batch * (double)(t->step - t->start_step) / t->train_seconds : 0.0,
 		t->train_seconds, wall);
+	fprintf(f, "  \"steady_samples_per_sec\": %.1f,\n  \"rate_intervals\": %zu,\n", tt_rate_steady(&t->rates),
+		t->rates.n);
 	fprintf(f, "  \"compute_seconds_rank0\": %.3f,\n  \"comm_wait_seconds_rank0\": %.3f,\n",
 		t->dp.compute_seconds, t->dp.comm_wait_seconds);
+	fprintf(f, "  \"input_seconds_rank0\": %.3f,\n", t->dp.input_seconds);
 	fprintf(f, "  \"weights_crc32\": \"%08x\",\n  \"peak_rss_bytes\": [", weights_crc);
 	for (int r = 0; r < t->world; r++)
 		fprintf(f, "%s%llu", r ? ", " : "", (unsigned long long)peak_kib[r] * 1024ULL);
@@ -496,6 +506,7 @@ static void cleanup(train *t)
 	free(t->ck_m);
 	free(t->ck_v);
 	free(t->hist);
+	tt_rate_free(&t->rates);
 	trainrt_finalize(t->comm);
 }
 

@@ -137,6 +137,21 @@ trainrt_req *trainrt_ireducescatter(trainrt_comm *comm, const void *sendbuf, voi
 trainrt_req *trainrt_ibroadcast(trainrt_comm *comm, void *buf, size_t count, trainrt_dtype dtype,
 				int root);
 
+/* An all-reduce ordered after GPU work that the caller has queued but not waited for, so the host
+ * goes on queueing (a DDP trainer queues the rest of backward while a gradient bucket's all-reduce
+ * waits for the kernels that produce it). ready(arg, stream) is called on the thread that runs the
+ * operation, once every rank has issued it and before any data moves. With the nccl backend, stream
+ * is the backend's CUDA stream (a cudaStream_t): make it wait for your work there, e.g.
+ * cudaStreamWaitEvent(stream, event_recorded_after_your_kernels, 0), and return 0; the all-reduce
+ * then starts on the GPU as soon as your kernels finish. With host backends stream is NULL and the
+ * buffer must be ready when ready returns (e.g. cudaEventSynchronize). A non-zero return fails the
+ * operation and the communicator. ready NULL is trainrt_iallreduce. The caller's own stream must
+ * not touch the buffer again before trainrt_wait returns. */
+typedef int (*trainrt_ready_fn)(void *arg, void *stream);
+trainrt_req *trainrt_iallreduce_after(trainrt_comm *comm, const void *sendbuf, void *recvbuf,
+				      size_t count, trainrt_dtype dtype, trainrt_redop op,
+				      trainrt_ready_fn ready, void *arg);
+
 /* 1 when req has completed (successfully or not), 0 while it runs. Never blocks. */
 int trainrt_test(trainrt_comm *comm, trainrt_req *req);
 /* Blocks until req completes, frees it; 0 on success, -1 on failure. */

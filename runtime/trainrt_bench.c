@@ -3,11 +3,14 @@
  * --local N forking N ranks itself on 127.0.0.1. Also the two reference points bench/comm.sh
  * compares against: --memcpy BYTES (single-core memcpy bandwidth) and --rendezvous N (N client
  * threads meeting through the store, as a launch of N ranks would). */
+#include <config.h>
+
 #include "rt_net.h"
 #include "rt_reduce.h"
 #include "rt_store.h"
 #include "trainrt.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -28,12 +31,17 @@ struct opts {
 	int iters, warmup;
 };
 
+/* The largest size a bench takes: two buffers of it are allocated per rank. */
+#define MAX_BYTES ((size_t)1 << 40)
+
+/* A byte count with an optional K, M or G suffix (powers of 1024): 0, or -1 when s is not a
+ * size, -2 when it is larger than MAX_BYTES (also what would overflow size_t). */
 static int parse_size(const char *s, size_t *out)
 {
 	char *end;
 	double v = strtod(s, &end);
 
-	if (end == s || v < 0)
+	if (end == s || !(v >= 0))
 		return -1;
 	switch (*end) {
 	case 'K': case 'k': v *= 1024; end++; break;
@@ -43,19 +51,36 @@ static int parse_size(const char *s, size_t *out)
 	}
 	if (*end)
 		return -1;
+	if (!(v <= (double)MAX_BYTES))
+		return -2;
 	*out = (size_t)v;
 	return 0;
 }
 
-static void usage(void)
+/* A decimal integer in [lo, hi] and nothing else. */
+static int parse_int(const char *s, long lo, long hi, long *out)
 {
-	fprintf(stderr,
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
 		"usage: trainrt-bench [-o allreduce|allgather|reducescatter|broadcast] [-b MINBYTES] [-e MAXBYTES]\n"
 		"                     [-f FACTOR] [-d float|bf16] [-n ITERS] [-w WARMUP] [--local N]\n"
 		"       trainrt-bench --memcpy BYTES\n"
 		"       trainrt-bench --rendezvous N\n"
-		"Sizes take K/M/G suffixes. Without --local, RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,\n"
-		"MASTER_ADDR and MASTER_PORT (or PMIx) must describe the job.\n");
+		"       trainrt-bench -h|--help | -V|--version\n"
+		"Sizes take K/M/G suffixes (at most 1T). Without --local, RANK, WORLD_SIZE, LOCAL_RANK,\n"
+		"LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT (or PMIx) must describe the job.\n");
 }
 
 static double bus_factor(bench_op op, int n)
@@ -131,12 +156,38 @@ static size_t count_wrong(trainrt_comm *c, const struct opts *o, void *a, void *
 	return wrong;
 }
 
+/* t[0] becomes the slowest rank's time and t[1] the sum over ranks of wrong elements, on rank 0.
+ * Through the store, not a collective: these are host values, and with the nccl backend a
+ * collective takes device memory only. */
+static int gather_stats(trainrt_comm *c, size_t row, double t[2])
+{
+	char key[64];
+	double theirs[2];
+	size_t len = 0;
+
+	snprintf(key, sizeof(key), "trainrt-bench/%zu/%d", row, trainrt_rank(c));
+	if (trainrt_store_set(c, key, t, 2 * sizeof(double)) != 0)
+		return -1;
+	if (trainrt_rank(c) != 0)
+		return 0;
+	t[1] = 0;
+	for (int r = 0; r < trainrt_world_size(c); r++) {
+		snprintf(key, sizeof(key), "trainrt-bench/%zu/%d", row, r);
+		if (trainrt_store_get(c, key, theirs, sizeof(theirs), &len) != 0 || len != sizeof(theirs))
+			return -1;
+		t[0] = theirs[0] > t[0] ? theirs[0] : t[0];
+		t[1] += theirs[1];
+	}
+	return 0;
+}
+
 static int bench_rank(const struct opts *o)
 {
 	char errbuf[1200];
 	trainrt_comm *c = trainrt_init(errbuf, sizeof(errbuf));
 	size_t es = trainrt_dtype_size(o->dtype);
 	void *a = NULL, *b = NULL;
+	size_t row = 0;
 	int n, me, on_device, rc = 1;
 
 	if (!c) {
@@ -164,8 +215,7 @@ static int bench_rank(const struct opts *o)
 	for (size_t bytes = o->minb; bytes <= o->maxb; bytes = (size_t)((double)bytes * o->factor)) {
 		size_t total = bytes / es;
 		size_t count = (o->op == OP_ALLGATHER || o->op == OP_REDUCESCATTER) ? total / (size_t)n : total;
-		float t[2];
-		double t0;
+		double t[2], t0;
 
 		for (int i = 0; i < o->warmup; i++)
 			if (run_op(c, o, a, b, count) != 0)
@@ -176,12 +226,12 @@ static int bench_rank(const struct opts *o)
 		for (int i = 0; i < o->iters; i++)
 			if (run_op(c, o, a, b, count) != 0)
 				goto out;
-		t[0] = (float)((rt_now() - t0) / o->iters);
-		t[1] = on_device ? -1.0f / (float)n : (float)count_wrong(c, o, a, b, count);
-		/* The slowest rank's time, the sum of wrong elements. */
-		if (trainrt_allreduce(c, t, t, 1, TRAINRT_FLOAT32, TRAINRT_MAX) != 0 ||
-		    trainrt_allreduce(c, t + 1, t + 1, 1, TRAINRT_FLOAT32, TRAINRT_SUM) != 0)
+		t[0] = (rt_now() - t0) / o->iters;
+		t[1] = on_device ? 0 : (double)count_wrong(c, o, a, b, count);
+		if (gather_stats(c, row++, t) != 0)
 			goto out;
+		if (on_device)
+			t[1] = -1;
 		if (me == 0) {
 			double algbw = (double)(count * es * ((o->op == OP_ALLGATHER || o->op == OP_REDUCESCATTER) ? (size_t)n : 1)) / t[0] / 1e9;
 
@@ -204,14 +254,28 @@ out:
 	return rc;
 }
 
-/* Forks n ranks with the env contract on 127.0.0.1 and waits for all. */
+/* Forks n ranks with the env contract on 127.0.0.1 and waits for all. LOCAL_WORLD_SIZE, when
+ * set, groups them into fake nodes of that many ranks. */
 static int run_local(int n, const struct opts *o)
 {
 	int fd, port, failed = 0;
 	tt_err err;
 	char buf[32];
-	pid_t *pids = calloc((size_t)n, sizeof(pid_t));
+	const char *lws = getenv("LOCAL_WORLD_SIZE");
+	long per_node = n;
+	pid_t *pids;
 
+	if (lws && parse_int(lws, 1, n, &per_node) != 0) {
+		fprintf(stderr, "trainrt-bench: --local %d: LOCAL_WORLD_SIZE='%s' is not a rank count in [1, %d]; unset it or "
+			"give the ranks per fake node\n", n, lws, n);
+		return 2;
+	}
+	if (n % per_node) {
+		fprintf(stderr, "trainrt-bench: --local %d: LOCAL_WORLD_SIZE=%ld does not divide it; every fake node runs "
+			"the same number of ranks\n", n, per_node);
+		return 2;
+	}
+	pids = calloc((size_t)n, sizeof(pid_t));
 	if (!pids || rt_net_listen("127.0.0.1", 0, &fd, &port, &err) != 0) {
 		fprintf(stderr, "trainrt-bench: cannot find a free port: %s\n", pids ? err.msg : "out of memory");
 		free(pids);
@@ -228,11 +292,9 @@ static int run_local(int n, const struct opts *o)
 		if (pids[r] == 0) {
 			snprintf(buf, sizeof(buf), "%d", r);
 			setenv("RANK", buf, 1);
-			if (!getenv("LOCAL_WORLD_SIZE")) {
-				snprintf(buf, sizeof(buf), "%d", n);
-				setenv("LOCAL_WORLD_SIZE", buf, 1);
-			}
-			snprintf(buf, sizeof(buf), "%d", r % atoi(getenv("LOCAL_WORLD_SIZE")));
+			snprintf(buf, sizeof(buf), "%ld", per_node);
+			setenv("LOCAL_WORLD_SIZE", buf, 1);
+			snprintf(buf, sizeof(buf), "%ld", r % per_node);
 			setenv("LOCAL_RANK", buf, 1);
 			snprintf(buf, sizeof(buf), "%d", n);
 			setenv("WORLD_SIZE", buf, 1);
@@ -355,6 +417,29 @@ static int run_rendezvous(int n)
 	return r.ok == r.n ? 0 : 1;
 }
 
+/* One size option into *out, or a message naming it. */
+static int size_option(const char *opt, const char *val, size_t *out)
+{
+	switch (parse_size(val, out)) {
+	case 0:
+		return 0;
+	case -2:
+		fprintf(stderr, "trainrt-bench: %s '%s' is larger than 1T, the largest size this bench takes\n", opt, val);
+		return -1;
+	default:
+		fprintf(stderr, "trainrt-bench: %s '%s' is not a size (e.g. 8, 64K, 128M)\n", opt, val);
+		return -1;
+	}
+}
+
+static int int_option(const char *opt, const char *val, long lo, long hi, long *out)
+{
+	if (parse_int(val, lo, hi, out) == 0)
+		return 0;
+	fprintf(stderr, "trainrt-bench: %s '%s' is not an integer in [%ld, %ld]\n", opt, val, lo, hi);
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = { OP_ALLREDUCE, 8, 64u << 20, 2.0, TRAINRT_FLOAT32, 20, 5 };
@@ -363,12 +448,16 @@ int main(int argc, char **argv)
 		{ "memcpy", required_argument, NULL, 'M' },
 		{ "rendezvous", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int ch, local = 0;
-	size_t sz;
+	int ch;
+	long local = 0, v;
+	size_t sz, es;
+	char *end;
 
-	while ((ch = getopt_long(argc, argv, "o:b:e:f:d:n:w:h", longs, NULL)) != -1) {
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":o:b:e:f:d:n:w:hV", longs, NULL)) != -1) {
 		switch (ch) {
 		case 'o':
 			if (!strcmp(optarg, "allreduce")) o.op = OP_ALLREDUCE;
@@ -382,15 +471,13 @@ int main(int argc, char **argv)
 			break;
 		case 'b':
 		case 'e':
-			if (parse_size(optarg, ch == 'b' ? &o.minb : &o.maxb) != 0) {
-				fprintf(stderr, "trainrt-bench: -%c '%s' is not a size (e.g. 8, 64K, 128M)\n", ch, optarg);
+			if (size_option(ch == 'b' ? "-b" : "-e", optarg, ch == 'b' ? &o.minb : &o.maxb) != 0)
 				return 2;
-			}
 			break;
 		case 'f':
-			o.factor = atof(optarg);
-			if (o.factor <= 1.0) {
-				fprintf(stderr, "trainrt-bench: -f '%s' must be a factor above 1\n", optarg);
+			o.factor = strtod(optarg, &end);
+			if (end == optarg || *end || !(o.factor > 1.0 && o.factor <= 1024.0)) {
+				fprintf(stderr, "trainrt-bench: -f '%s' is not a factor above 1 (at most 1024)\n", optarg);
 				return 2;
 			}
 			break;
@@ -402,31 +489,61 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'n': o.iters = atoi(optarg); break;
-		case 'w': o.warmup = atoi(optarg); break;
-		case 'L': local = atoi(optarg); break;
+		case 'n':
+			if (int_option("-n", optarg, 1, 1000000, &v) != 0)
+				return 2;
+			o.iters = (int)v;
+			break;
+		case 'w':
+			if (int_option("-w", optarg, 0, 1000000, &v) != 0)
+				return 2;
+			o.warmup = (int)v;
+			break;
+		case 'L':
+			if (int_option("--local", optarg, 1, 256, &local) != 0)
+				return 2;
+			break;
 		case 'M':
-			if (parse_size(optarg, &sz) != 0 || sz == 0) {
-				fprintf(stderr, "trainrt-bench: --memcpy '%s' is not a size\n", optarg);
+			if (size_option("--memcpy", optarg, &sz) != 0)
+				return 2;
+			if (sz == 0) {
+				fprintf(stderr, "trainrt-bench: --memcpy '%s': give at least one byte\n", optarg);
 				return 2;
 			}
 			return run_memcpy(sz);
 		case 'R':
-			if (atoi(optarg) < 1) {
-				fprintf(stderr, "trainrt-bench: --rendezvous '%s' is not a positive count\n", optarg);
+			if (int_option("--rendezvous", optarg, 1, 100000, &v) != 0)
 				return 2;
-			}
-			return run_rendezvous(atoi(optarg));
+			return run_rendezvous((int)v);
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("trainrt-bench (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
+			return 0;
+		case ':':
+			fprintf(stderr, "trainrt-bench: %s needs a value\n", argv[optind - 1]);
+			return 2;
 		default:
-			usage();
-			return ch == 'h' ? 0 : 2;
+			fprintf(stderr, "trainrt-bench: unknown option '%s' (see trainrt-bench --help)\n", argv[optind - 1]);
+			return 2;
 		}
 	}
-	if (o.iters < 1 || o.warmup < 0 || o.minb > o.maxb || (local < 0 || local > 256)) {
-		usage();
+	if (optind < argc) {
+		fprintf(stderr, "trainrt-bench: unexpected argument '%s' (see trainrt-bench --help)\n", argv[optind]);
 		return 2;
 	}
-	if (o.minb == 0)
-		o.minb = trainrt_dtype_size(o.dtype);
-	return local ? run_local(local, &o) : bench_rank(&o);
+	es = trainrt_dtype_size(o.dtype);
+	if (o.maxb < es) {
+		fprintf(stderr, "trainrt-bench: -e %zu: the largest size must hold at least one %s element (%zu bytes)\n",
+			o.maxb, o.dtype == TRAINRT_BF16 ? "bf16" : "float", es);
+		return 2;
+	}
+	if (o.minb > o.maxb) {
+		fprintf(stderr, "trainrt-bench: -b %zu is larger than -e %zu\n", o.minb, o.maxb);
+		return 2;
+	}
+	if (o.minb < es)
+		o.minb = es;
+	return local ? run_local((int)local, &o) : bench_rank(&o);
 }

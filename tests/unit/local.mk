@@ -124,6 +124,10 @@ tests_unit_test_ckpt_LDADD = $(TRAIN_UNIT_LDADD)
 tests_unit_test_train_opts_SOURCES = tests/unit/test_train_opts.c tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_train_opts_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_train_opts_LDADD = $(TRAIN_UNIT_LDADD)
+check_PROGRAMS += tests/unit/test_throughput
+tests_unit_test_throughput_SOURCES = tests/unit/test_throughput.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_throughput_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_throughput_LDADD = $(TRAIN_UNIT_LDADD)
 
 # train-sweep: grid parsing and point indexing, summary reading, point status, ranking and report rendering.
 check_PROGRAMS += tests/unit/test_sweep
@@ -145,3 +149,11 @@ tests_unit_test_gpu_step_host_SOURCES = tests/gpu/mlp_check.c tests/unit/gpu_hos
 tests_unit_test_gpu_step_host_CPPFLAGS = $(AM_CPPFLAGS) -DTT_HAVE_CUDA=1
 tests_unit_test_gpu_step_host_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS)
 tests_unit_test_gpu_step_host_LDADD = libtrainrt.la libtrainmodel.la libtopo.la $(OPENBLAS_LIBS) -lz -lm
+# The same step with 2 ranks over shared memory (the double's memory is host memory).
+check_PROGRAMS += tests/unit/test_gpu_step_ranks
+tests_unit_test_gpu_step_ranks_SOURCES = tests/unit/test_gpu_step_ranks.c tests/unit/gpu_host_double.c \
+	tests/unit/comm_harness.c tests/unit/comm_harness.h tests/unit/cunit_main.c tests/unit/cunit_main.h \
+	runtime/dp.c runtime/dp_gpu.c
+tests_unit_test_gpu_step_ranks_CPPFLAGS = $(AM_CPPFLAGS) -DTT_HAVE_CUDA=1
+tests_unit_test_gpu_step_ranks_CFLAGS = $(UNIT_CFLAGS) $(OPENBLAS_CFLAGS)
+tests_unit_test_gpu_step_ranks_LDADD = libtrainrt.la libtrainmodel.la $(UNIT_LDADD) $(OPENBLAS_LIBS) -lz -lm
