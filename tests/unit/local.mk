@@ -30,6 +30,13 @@ tests_unit_test_plugin_config_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/spank
 tests_unit_test_plugin_config_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_plugin_config_LDADD = libttspank.la $(UNIT_LDADD)
 
+# spank: the step's topology file and the job's directory (no Slurm needed).
+check_PROGRAMS += tests/unit/test_topo_file
+tests_unit_test_topo_file_SOURCES = tests/unit/test_topo_file.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_topo_file_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/spank
+tests_unit_test_topo_file_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_topo_file_LDADD = libttspank.la $(UNIT_LDADD)
+
 # spank: the signal relay's choice of targets.
 check_PROGRAMS += tests/unit/test_proctree
 tests_unit_test_proctree_SOURCES = tests/unit/test_proctree.c tests/unit/cunit_main.c
