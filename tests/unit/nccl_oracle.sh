@@ -48,13 +48,17 @@ build_out=$("$tool/build.sh" 2>&1) || {
 	echo "$build_out"; echo "FAIL - building the checker"; exit 1
 }
 
-# export -> scenario (in the checker's examples/, or written below) and what to change in it;
-# fixture -> how its scenario (written from the fixture) is changed.
-machines="cts1-pascal:cts1-pascal: nvidiaDGX2:nvidiaDGX2:nvlinks6 coral-lassen:coral-lassen:
-32em64t-2n8c2t-pci-wholeio:32em64t-2n8c2t-pci-wholeio: 32em64t-2n8c2t-pci-normalio:32em64t-2n8c2t-pci-wholeio:
-24em64t-2n6c2t-pci:24em64t-2n6c2t-pci: power8gpudistances:power8gpudistances:
-64intel64-3g2n+2n-irregulargroups+pci:64intel64-quadro:"
-fixture_machines="dual-pcie-8gpu: hgx-nvswitch-8gpu:nvlinks18 cloud-vm-8gpu: cloud-efa-vm: cloud-efa-vm:rdm"
+# export:scenario (in the checker's examples/, or written below):change to it:GPU-NIC pairs that
+# share a PCIe switch (GDR on under NCCL_NET_GDR_LEVEL=PIX), plain:the same with virtual switches.
+# The pair counts are what the machines are known to have (cts1: both P100s and the ConnectX-5
+# behind one PLX switch; the fixtures: by design), not what train-topo says.
+machines="cts1-pascal:cts1-pascal::2:2 nvidiaDGX2:nvidiaDGX2:nvlinks6:0:0 coral-lassen:coral-lassen::0:0
+32em64t-2n8c2t-pci-wholeio:32em64t-2n8c2t-pci-wholeio::0:2 32em64t-2n8c2t-pci-normalio:32em64t-2n8c2t-pci-wholeio::0:2
+24em64t-2n6c2t-pci:24em64t-2n6c2t-pci::0:0 power8gpudistances:power8gpudistances::0:0
+64intel64-3g2n+2n-irregulargroups+pci:64intel64-quadro::0:0"
+# fixture:change:pairs plain:pairs with virtual switches (scenario written from the fixture)
+fixture_machines="dual-pcie-8gpu::12:12 hgx-nvswitch-8gpu:nvlinks18:8:8 cloud-vm-8gpu::0:16
+cloud-efa-vm::0:4 cloud-efa-vm:rdm:0:4"
 # The checker has no example for this one: two Quadro K4000 (10de:11ba, sm 30) of unknown NUMA node.
 mkdir -p "$tmp/examples"
 printf 'gpu 0002:01:00.0 30 0\ngpu 0004:01:00.0 30 0\n' >"$tmp/examples/64intel64-quadro.scn"
@@ -130,12 +134,17 @@ for line in out:
         if verbose: print("  note %s-%s: show %s, not checkable (direct NVLink)" % (a, b, want))
         continue
     checked += 1
-    ok = nccl_type(want) == m.group(4)
+    expect = nccl_type(want)
     if m.group(5) == "gdr":
-        expect_on = order.index(m.group(4)) <= order.index(gdr_level)
+        expect_on = order.index(expect) <= order.index(gdr_level)
+        # Without GPUDirect RDMA NCCL routes a PIX/PXB pair through the CPU: its path says PHB.
+        if not expect_on and order.index(expect) < order.index("PHB"):
+            expect = "PHB"
         on = m.group(6) != "none"
         gdr_on += on
-        ok = ok and on == expect_on
+        ok = expect == m.group(4) and on == expect_on
+    else:
+        ok = expect == m.group(4)
     if verbose or not ok:
         print("  %s %s-%s: show %s, NCCL %s %s=%s" % ("ok" if ok else "MISMATCH", a, b, want,
               m.group(4), m.group(5), m.group(6)))
@@ -144,12 +153,13 @@ print("pairs=%d mismatches=%d gdr_on=%d unchecked_nvlink=%d" % (checked, bad, gd
 sys.exit(1 if bad or checked == 0 else 0)
 EOF
 
-# check NAME INPUT SCENARIO: one machine, plain and with virtual switches.
+# check NAME INPUT SCENARIO PIX_PAIRS PIX_PAIRS_VS: one machine, plain and with virtual switches.
 check() {
-	local name=$1 input=$2 scn=$3 what vs level rc summary ngpu nnet
+	local name=$1 input=$2 scn=$3 what vs level rc summary ngpu nnet pix
 	ngpu=$(grep -c '^gpu ' "$scn"); nnet=$(grep -c '^net ' "$scn")
 	for vs in "" --virtual-switches; do
 		what="$name${vs:+ $vs}"
+		pix=$4; [ -z "$vs" ] || pix=$5
 		if ! "$bin" nccl-xml --input "$input" $vs -o "$tmp/topo.xml" 2>"$tmp/err" ||
 		   ! "$bin" json --input "$input" $vs >"$tmp/model.json" 2>>"$tmp/err" ||
 		   ! "$bin" show --input "$input" $vs >"$tmp/show.txt" 2>>"$tmp/err"; then
@@ -168,6 +178,8 @@ check() {
 			else
 				echo "$summary"; fail "$what (GDR level $level): NCCL's paths differ from train-topo show"
 			fi
+			[ $level = PXB ] || [ "$(echo "$summary" | sed -n 's/.* gdr_on=\([0-9]*\) .*/\1/p')" = "$pix" ] ||
+				fail "$what: GDR on for $(echo "$summary" | sed -n 's/.* gdr_on=\([0-9]*\) .*/\1/p') GPU-NIC pairs at level PIX, the machine has $pix behind a shared switch"
 		done
 		# Default settings, and NCCL's IB plugin merging the ports of a NIC: still accepted.
 		cp "$scn" "$tmp/vnic.scn"; echo "opt vnic" >>"$tmp/vnic.scn"
@@ -177,19 +189,19 @@ check() {
 }
 
 for entry in $machines; do
-	IFS=: read -r name scn change <<<"$entry"
+	IFS=: read -r name scn change pix pix_vs <<<"$entry"
 	scn_file=$tool/examples/$scn.scn
 	[ -f "$scn_file" ] || scn_file=$tmp/examples/$scn.scn
 	sed -e '/^opt vnic/d' "$scn_file" >"$tmp/$name.scn"
 	[ "$change" = nvlinks6 ] && sed -i -e 's/^\(gpu [^ ]* [0-9]*\) 0$/\1 6/' "$tmp/$name.scn"
-	check "$name" "$exports/$name.xml" "$tmp/$name.scn"
+	check "$name" "$exports/$name.xml" "$tmp/$name.scn" "$pix" "$pix_vs"
 done
 for entry in $fixture_machines; do
-	IFS=: read -r name change <<<"$entry"
+	IFS=: read -r name change pix pix_vs <<<"$entry"
 	"$bin" json --input "$fixtures/$name.xml" >"$tmp/fixture.json" 2>/dev/null &&
 		python3 "$tmp/scenario.py" "$tmp/fixture.json" $change >"$tmp/$name.scn" ||
 		{ fail "$name: cannot write its scenario"; continue; }
 	[ "$change" = nvlinks18 ] && sed -i -e 's/^\(gpu [^ ]* [0-9]*\) 0$/\1 18/' "$tmp/$name.scn"
-	check "fixture $name${change:+ ($change)}" "$fixtures/$name.xml" "$tmp/$name.scn"
+	check "fixture $name${change:+ ($change)}" "$fixtures/$name.xml" "$tmp/$name.scn" "$pix" "$pix_vs"
 done
 exit $((failures > 0))
