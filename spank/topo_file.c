@@ -244,12 +244,12 @@ static int same_dir_fd(const struct tt_topo_dir *d)
 static int remove_in_dir(const struct tt_plugin_config *cfg, struct tt_topo_dir *d, const char *file,
 			 tt_err *err)
 {
-	int basefd = open_base(cfg, err), fd = -1, rc = 0;
+	int basefd = open_base(cfg, err), fd = -1, rc = 0, own_fd = same_dir_fd(d);
 	struct stat st;
 
 	if (basefd < 0)
 		goto out;
-	if (same_dir_fd(d)) {
+	if (own_fd) {
 		fd = d->fd;
 	} else {
 		fd = openat(basefd, d->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -269,7 +269,9 @@ static int remove_in_dir(const struct tt_plugin_config *cfg, struct tt_topo_dir 
 		close(fd);
 	close(basefd);
 out:
-	if (d->fd >= 0)
+	/* Not ours when it is not the directory: after a ContainSpank clone the number may be one of
+	 * slurmstepd's own descriptors. */
+	if (own_fd)
 		close(d->fd);
 	d->fd = -1;
 	return rc;

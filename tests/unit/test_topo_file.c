@@ -208,18 +208,21 @@ static void test_removal_only_through_the_checked_directory(void)
 	CU_ASSERT_EQUAL(slurp(kept, buf, sizeof(buf)), 0); /* the victim's file is untouched */
 	CU_ASSERT_STRING_EQUAL(buf, "precious");
 	CU_ASSERT_EQUAL(entries(moved), 0); /* our file went, through the directory we checked */
-	/* Without the open directory (ContainSpank: another fd table) the name leads to a link:
-	 * nothing is touched at all. */
+	/* Without the open directory (ContainSpank: another fd table, the number means something
+	 * else here) the name leads to a link: nothing is touched at all, not even that number. */
 	CU_ASSERT_EQUAL(rmdir(moved), 0);
 	CU_ASSERT_EQUAL(unlink(jobdir), 0);
 	CU_ASSERT_EQUAL_FATAL(tt_topo_file_create(&e.cfg, 5, 2, path, sizeof(path), &dir, &pol, &err), 0);
 	close(dir.fd);
-	dir.fd = -1;
+	dir.fd = open("/dev/null", O_RDONLY); /* the number now names another file of the process */
+	fd = dir.fd;
 	CU_ASSERT_EQUAL_FATAL(rename(jobdir, moved), 0);
 	CU_ASSERT_EQUAL_FATAL(symlink(victim, jobdir), 0);
 	CU_ASSERT_EQUAL(tt_topo_file_remove(&e.cfg, &dir, path, &err), 0);
 	CU_ASSERT_EQUAL(access(kept, F_OK), 0);
 	CU_ASSERT_EQUAL(entries(moved), 1);
+	CU_ASSERT_NOT_EQUAL(fcntl(fd, F_GETFD), -1); /* not closed: it was not the directory */
+	close(fd);
 	teardown(&e);
 }
 
