@@ -1,7 +1,7 @@
 /* topo_file.c — creating and removing the step's NCCL topology file (see topo_file.h).
  *
- * Who runs what (Slurm's src/slurmd/slurmstepd/mgr.c, checked in 24.11 and 26.05; the same order
- * since 22.05, whose slurm_spank_user_init(3) says "called after privileges are temporarily
+ * Who runs what (Slurm's src/slurmd/slurmstepd/mgr.c, checked in 24.11 and 26.05; spank(8) of
+ * 22.05 says the same of slurm_spank_user_init: "called after privileges are temporarily
  * dropped"): _fork_all_tasks() calls drop_privileges() and then the SPANK user_init hook, so
  * tt_topo_file_create runs with the job user's effective uid (real uid root); slurm_spank_exit
  * runs after privileges are reclaimed, as root. With ContainSpank, user_init runs in a clone()
