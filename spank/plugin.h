@@ -23,8 +23,9 @@ struct tt_plugin {
 	enum tt_mode mode;	/* resolved for this step (remote) or command (local) */
 	uint32_t job_id, step_id;
 	char topo_file[PATH_MAX];	/* NCCL_TOPO_FILE of this step on this node, "" when none */
+	struct tt_topo_dir topo_dir;	/* the job's directory holding it, for removal */
 	tt_err topo_problem;	/* why there is none, for the task's warning */
-	struct tt_node_policy policy;	/* NCCL_IB_HCA per GPU, NCCL_SOCKET_IFNAME */
+	struct tt_node_policy policy;	/* NCCL_IB_HCA, NCCL_SOCKET_IFNAME, notes for the node */
 };
 
 extern struct tt_plugin tt_plugin;

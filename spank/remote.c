@@ -45,8 +45,8 @@ int tt_remote_user_init(spank_t sp)
 	    tt_plugin.step_id == TT_STEP_BATCH)
 		return 0;
 	if (tt_topo_file_create(&tt_plugin.cfg, tt_plugin.job_id, tt_plugin.step_id,
-				tt_plugin.topo_file, sizeof(tt_plugin.topo_file), &tt_plugin.policy,
-				&tt_plugin.topo_problem) != 0) {
+				tt_plugin.topo_file, sizeof(tt_plugin.topo_file), &tt_plugin.topo_dir,
+				&tt_plugin.policy, &tt_plugin.topo_problem) != 0) {
 		/* A failure here would end the step with exit code 0 ("could not execve"): each
 		 * task reports it instead (see apply_topology). */
 		tt_plugin.topo_file[0] = '\0';
@@ -89,12 +89,11 @@ static int apply_default(spank_t sp, const char *name, const char *value)
 	return apply_var(sp, name, value);
 }
 
-/* Mode full: the step's topology file and this task's NCCL_IB_HCA / NCCL_SOCKET_IFNAME. */
-static int apply_topology(spank_t sp, char **job_env, const struct tt_step_facts *facts,
-			  const struct tt_task_env *env)
+/* Mode full: the step's topology file and the node's NCCL_IB_HCA / NCCL_SOCKET_IFNAME. Without a
+ * complete file NCCL_TOPO_FILE stays unset (NCCL then reads the node itself): the job is never
+ * worse off for the plugin, only warned, once per node, or stopped with strict=yes. */
+static int apply_topology(spank_t sp, const struct tt_step_facts *facts)
 {
-	int gpu;
-
 	if (tt_plugin.mode != TT_MODE_FULL)
 		return 0;
 	if (!tt_plugin.topo_file[0]) {
@@ -110,12 +109,11 @@ static int apply_topology(spank_t sp, char **job_env, const struct tt_step_facts
 				tt_plugin.topo_problem.msg);
 		return 0;
 	}
-	gpu = tt_gres_node_index(tt_env_array, job_env, &facts->gpus, env->cuda_visible_devices);
+	for (int i = 0; i < tt_plugin.policy.nnotes && facts->local_id == 0; i++)
+		fprintf(stderr, TT_PLUGIN ": warning: %s\n", tt_plugin.policy.notes[i]);
 	if (apply_default(sp, "NCCL_TOPO_FILE", tt_plugin.topo_file) != 0 ||
-	    apply_default(sp, "NCCL_SOCKET_IFNAME", tt_plugin.policy.socket_ifname) != 0)
-		return -1;
-	if (gpu >= 0 && gpu < tt_plugin.policy.ngpus &&
-	    apply_default(sp, "NCCL_IB_HCA", tt_plugin.policy.ib_hca[gpu]) != 0)
+	    apply_default(sp, "NCCL_SOCKET_IFNAME", tt_plugin.policy.socket_ifname) != 0 ||
+	    apply_default(sp, "NCCL_IB_HCA", tt_plugin.policy.ib_hca) != 0)
 		return -1;
 	return 0;
 }
@@ -148,7 +146,7 @@ static int apply_task_env(spank_t sp)
 	/* The node's first task speaks for all of them, so a warning appears once per node. */
 	for (i = 0; i < env.nwarnings && facts.local_id == 0; i++)
 		fprintf(stderr, TT_PLUGIN ": warning: %s\n", env.warnings[i]);
-	return apply_topology(sp, job_env, &facts, &env);
+	return apply_topology(sp, &facts);
 }
 
 static int start_relay(void)
@@ -181,7 +179,7 @@ int tt_remote_exit(spank_t sp)
 
 	(void)sp;
 	if (tt_plugin.topo_file[0] &&
-	    tt_topo_file_remove(&tt_plugin.cfg, tt_plugin.job_id, tt_plugin.topo_file, &err) != 0) {
+	    tt_topo_file_remove(&tt_plugin.cfg, &tt_plugin.topo_dir, tt_plugin.topo_file, &err) != 0) {
 		slurm_error(TT_PLUGIN ": %s", err.msg);
 		return -1;
 	}

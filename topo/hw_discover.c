@@ -151,6 +151,7 @@ static int add_io(struct walk *w, hwloc_obj_t obj, int parent)
 	name = hwloc_obj_get_info_by_name(obj, "PCIDevice");
 	if (name)
 		snprintf(p.name, sizeof(p.name), "%s", name);
+	p.nvswitch_subtype = obj->subtype && strcmp(obj->subtype, "NVSwitch") == 0;
 	idx = tt_hw_add_pci(w->m, &p);
 	if (idx < 0)
 		return -1;
@@ -183,6 +184,36 @@ static void cpuset_from_bitmap(hwloc_const_bitmap_t b, cpu_set_t *set)
 	hwloc_bitmap_foreach_end();
 }
 
+/* Exports without CPUVendor (older hwloc, 32em64t-style files) still name the model. */
+static void vendor_from_model_name(const char *model, struct tt_numa *t)
+{
+	if (model && strstr(model, "Intel"))
+		snprintf(t->cpu_vendor, sizeof(t->cpu_vendor), "GenuineIntel");
+	else if (model && strstr(model, "AMD"))
+		snprintf(t->cpu_vendor, sizeof(t->cpu_vendor), "AuthenticAMD");
+}
+
+/* Overlapping NUMA CPU sets mean a broken export; every CPU binding would be wrong. */
+static int numa_sets_disjoint(struct walk *w)
+{
+	for (int i = 0; i < w->m->nnuma; i++) {
+		for (int j = i + 1; j < w->m->nnuma; j++) {
+			cpu_set_t both;
+			char cpus[256];
+
+			CPU_AND(&both, &w->m->numa[i].cpus, &w->m->numa[j].cpus);
+			if (CPU_COUNT(&both) == 0)
+				continue;
+			if (tt_cpuset_to_list(&both, cpus, sizeof(cpus)) < 0)
+				snprintf(cpus, sizeof(cpus), "(many)");
+			return tt_err_set(w->err, "%s: NUMA nodes %d and %d both hold CPUs %s: the CPU sets "
+					  "are inconsistent; export the topology again", w->m->source,
+					  w->m->numa[i].os_index, w->m->numa[j].os_index, cpus);
+		}
+	}
+	return 0;
+}
+
 static int read_numa(struct walk *w)
 {
 	int n = hwloc_get_nbobjs_by_type(w->topo, HWLOC_OBJ_NUMANODE);
@@ -211,9 +242,11 @@ static int read_numa(struct walk *w)
 			t->cpu_family = atoi(s);
 		if ((s = hwloc_obj_get_info_by_name(pkg, "CPUModelNumber")))
 			t->cpu_model = atoi(s);
+		if (!t->cpu_vendor[0] && strcmp(w->m->arch, "x86_64") == 0)
+			vendor_from_model_name(hwloc_obj_get_info_by_name(pkg, "CPUModel"), t);
 	}
 	w->m->nnuma = n;
-	return 0;
+	return numa_sets_disjoint(w);
 }
 
 static void read_arch(struct walk *w)
@@ -270,34 +303,9 @@ static int read_nvlinks(struct walk *w)
 	return rc;
 }
 
-/* hwloc 2.x says only "cannot import"; a 3.x export is common enough to deserve its own words. */
-static int check_xml_file(const char *path, tt_err *err)
-{
-	char head[512];
-	size_t n;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return tt_err_errno(err, "cannot open hwloc XML '%s'", path);
-	n = fread(head, 1, sizeof(head) - 1, f);
-	if (ferror(f)) { /* a directory, for one */
-		tt_err_errno(err, "cannot read hwloc XML '%s'", path);
-		fclose(f);
-		return -1;
-	}
-	fclose(f);
-	head[n] = '\0';
-	if (n == 0)
-		return tt_err_set(err, "hwloc XML '%s' is empty: export one with `lstopo --of xml FILE`", path);
-	if (strstr(head, "<topology version=\"3"))
-		return tt_err_set(err, "hwloc XML '%s' is in hwloc 3.x format, which hwloc 2.x cannot "
-				  "import: export it again with hwloc 2.x (`lstopo --of xml`)", path);
-	return 0;
-}
-
 static int load_hwloc(const struct tt_hw_options *o, hwloc_topology_t *topo, tt_err *err)
 {
-	if (o->input_xml && check_xml_file(o->input_xml, err) < 0)
+	if (o->input_xml && tt_hwloc_xml_check(o->input_xml, err) < 0)
 		return -1;
 	if (hwloc_topology_init(topo) != 0)
 		return tt_err_errno(err, "hwloc: cannot initialise a topology");
@@ -331,6 +339,24 @@ fail:
 	hwloc_topology_destroy(*topo);
 	*topo = NULL;
 	return -1;
+}
+
+/* An InfiniBand controller (class 0x0207, or 0x0c06 on older cards) without an RDMA device has
+ * no name NCCL could match: the export lacks OS devices, or the driver is not loaded. Its PCI
+ * node is still written (NCCL can place the NIC by bus id), but the user must hear about it. */
+static void warn_unnamed_ib(struct tt_hw_model *m)
+{
+	for (int i = 0; i < m->npci; i++) {
+		unsigned cls = m->pci[i].class_id >> 8;
+
+		if (m->pci[i].kind != TT_PCI_DEVICE || (cls != 0x0207 && cls != 0x0c06) ||
+		    tt_hw_pci_is_hca(m, i))
+			continue;
+		tt_hw_warn(m, "%s: InfiniBand controller %s has no RDMA device (%s): it gets no <net> in "
+			   "the NCCL topology file and no NCCL_IB_HCA entry", m->source, m->pci[i].busid,
+			   strcmp(m->source, "this machine") == 0 ? "is its driver loaded?"
+								   : "the export has no OS devices for it");
+	}
 }
 
 int tt_hw_discover(const struct tt_hw_options *o, struct tt_hw_model **out, tt_err *err)
@@ -367,6 +393,7 @@ int tt_hw_discover(const struct tt_hw_options *o, struct tt_hw_model **out, tt_e
 			goto fail;
 		tt_netif_mark_node_address(w.m);
 	}
+	warn_unnamed_ib(w.m);
 	if (tt_hw_finish(w.m) < 0) {
 		tt_err_set(err, "%s: out of memory ordering GPUs", w.m->source);
 		goto fail;

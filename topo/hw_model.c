@@ -3,6 +3,7 @@
  * Everything here is pure (no system calls), so tests build models by hand and check it. */
 #include "hw_model.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
@@ -85,6 +86,30 @@ int tt_hw_pci_is_hca(const struct tt_hw_model *m, int pci)
 	return 0;
 }
 
+int tt_hca_usable(const struct tt_hca *h)
+{
+	if (!h->name[0])
+		return 0;
+	for (int p = 0; p < h->nports; p++)
+		if (h->ports[p].active)
+			return 1;
+	return h->nports == 0;
+}
+
+void tt_hw_warn(struct tt_hw_model *m, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (m->nwarnings == TT_HW_MAX_WARNINGS) {
+		snprintf(m->warnings[TT_HW_MAX_WARNINGS - 1], TT_HW_WARNING_LEN,
+			 "(%d or more warnings; the rest are not shown)", TT_HW_MAX_WARNINGS);
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(m->warnings[m->nwarnings++], TT_HW_WARNING_LEN, fmt, ap);
+	va_end(ap);
+}
+
 int tt_hw_pci_numa(const struct tt_hw_model *m, int pci)
 {
 	/* Discovery sets numa on the top of each hierarchy; children inherit it. */
@@ -101,7 +126,8 @@ int tt_pci_is_nvidia_gpu(const struct tt_pci *p)
 
 int tt_pci_is_nvswitch(const struct tt_pci *p)
 {
-	return p->kind == TT_PCI_DEVICE && p->vendor == 0x10de && (p->class_id >> 8) == 0x0680;
+	return p->kind == TT_PCI_DEVICE &&
+	       (p->nvswitch_subtype || (p->vendor == 0x10de && (p->class_id >> 8) == 0x0680));
 }
 
 static int nvswitch_links(const struct tt_hw_model *m, int gpu)
@@ -135,19 +161,34 @@ static int nvlink_count(const struct tt_hw_model *m, int a, int b)
 	return sa < sb ? sa : sb;
 }
 
-static int steps_to(const struct tt_hw_model *m, int from, int ancestor)
+static int ends_at_cpu(const struct tt_hw_model *m, int pci)
 {
-	int n = 0;
+	return pci < 0 || m->pci[pci].kind == TT_PCI_HOSTBRIDGE;
+}
 
-	for (int i = from; i >= 0; i = m->pci[i].parent, n++)
-		if (i == ancestor)
-			return n;
-	return -1;
+int tt_hw_nccl_parent(const struct tt_hw_model *m, int pci)
+{
+	int up = m->pci[pci].parent;
+
+	if (ends_at_cpu(m, up))
+		return -1;
+	if (m->pci[up].is_virtual)
+		return up;
+	up = m->pci[up].parent; /* the port in between is not a node of its own */
+	return ends_at_cpu(m, up) ? -1 : up;
+}
+
+/* The host bridge (or, for a virtual switch, the top node) a device hangs from. */
+static int top_of(const struct tt_hw_model *m, int pci)
+{
+	while (m->pci[pci].parent >= 0)
+		pci = m->pci[pci].parent;
+	return pci;
 }
 
 enum tt_hw_rel tt_hw_relation(const struct tt_hw_model *m, int a, int b, int *nvlinks)
 {
-	int nv, na, nb;
+	int nv, pa, na, nb;
 
 	if (nvlinks)
 		*nvlinks = 0;
@@ -159,19 +200,18 @@ enum tt_hw_rel tt_hw_relation(const struct tt_hw_model *m, int a, int b, int *nv
 			*nvlinks = nv;
 		return TT_REL_NV;
 	}
-	for (int up = m->pci[a].parent; up >= 0; up = m->pci[up].parent) {
-		nb = steps_to(m, b, up);
-		if (nb < 0)
-			continue;
-		if (m->pci[up].kind == TT_PCI_HOSTBRIDGE)
-			return TT_REL_PHB;
-		na = steps_to(m, a, up);
-		/* Two steps = device, downstream port, upstream port: still one PCIe switch. */
-		return na <= 2 && nb <= 2 ? TT_REL_PIX : TT_REL_PXB;
-	}
+	pa = tt_hw_nccl_parent(m, a);
+	if (pa >= 0 && pa == tt_hw_nccl_parent(m, b))
+		return TT_REL_PIX;
+	for (; pa >= 0; pa = tt_hw_nccl_parent(m, pa))
+		for (int pb = tt_hw_nccl_parent(m, b); pb >= 0; pb = tt_hw_nccl_parent(m, pb))
+			if (pa == pb)
+				return TT_REL_PXB;
+	if (top_of(m, a) == top_of(m, b) && m->pci[top_of(m, a)].kind == TT_PCI_HOSTBRIDGE)
+		return TT_REL_PHB;
 	na = tt_hw_pci_numa(m, a);
 	nb = tt_hw_pci_numa(m, b);
-	return na >= 0 && na == nb ? TT_REL_NODE : TT_REL_SYS;
+	return na == nb ? TT_REL_NODE : TT_REL_SYS;
 }
 
 const char *tt_hw_rel_name(enum tt_hw_rel rel, int nvlinks, char *buf, size_t len)

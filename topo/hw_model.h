@@ -49,6 +49,7 @@ struct tt_pci {
 	double link_gts;          /* per-lane transfer rate in GT/s, 0 when unknown */
 	int link_width;           /* lanes, 0 when unknown */
 	int is_virtual;           /* made up by hw_vswitch.c */
+	int nvswitch_subtype;     /* hwloc's subtype="NVSwitch" (DGX-2 exports have one with class 0000) */
 	char name[64];            /* product name when hwloc knows it */
 };
 
@@ -89,6 +90,10 @@ struct tt_netif {
 	int carries_node_address; /* holds the address the node's hostname resolves to */
 };
 
+/* Things discovery found but could not use, for the commands to print (one line each). */
+#define TT_HW_MAX_WARNINGS 8
+#define TT_HW_WARNING_LEN 256
+
 struct tt_hw_model {
 	char source[256]; /* the XML file or "this machine", for messages */
 	char arch[16];    /* x86_64, arm64, ppc64 (NCCL's names) */
@@ -101,21 +106,35 @@ struct tt_hw_model {
 	struct tt_nvlink *nvlink;
 	struct tt_hca *hca;     /* sorted by name */
 	struct tt_netif *netif;
+	int nwarnings;
+	char warnings[TT_HW_MAX_WARNINGS][TT_HW_WARNING_LEN];
 };
 
 /* Reads the node. On failure returns -1, *m is NULL, err names the input that failed. */
 int tt_hw_discover(const struct tt_hw_options *o, struct tt_hw_model **m, tt_err *err);
 void tt_hw_free(struct tt_hw_model *m);
 
+/* The PCI node NCCL makes the parent of PCI device pci, -1 for the CPU (NUMA node) above it.
+ * NCCL keeps one node per PCIe switch: from a device it goes up two levels of the PCI tree at a
+ * time (device -> downstream port -> upstream port), so the upstream port stands for the switch
+ * and downstream and root ports disappear; a host bridge (or running out of bridges) ends at
+ * the CPU. Virtual switches (hw_vswitch.c) are single nodes already. The NCCL file is written on
+ * this tree and the relations below are computed on it, so both always agree. */
+int tt_hw_nccl_parent(const struct tt_hw_model *m, int pci);
+
 /* The nvidia-smi topo -m relation between two PCI devices, nearest first. */
 enum tt_hw_rel { TT_REL_X, TT_REL_NV, TT_REL_PIX, TT_REL_PXB, TT_REL_PHB, TT_REL_NODE, TT_REL_SYS };
 
-/* Relation of PCI devices a and b; *nvlinks gets the NVLink count for TT_REL_NV (may be NULL). */
+/* Relation of PCI devices a and b; *nvlinks gets the NVLink count for TT_REL_NV (may be NULL).
+ * PIX: both below the same PCIe switch; PXB: a common switch further up; PHB: the same host
+ * bridge; NODE: the same NUMA node (or both unknown); SYS: across NUMA nodes. NCCL's path types
+ * are the same except that it has no NODE (it says PHB there). */
 enum tt_hw_rel tt_hw_relation(const struct tt_hw_model *m, int a, int b, int *nvlinks);
 /* "X", "NV4", "PIX", ... into buf. */
 const char *tt_hw_rel_name(enum tt_hw_rel rel, int nvlinks, char *buf, size_t len);
 
-/* NVIDIA GPU (class 0x03xx, vendor 0x10de) and NVSwitch (class 0x0680, vendor 0x10de). */
+/* NVIDIA GPU (class 0x03xx, vendor 0x10de) and NVSwitch (class 0x0680 and vendor 0x10de, or
+ * hwloc's subtype NVSwitch). */
 int tt_pci_is_nvidia_gpu(const struct tt_pci *p);
 int tt_pci_is_nvswitch(const struct tt_pci *p);
 
@@ -139,6 +158,11 @@ int tt_hw_add_nvlink(struct tt_hw_model *m, int a, int b, int count);
 int tt_hw_find_hca(const struct tt_hw_model *m, const char *name);
 /* Whether PCI node pci is (a function of) an RDMA HCA. */
 int tt_hw_pci_is_hca(const struct tt_hw_model *m, int pci);
+/* An HCA NCCL can use: it has a name and an active port, or its port states are unknown (an
+ * export without them). NCCL_IB_HCA lists these and the NCCL file describes them. */
+int tt_hca_usable(const struct tt_hca *h);
+/* Records a warning for the commands to print (beyond TT_HW_MAX_WARNINGS the last one says so). */
+void tt_hw_warn(struct tt_hw_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Rebuilds model->gpu from the PCI nodes (NVIDIA class 0x03) in bus id order and sorts HCAs. */
 int tt_hw_finish(struct tt_hw_model *m);
 

@@ -1,10 +1,17 @@
-/* hw_nccl_xml.c — NCCL topology XML from the node model. Only the branches of the PCI tree that
- * lead to a GPU, an HCA or an NVSwitch are written: NCCL trims the rest anyway and every element
- * counts against its 256-element limit. GPUs are described by their PCI node only (NCCL fills the
- * <gpu> element and NVLinks from NVML). HCAs are written the way NCCL's IB plugin reports them:
- * all functions and virtual functions of one card merged into bus:00.0, one <nic> holding a <net>
- * per active port, without `dev` and `port`, which NCCL numbers itself (a wrong value in the file
- * would win). Attribute facts: NCCL src/graph/xml.cc, topo.cc and transport/net_ib.cc. */
+/* hw_nccl_xml.c — NCCL topology XML from the node model: what NCCL's own NCCL_TOPO_DUMP_FILE would
+ * hold on the machine, limited to the GPUs and RDMA NICs and the switches above them (NCCL trims
+ * the rest and every element counts against its 256-element limit). The rules, all from NCCL
+ * 2.28 (src/graph/xml.cc, topo.cc) and checked with its own code (tests/unit/nccl_oracle.sh):
+ *   - one <pci> per PCIe switch, as NCCL's detection keeps it (tt_hw_nccl_parent);
+ *   - every attribute NCCL would otherwise fill in per rank is written (cpu vendor, familyid,
+ *     modelid; pci vendor, device, subsystem ids, link_speed, link_width), because NCCL merges the
+ *     ranks' copies of the file only where they are identical;
+ *   - link values are the lower of the device's and its upstream port's, as NCCL computes them;
+ *     a value nobody knows (VM NICs, hwloc 1.x exports) is written the way NCCL writes it for an
+ *     unreadable sysfs file, link_speed="" link_width="0", which NCCL reads as 8 GT/s x16;
+ *   - NICs keep their real bus id; the functions of one card become one <pci> holding a <net>
+ *     per usable HCA (named as the IB plugin names it); GPUs are described by their <pci> only,
+ *     NCCL adds <gpu> and NVLinks from NVML. */
 #include "hw_nccl_xml.h"
 #include "tt_file.h"
 #include "tt_strbuf.h"
@@ -16,23 +23,60 @@
 struct xml {
 	const struct tt_hw_model *m;
 	struct tt_strbuf sb;
-	char *wanted; /* per PCI node: leads to something NCCL uses */
+	char *wanted; /* per PCI node: written (leads to a GPU or a NIC on NCCL's tree) */
 	int elements;
 };
+
+/* An InfiniBand controller hwloc or verbs could not name (warned about at discovery). */
+static int unnamed_ib(const struct tt_hw_model *m, int pci)
+{
+	unsigned cls = m->pci[pci].class_id >> 8;
+
+	return (cls == 0x0207 || cls == 0x0c06) && !tt_hw_pci_is_hca(m, pci);
+}
+
+static int usable_hca_on(const struct tt_hw_model *m, int pci)
+{
+	for (int h = 0; h < m->nhca; h++)
+		if (m->hca[h].pci == pci && tt_hca_usable(&m->hca[h]))
+			return 1;
+	return 0;
+}
+
+static int is_nic(const struct tt_hw_model *m, int pci)
+{
+	return m->pci[pci].kind == TT_PCI_DEVICE && (usable_hca_on(m, pci) || unnamed_ib(m, pci));
+}
 
 static void mark_wanted(struct xml *x)
 {
 	const struct tt_hw_model *m = x->m;
 
 	for (int i = 0; i < m->npci; i++) {
-		const struct tt_pci *p = &m->pci[i];
-		int use = tt_pci_is_nvidia_gpu(p) || tt_pci_is_nvswitch(p);
-
-		for (int h = 0; h < m->nhca && !use; h++)
-			use = m->hca[h].pci == i;
-		for (int up = i; use && up >= 0 && !x->wanted[up]; up = m->pci[up].parent)
+		if (!tt_pci_is_nvidia_gpu(&m->pci[i]) && !is_nic(m, i))
+			continue;
+		for (int up = i; up >= 0 && !x->wanted[up]; up = tt_hw_nccl_parent(m, up))
 			x->wanted[up] = 1;
 	}
+}
+
+/* Functions of one card: same domain, bus and device ("dddd:bb:dd"), same place in the tree. */
+static int same_card(const struct tt_hw_model *m, int a, int b)
+{
+	return strncmp(m->pci[a].busid, m->pci[b].busid, 10) == 0 &&
+	       tt_hw_nccl_parent(m, a) == tt_hw_nccl_parent(m, b);
+}
+
+/* The card's NIC function with the lowest bus id stands for the card. */
+static int card_head(const struct xml *x, int pci)
+{
+	int head = pci;
+
+	for (int i = 0; i < x->m->npci; i++)
+		if (x->wanted[i] && is_nic(x->m, i) && same_card(x->m, i, pci) &&
+		    strcmp(x->m->pci[i].busid, x->m->pci[head].busid) < 0)
+			head = i;
+	return head;
 }
 
 /* NCCL reads attribute values up to the closing quote and has no entities. */
@@ -51,91 +95,61 @@ static void indent(struct xml *x, int depth)
 	tt_sb_printf(&x->sb, "%*s", 2 * depth, "");
 }
 
-/* "16.0 GT/s PCIe", the form NCCL's table lists; anything it does not list is left out so NCCL
- * reads sysfs itself instead of silently assuming 8 GT/s. */
-static void link_attrs(struct xml *x, const struct tt_pci *p)
+/* NCCL's link of a node: the lower of its own and its upstream port's (sysfs "..") values. */
+static void link_attrs(struct xml *x, int pci)
 {
 	static const double known[] = { 2.5, 5.0, 8.0, 16.0, 32.0, 64.0 };
+	const struct tt_pci *p = &x->m->pci[pci];
+	double gts = p->link_gts;
+	int width = p->link_width;
+	const char *speed = "";
+	char text[32];
 
+	if (!p->is_virtual && p->parent >= 0 && x->m->pci[p->parent].kind == TT_PCI_BRIDGE &&
+	    !x->m->pci[p->parent].is_virtual) {
+		const struct tt_pci *port = &x->m->pci[p->parent];
+
+		if (port->link_gts > 0 && (gts <= 0 || port->link_gts < gts))
+			gts = port->link_gts;
+		if (port->link_width > 0 && (width <= 0 || port->link_width < width))
+			width = port->link_width;
+	}
 	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-		if (p->link_gts == known[i])
-			tt_sb_printf(&x->sb, " link_speed=\"%.1f GT/s PCIe\"", p->link_gts);
-	if (p->link_width > 0)
-		tt_sb_printf(&x->sb, " link_width=\"%d\"", p->link_width);
-}
-
-/* NCCL's IB plugin merges ports and virtual functions of one card into one PCI device by
- * zeroing the device and function digits of its address ("dddd:bb:dd.f" -> "dddd:bb:00.0"). */
-static void nic_busid(const char *busid, char *out)
-{
-	snprintf(out, TT_BUSID_LEN, "%s", busid);
-	if (strlen(out) == 12) {
-		out[8] = out[9] = '0';
-		out[11] = '0';
-	}
-}
-
-/* Calls back for every active, named HCA port whose card is the PCI node pci. */
-static int active_ports_on(const struct tt_hw_model *m, int pci, struct xml *x, int depth)
-{
-	char mine[TT_BUSID_LEN], theirs[TT_BUSID_LEN], name[64];
-	int n = 0;
-
-	nic_busid(m->pci[pci].busid, mine);
-	for (int h = 0; h < m->nhca; h++) {
-		const struct tt_hca *hca = &m->hca[h];
-
-		if (hca->pci < 0 || !hca->name[0])
-			continue;
-		nic_busid(m->pci[hca->pci].busid, theirs);
-		if (m->pci[hca->pci].parent != m->pci[pci].parent || strcmp(mine, theirs) != 0)
-			continue;
-		for (int p = 0; p < hca->nports; p++) {
-			if (!hca->ports[p].active)
-				continue;
-			n++;
-			if (!x)
-				continue;
-			indent(x, depth);
-			tt_sb_printf(&x->sb, "<net name=\"%s\"", attr_safe(hca->name, name, sizeof(name)));
-			if (hca->ports[p].rate_mbps > 0)
-				tt_sb_printf(&x->sb, " speed=\"%d\"", hca->ports[p].rate_mbps);
-			if (hca->sys_image_guid)
-				tt_sb_printf(&x->sb, " guid=\"0x%llx\"", (unsigned long long)hca->sys_image_guid);
-			tt_sb_printf(&x->sb, "/>\n");
-			x->elements++;
+		if (gts == known[i]) {
+			snprintf(text, sizeof(text), "%.1f GT/s PCIe", gts);
+			speed = text;
 		}
-	}
-	return n;
+	tt_sb_printf(&x->sb, " link_speed=\"%s\" link_width=\"%d\"", speed, width > 0 ? width : 0);
 }
 
-static void write_nets(struct xml *x, int pci, int depth)
+static void write_nets(struct xml *x, int card, int depth)
 {
-	if (active_ports_on(x->m, pci, NULL, 0) == 0)
-		return;
+	const struct tt_hw_model *m = x->m;
+	char name[64];
+
 	indent(x, depth);
 	tt_sb_printf(&x->sb, "<nic>\n");
 	x->elements++;
-	active_ports_on(x->m, pci, x, depth + 1);
+	for (int h = 0; h < m->nhca; h++) {
+		const struct tt_hca *hca = &m->hca[h];
+		int rate = 0;
+
+		if (hca->pci < 0 || !tt_hca_usable(hca) || !same_card(m, hca->pci, card))
+			continue;
+		for (int p = 0; p < hca->nports && !rate; p++)
+			if (hca->ports[p].active)
+				rate = hca->ports[p].rate_mbps;
+		indent(x, depth + 1);
+		tt_sb_printf(&x->sb, "<net name=\"%s\"", attr_safe(hca->name, name, sizeof(name)));
+		if (rate > 0)
+			tt_sb_printf(&x->sb, " speed=\"%d\"", rate);
+		if (hca->sys_image_guid)
+			tt_sb_printf(&x->sb, " guid=\"0x%llx\"", (unsigned long long)hca->sys_image_guid);
+		tt_sb_printf(&x->sb, "/>\n");
+		x->elements++;
+	}
 	indent(x, depth);
 	tt_sb_printf(&x->sb, "</nic>\n");
-}
-
-/* Another function of the same card, earlier among the siblings, already holds this one's nets. */
-static int merged_into_sibling(const struct xml *x, int pci)
-{
-	char mine[TT_BUSID_LEN], theirs[TT_BUSID_LEN];
-
-	nic_busid(x->m->pci[pci].busid, mine);
-	for (int i = 0; i < pci; i++) {
-		if (!x->wanted[i] || x->m->pci[i].parent != x->m->pci[pci].parent ||
-		    !tt_hw_pci_is_hca(x->m, i))
-			continue;
-		nic_busid(x->m->pci[i].busid, theirs);
-		if (strcmp(mine, theirs) == 0)
-			return 1;
-	}
-	return 0;
 }
 
 static void write_children(struct xml *x, int parent, int numa, int depth);
@@ -143,48 +157,41 @@ static void write_children(struct xml *x, int parent, int numa, int depth);
 static void write_pci(struct xml *x, int i, int depth)
 {
 	const struct tt_pci *p = &x->m->pci[i];
-	int leaf = 1;
+	int nic = is_nic(x->m, i), nets = 0, leaf = 1;
 
-	char busid[TT_BUSID_LEN];
-	int hca = tt_hw_pci_is_hca(x->m, i);
-
-	if (p->kind == TT_PCI_HOSTBRIDGE) { /* no bus id: its children hang off the cpu */
-		write_children(x, i, -2, depth);
-		return;
-	}
-	if (hca && merged_into_sibling(x, i))
-		return;
+	if (nic && card_head(x, i) != i)
+		return; /* another function of the card holds its nets */
+	for (int h = 0; nic && h < x->m->nhca; h++)
+		nets |= x->m->hca[h].pci >= 0 && tt_hca_usable(&x->m->hca[h]) &&
+			same_card(x->m, x->m->hca[h].pci, i);
 	for (int c = 0; c < x->m->npci && leaf; c++)
-		leaf = !(x->m->pci[c].parent == i && x->wanted[c]);
-	leaf = leaf && !(hca && active_ports_on(x->m, i, NULL, 0));
-	if (hca)
-		nic_busid(p->busid, busid);
-	else
-		snprintf(busid, sizeof(busid), "%s", p->busid);
+		leaf = !(x->wanted[c] && tt_hw_nccl_parent(x->m, c) == i);
+	leaf = leaf && !nets;
 	indent(x, depth);
-	tt_sb_printf(&x->sb, "<pci busid=\"%s\" class=\"0x%06x\"", busid, p->class_id);
-	if (p->vendor)
+	tt_sb_printf(&x->sb, "<pci busid=\"%s\" class=\"0x%06x\"", p->busid, p->class_id);
+	/* Made-up switches have no sysfs entry NCCL could fill anything from. */
+	if (!p->is_virtual)
 		tt_sb_printf(&x->sb, " vendor=\"0x%04x\" device=\"0x%04x\" subsystem_vendor=\"0x%04x\" "
 			     "subsystem_device=\"0x%04x\"", p->vendor, p->device, p->subvendor, p->subdevice);
-	link_attrs(x, p);
+	link_attrs(x, i);
 	tt_sb_printf(&x->sb, "%s>\n", leaf ? "/" : "");
 	x->elements++;
 	if (leaf)
 		return;
-	if (hca)
+	if (nets)
 		write_nets(x, i, depth + 1);
 	write_children(x, i, -2, depth + 1);
 	indent(x, depth);
 	tt_sb_printf(&x->sb, "</pci>\n");
 }
 
-/* Children of PCI node parent, or (parent -1) the tops of hierarchies on NUMA index numa. */
+/* Children of PCI node parent on NCCL's tree, or (parent -1) the nodes under NUMA index numa. */
 static void write_children(struct xml *x, int parent, int numa, int depth)
 {
 	for (int i = 0; i < x->m->npci; i++) {
-		const struct tt_pci *p = &x->m->pci[i];
-
-		if (!x->wanted[i] || p->parent != parent || (parent < 0 && p->numa != numa))
+		if (!x->wanted[i] || x->m->pci[i].kind == TT_PCI_HOSTBRIDGE ||
+		    tt_hw_nccl_parent(x->m, i) != parent ||
+		    (parent < 0 && tt_hw_pci_numa(x->m, i) != numa))
 			continue;
 		write_pci(x, i, depth);
 	}
@@ -193,9 +200,34 @@ static void write_children(struct xml *x, int parent, int numa, int depth)
 static int numa_has_wanted(const struct xml *x, int numa)
 {
 	for (int i = 0; i < x->m->npci; i++)
-		if (x->wanted[i] && x->m->pci[i].parent < 0 && x->m->pci[i].numa == numa)
+		if (x->wanted[i] && x->m->pci[i].kind != TT_PCI_HOSTBRIDGE &&
+		    tt_hw_nccl_parent(x->m, i) < 0 && tt_hw_pci_numa(x->m, i) == numa)
 			return 1;
 	return 0;
+}
+
+/* vendor, familyid and modelid, also where NCCL does not read them (not x86) or the export does
+ * not say: left out, NCCL on x86 fills in the host's own CPU for some ranks only. An x86 CPU of
+ * unknown vendor or model is written as NCCL's oldest Intel model (family 6, model 0), the
+ * lowest inter-socket bandwidth NCCL knows (6 GB/s); an unknown vendor NCCL would treat as
+ * unlimited. */
+static void cpu_id_attrs(struct xml *x, const struct tt_numa *n)
+{
+	const char *vendor = n && n->cpu_vendor[0] ? n->cpu_vendor : "";
+	int x86 = strcmp(x->m->arch, "x86_64") == 0, family = n ? n->cpu_family : 0;
+	int model = n ? n->cpu_model : 0;
+	char safe[64];
+
+	if (x86 && (!vendor[0] || (strcmp(vendor, "GenuineIntel") == 0 && family <= 0))) {
+		vendor = "GenuineIntel";
+		family = 6;
+		model = 0;
+	}
+	/* NCCL's family is base + extended<<4 (cpuid), hwloc's is base + extended. */
+	if (family >= 15)
+		family = 15 + ((family - 15) << 4);
+	tt_sb_printf(&x->sb, " vendor=\"%s\" familyid=\"%d\" modelid=\"%d\"",
+		     attr_safe(vendor, safe, sizeof(safe)), family > 0 ? family : 0, model > 0 ? model : 0);
 }
 
 static void write_cpu(struct xml *x, int numa)
@@ -203,7 +235,7 @@ static void write_cpu(struct xml *x, int numa)
 	const struct tt_hw_model *m = x->m;
 	const struct tt_numa *n = numa >= 0 ? &m->numa[numa] : NULL;
 	const cpu_set_t *cpus = n ? &n->cpus : &m->all_cpus;
-	char map[1200], vendor[64];
+	char map[1200];
 	int words = 1;
 
 	for (int c = 0; c < CPU_SETSIZE; c++)
@@ -214,14 +246,8 @@ static void write_cpu(struct xml *x, int numa)
 	tt_sb_printf(&x->sb, "  <cpu numaid=\"%d\" affinity=\"%s\"", n ? n->os_index : -1, map);
 	if (m->arch[0])
 		tt_sb_printf(&x->sb, " arch=\"%s\"", m->arch);
-	if (n && n->cpu_vendor[0])
-		tt_sb_printf(&x->sb, " vendor=\"%s\"", attr_safe(n->cpu_vendor, vendor, sizeof(vendor)));
-	if (n && n->cpu_family > 0) {
-		/* NCCL's family is base + extended<<4 (cpuid), hwloc's is base + extended. */
-		int fam = n->cpu_family >= 15 ? 15 + ((n->cpu_family - 15) << 4) : n->cpu_family;
-
-		tt_sb_printf(&x->sb, " familyid=\"%d\" modelid=\"%d\"", fam, n->cpu_model);
-	}
+	/* Devices of unknown locality: the CPUs are those of the machine's first NUMA node. */
+	cpu_id_attrs(x, n ? n : m->nnuma ? &m->numa[0] : NULL);
 	tt_sb_printf(&x->sb, ">\n");
 	x->elements++;
 	write_children(x, -1, numa, 2);
@@ -244,17 +270,19 @@ static int nccl_additions(const struct tt_hw_model *m)
 int tt_nccl_xml_render(const struct tt_hw_model *m, char **out, size_t *len, tt_err *err)
 {
 	struct xml x = { .m = m };
-	int total;
+	int total, any = 0;
 
 	*out = NULL;
 	x.wanted = calloc((size_t)m->npci + 1, 1);
 	if (!x.wanted)
 		return tt_err_set(err, "%s: out of memory rendering NCCL XML", m->source);
 	mark_wanted(&x);
+	for (int i = 0; i < m->npci; i++)
+		any |= x.wanted[i];
 	tt_sb_printf(&x.sb, "<system version=\"1\">\n");
 	x.elements++;
 	for (int numa = -1; numa < m->nnuma; numa++)
-		if (numa_has_wanted(&x, numa) || (numa == 0 && m->ngpu == 0 && m->nhca == 0))
+		if (numa_has_wanted(&x, numa) || (numa == 0 && !any))
 			write_cpu(&x, numa);
 	tt_sb_printf(&x.sb, "</system>\n");
 	free(x.wanted);

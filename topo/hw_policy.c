@@ -1,34 +1,10 @@
-/* hw_policy.c — per local rank choices from the node model (see hw_policy.h). HCAs are ranked by
- * their PCIe/NUMA relation to the rank's GPU, ties by name; NCCL_IB_HCA starts with '=' because
- * NCCL otherwise matches names by prefix and "mlx5_1" would also select mlx5_10..mlx5_17. */
+/* hw_policy.c — per local rank choices from the node model (see hw_policy.h). NCCL_IB_HCA starts
+ * with '=' because NCCL otherwise matches names by prefix and "mlx5_1" would also select
+ * mlx5_10..mlx5_17. */
 #include "hw_policy.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-
-struct ranked {
-	int hca;
-	enum tt_hw_rel rel;
-};
-
-static int has_active_port(const struct tt_hca *h)
-{
-	for (int p = 0; p < h->nports; p++)
-		if (h->ports[p].active)
-			return 1;
-	return 0;
-}
-
-static int cmp_ranked(const void *a, const void *b, void *model)
-{
-	const struct tt_hw_model *m = model;
-	const struct ranked *x = a, *y = b;
-
-	if (x->rel != y->rel)
-		return (int)x->rel - (int)y->rel;
-	return strverscmp(m->hca[x->hca].name, m->hca[y->hca].name);
-}
 
 /* Appends "name" or "name:port" (port > 0), the whole list led by one '='. */
 static int append(char *buf, size_t len, size_t *used, const char *name, int port)
@@ -43,43 +19,25 @@ static int append(char *buf, size_t len, size_t *used, const char *name, int por
 	return 0;
 }
 
-static int ib_hca_list(const struct tt_hw_model *m, int gpu_pci, struct tt_rank_policy *out, tt_err *err)
+/* Every usable HCA in name order, with its active ports (just the name when port states are
+ * unknown). Down ports are left out: NCCL could not use them anyway. */
+static int ib_hca_list(const struct tt_hw_model *m, struct tt_rank_policy *out, tt_err *err)
 {
-	struct ranked *r = calloc((size_t)m->nhca + 1, sizeof(*r));
-	int n = 0, any_active = 0, rc = 0;
 	size_t used = 0;
+	int rc = 0;
 
-	if (!r)
-		return tt_err_set(err, "%s: out of memory ranking HCAs", m->source);
-	for (int h = 0; h < m->nhca; h++)
-		any_active |= has_active_port(&m->hca[h]);
-	/* Down ports are useless to NCCL; when no port is known to be active (an XML export without
-	 * port states, or every link down) every HCA is listed rather than none. */
-	for (int h = 0; h < m->nhca; h++) {
+	for (int h = 0; h < m->nhca && rc == 0; h++) {
 		const struct tt_hca *hca = &m->hca[h];
 
-		if (!hca->name[0] || (any_active && !has_active_port(hca)))
+		if (!tt_hca_usable(hca))
 			continue;
-		r[n].hca = h;
-		r[n].rel = gpu_pci >= 0 && hca->pci >= 0 ? tt_hw_relation(m, gpu_pci, hca->pci, NULL) : TT_REL_SYS;
-		n++;
-	}
-	qsort_r(r, (size_t)n, sizeof(*r), cmp_ranked, (void *)m);
-	for (int i = 0; i < n && rc == 0; i++) {
-		const struct tt_hca *hca = &m->hca[r[i].hca];
-		int listed = 0;
-
-		for (int p = 0; p < hca->nports && rc == 0; p++) {
-			if (!hca->ports[p].active)
-				continue;
-			rc = append(out->nccl_ib_hca, sizeof(out->nccl_ib_hca), &used, hca->name,
-				    hca->ports[p].num);
-			listed = 1;
-		}
-		if (!listed && rc == 0)
+		if (hca->nports == 0)
 			rc = append(out->nccl_ib_hca, sizeof(out->nccl_ib_hca), &used, hca->name, 0);
+		for (int p = 0; p < hca->nports && rc == 0; p++)
+			if (hca->ports[p].active)
+				rc = append(out->nccl_ib_hca, sizeof(out->nccl_ib_hca), &used, hca->name,
+					    hca->ports[p].num);
 	}
-	free(r);
 	if (rc < 0)
 		return tt_err_set(err, "%s: NCCL_IB_HCA list longer than %zu characters", m->source,
 				  sizeof(out->nccl_ib_hca) - 1);
@@ -131,7 +89,7 @@ int tt_hw_rank_policy(const struct tt_hw_model *m, int cuda_index, struct tt_ran
 	if (tt_cpuset_to_list(&out->cpus, out->cpu_list, sizeof(out->cpu_list)) < 0)
 		return tt_err_set(err, "%s: CPU list of NUMA node %d does not fit %zu characters", m->source,
 				  out->numa_os_index, sizeof(out->cpu_list));
-	if (ib_hca_list(m, gpu_pci, out, err) < 0)
+	if (ib_hca_list(m, out, err) < 0)
 		return -1;
 	nif = socket_netif(m);
 	if (nif) {

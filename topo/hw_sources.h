@@ -23,6 +23,9 @@ int tt_sysfs_enrich(struct tt_hw_model *m, const char *root, tt_err *err);
 int tt_verbs_enrich(struct tt_hw_model *m, tt_err *err);
 /* Marks the interface holding the address this host's name resolves to (live only). */
 void tt_netif_mark_node_address(struct tt_hw_model *m);
+/* Checks an hwloc XML export before it is loaded: readable, not hwloc 3.x, CPU/NUMA set words
+ * as hwloc writes them, and loadable by libhwloc in a child process (see hw_xml_input.c). */
+int tt_hwloc_xml_check(const char *path, tt_err *err);
 /* See hw_vswitch.c for the heuristic. */
 int tt_hw_add_virtual_switches(struct tt_hw_model *m, tt_err *err);
 

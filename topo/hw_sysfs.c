@@ -1,4 +1,4 @@
-/* hw_sysfs.c — what the node model takes from a /sys tree: exact PCIe link rate and width, HCA
+/* hw_sysfs.c — what the node model takes from a /sys tree: PCIe link rate and width, HCA
  * ports (state, link layer, rate), GUIDs and PCI addresses, and network interfaces. The root is a
  * parameter so tests run on fixture trees laid out like /sys. */
 #include "hw_model.h"
@@ -63,6 +63,8 @@ static int device_pci(const struct tt_hw_model *m, const char *root, const char 
 	return -1;
 }
 
+/* What each device and port can do (max_link_*), as NCCL reads it: current_link_* drops with
+ * ASPM while a GPU idles, which would write a Gen1 link for a Gen5 GPU. */
 static void pci_links(struct tt_hw_model *m, const char *root)
 {
 	for (int i = 0; i < m->npci; i++) {
@@ -71,10 +73,10 @@ static void pci_links(struct tt_hw_model *m, const char *root)
 
 		if (p->kind == TT_PCI_HOSTBRIDGE || p->is_virtual)
 			continue;
-		snprintf(rel, sizeof(rel), "bus/pci/devices/%s/current_link_speed", p->busid);
+		snprintf(rel, sizeof(rel), "bus/pci/devices/%s/max_link_speed", p->busid);
 		if (read_line(root, rel, speed, sizeof(speed)) != 0 || !isdigit((unsigned char)speed[0]))
 			continue;
-		snprintf(rel, sizeof(rel), "bus/pci/devices/%s/current_link_width", p->busid);
+		snprintf(rel, sizeof(rel), "bus/pci/devices/%s/max_link_width", p->busid);
 		if (read_line(root, rel, width, sizeof(width)) != 0 || atoi(width) <= 0)
 			continue;
 		p->link_gts = strtod(speed, NULL);

@@ -10,7 +10,7 @@ libtopo_la_SOURCES += topo/tt_env.h topo/tt_env.c topo/hostlist.h topo/hostlist.
 	topo/gres.h topo/gres.c topo/layout.h topo/layout.c
 # Node hardware model: discovery (hwloc, sysfs, verbs), writers and the per-rank policy.
 libtopo_la_SOURCES += topo/hw_model.h topo/hw_model.c topo/hw_sources.h topo/hw_discover.c
-libtopo_la_SOURCES += topo/hw_sysfs.c topo/hw_verbs.c topo/hw_netif.c topo/hw_vswitch.c
+libtopo_la_SOURCES += topo/hw_sysfs.c topo/hw_verbs.c topo/hw_netif.c topo/hw_vswitch.c topo/hw_xml_input.c
 libtopo_la_SOURCES += topo/hw_nccl_xml.h topo/hw_nccl_xml.c topo/hw_policy.h topo/hw_policy.c
 libtopo_la_SOURCES += topo/tt_strbuf.h topo/tt_strbuf.c topo/tt_file.h topo/tt_file.c
 libtopo_la_SOURCES += topo/hw_report.h topo/hw_report.c

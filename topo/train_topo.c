@@ -28,14 +28,16 @@ static const char usage[] =
 	"  --local-rank N       (env) the rank's GPU is GPU N in PCI bus order\n"
 	"                       (default: $SLURM_LOCALID inside a Slurm step, else 0)\n"
 	"  --virtual-switches   infer PCIe switches a cloud VM hides (pairs GPUs with their NIC)\n"
-	"  -o, --output FILE    write to FILE atomically instead of standard output\n"
+	"  -o, --output FILE    write to FILE atomically instead of standard output ('-': standard\n"
+	"                       output); FILE must be a regular file or not exist\n"
 	"  -h, --help           this text\n"
 	"  -V, --version        version\n";
 
 struct cli {
 	const char *command;
-	const char *output;
+	const char *output;     /* NULL or "-": standard output */
 	int local_rank;
+	const char *rank_from;  /* "--local-rank" or "SLURM_LOCALID", for messages */
 	struct tt_hw_options hw;
 };
 
@@ -79,6 +81,7 @@ static int parse(int argc, char **argv, struct cli *c)
 		case 'r':
 			if (parse_rank(optarg, "--local-rank", &c->local_rank) < 0)
 				return -1;
+			c->rank_from = "--local-rank";
 			break;
 		case 'h': fputs(usage, stdout); exit(0);
 		case 'V': printf("train-topo (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION); exit(0);
@@ -99,21 +102,43 @@ static int parse(int argc, char **argv, struct cli *c)
 		fprintf(stderr, "train-topo: --local-rank only applies to 'env'\n");
 		return -1;
 	}
-	if (c->local_rank < 0 && slurm_rank && *slurm_rank &&
-	    parse_rank(slurm_rank, "SLURM_LOCALID", &c->local_rank) < 0)
-		return -1;
+	if (c->local_rank < 0 && slurm_rank && *slurm_rank) {
+		if (parse_rank(slurm_rank, "SLURM_LOCALID", &c->local_rank) < 0)
+			return -1;
+		c->rank_from = "SLURM_LOCALID";
+	}
 	return 0;
 }
 
-static int render_env(const struct tt_hw_model *m, int local_rank, char **out, size_t *len, tt_err *err)
+/* The rank's GPU into *gpu (-1 on a node without GPUs); a rank the node cannot have is an error. */
+static int env_gpu(const struct tt_hw_model *m, int local_rank, const char *rank_from, int *gpu,
+		   tt_err *err)
+{
+	int ncpus = CPU_COUNT(&m->all_cpus);
+
+	*gpu = m->ngpu ? (local_rank > 0 ? local_rank : 0) : -1;
+	if (local_rank < 0)
+		return 0;
+	if (m->ngpu > 0 && local_rank >= m->ngpu)
+		return tt_err_set(err, "%s %d is out of range: %s has %d GPU%s, so local ranks are 0..%d "
+				  "(one per GPU)", rank_from, local_rank, m->source, m->ngpu,
+				  m->ngpu == 1 ? "" : "s", m->ngpu - 1);
+	/* A node without GPUs runs at most a rank per CPU, each on the whole node. */
+	if (m->ngpu == 0 && local_rank >= ncpus)
+		return tt_err_set(err, "%s %d is out of range: %s has no GPU and %d CPU%s, so local ranks "
+				  "are 0..%d (one per CPU)", rank_from, local_rank, m->source, ncpus,
+				  ncpus == 1 ? "" : "s", ncpus - 1);
+	return 0;
+}
+
+static int render_env(const struct tt_hw_model *m, const struct cli *c, char **out, size_t *len, tt_err *err)
 {
 	struct tt_strbuf sb = { 0 };
 	struct tt_rank_policy p;
-	int gpu = local_rank >= 0 ? local_rank : (m->ngpu ? 0 : -1);
+	int gpu;
 
-	if (local_rank >= 0 && m->ngpu == 0)
-		gpu = -1; /* a CPU-only node: every rank gets the whole node */
-	if (tt_hw_rank_policy(m, gpu, &p, err) < 0)
+	if (env_gpu(m, c->local_rank, c->rank_from, &gpu, err) < 0 ||
+	    tt_hw_rank_policy(m, gpu, &p, err) < 0)
 		return -1;
 	if (p.cuda_index >= 0)
 		tt_sb_printf(&sb, "TRAIN_GPU_BUSID=%s\n", p.gpu_busid);
@@ -139,7 +164,7 @@ static int render(const struct cli *c, const struct tt_hw_model *m, char **out, 
 		return tt_hw_render_json(m, out, len, err);
 	if (strcmp(c->command, "nccl-xml") == 0)
 		return tt_nccl_xml_render(m, out, len, err);
-	return render_env(m, c->local_rank, out, len, err);
+	return render_env(m, c, out, len, err);
 }
 
 int main(int argc, char **argv)
@@ -154,9 +179,13 @@ int main(int argc, char **argv)
 	if (parse(argc, argv, &c) < 0)
 		return 2;
 	setenv("HWLOC_PLUGINS_BLACKLIST", TT_HWLOC_UNUSED_PLUGINS, 0);	/* see hw_model.h */
-	if (tt_hw_discover(&c.hw, &m, &err) < 0 || render(&c, m, &text, &len, &err) < 0)
+	if (tt_hw_discover(&c.hw, &m, &err) < 0)
 		goto fail;
-	if (c.output) {
+	for (int i = 0; i < m->nwarnings; i++)
+		fprintf(stderr, "train-topo: warning: %s\n", m->warnings[i]);
+	if (render(&c, m, &text, &len, &err) < 0)
+		goto fail;
+	if (c.output && strcmp(c.output, "-") != 0) {
 		if (tt_file_write_atomic(c.output, text, len, &err) < 0)
 			goto fail;
 	} else if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0) {

@@ -47,11 +47,23 @@ static int fsync_parent(const char *path, tt_err *err)
 	return rc;
 }
 
+static const char *file_kind(mode_t mode)
+{
+	return S_ISDIR(mode) ? "a directory" : S_ISLNK(mode) ? "a symbolic link"
+		: S_ISCHR(mode) ? "a character device" : S_ISBLK(mode) ? "a block device"
+		: S_ISFIFO(mode) ? "a FIFO" : S_ISSOCK(mode) ? "a socket" : "not a regular file";
+}
+
 int tt_file_write_chunks(const char *path, const tt_chunk *chunks, int n, tt_err *err)
 {
 	char tmp[PATH_MAX];
+	struct stat st;
 	int fd, i;
 
+	/* The rename would put a regular file where a device, FIFO or link was. */
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return tt_err_set(err, "'%s' is %s, not a regular file: not replacing it (write to a file "
+				  "path instead)", path, file_kind(st.st_mode));
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= (int)sizeof(tmp))
 		return tt_err_set(err, "output path '%s' is too long", path);
 	fd = mkstemp(tmp);

@@ -15,7 +15,8 @@ typedef struct tt_chunk {
 	size_t len;
 } tt_chunk;
 
-/* Writes the concatenation of chunks[0..n) as path (mode 0644). */
+/* Writes the concatenation of chunks[0..n) as path (mode 0644). An existing path that is not a
+ * regular file (a device, FIFO, directory or symbolic link) is refused, never replaced. */
 int tt_file_write_chunks(const char *path, const tt_chunk *chunks, int n, tt_err *err);
 
 /* Writes len bytes of data as path (mode 0644). */

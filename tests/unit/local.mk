@@ -30,6 +30,13 @@ tests_unit_test_plugin_config_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/spank
 tests_unit_test_plugin_config_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_plugin_config_LDADD = libttspank.la $(UNIT_LDADD)
 
+# spank: the step's topology file and the job's directory (no Slurm needed).
+check_PROGRAMS += tests/unit/test_topo_file
+tests_unit_test_topo_file_SOURCES = tests/unit/test_topo_file.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_topo_file_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/spank
+tests_unit_test_topo_file_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_topo_file_LDADD = libttspank.la $(UNIT_LDADD)
+
 # spank: the signal relay's choice of targets.
 check_PROGRAMS += tests/unit/test_proctree
 tests_unit_test_proctree_SOURCES = tests/unit/test_proctree.c tests/unit/cunit_main.c
@@ -74,12 +81,20 @@ tests_unit_test_hw_policy_SOURCES = tests/unit/test_hw_policy.c $(HW_FIXTURE)
 tests_unit_test_hw_policy_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_hw_policy_LDADD = $(UNIT_LDADD)
 check_PROGRAMS += tests/unit/test_hw_nccl_xml
-tests_unit_test_hw_nccl_xml_SOURCES = tests/unit/test_hw_nccl_xml.c $(HW_FIXTURE)
+tests_unit_test_hw_nccl_xml_SOURCES = tests/unit/test_hw_nccl_xml.c tests/unit/nccl_xml_check.c \
+	tests/unit/nccl_xml_check.h $(HW_FIXTURE)
 tests_unit_test_hw_nccl_xml_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_hw_nccl_xml_LDADD = $(UNIT_LDADD)
-# The train-topo command end to end (exit codes, messages, atomic -o).
-TESTS += tests/unit/train_topo_cli.sh
-dist_noinst_SCRIPTS += tests/unit/train_topo_cli.sh
+# The same on the real machines in ../shared/topologies (skipped without them).
+check_PROGRAMS += tests/unit/test_hw_shared
+tests_unit_test_hw_shared_SOURCES = tests/unit/test_hw_shared.c tests/unit/nccl_xml_check.c \
+	tests/unit/nccl_xml_check.h tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_hw_shared_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_hw_shared_LDADD = $(UNIT_LDADD)
+# The train-topo command end to end (exit codes, messages, atomic -o); its files judged by NCCL's
+# own topology code (../shared/tools/nccl-topo-check; skipped without it or without root).
+TESTS += tests/unit/train_topo_cli.sh tests/unit/nccl_oracle.sh
+dist_noinst_SCRIPTS += tests/unit/train_topo_cli.sh tests/unit/nccl_oracle.sh
 EXTRA_DIST += tests/fixtures/topo
 # train-run's process edge (wrapper/spawn.c): PATH lookup and starting one worker.
 check_PROGRAMS += tests/unit/test_spawn

@@ -213,14 +213,14 @@ t_python() {
 t_topology() {
 	xml="$SHARED/topologies/hwloc/coral-lassen.xml"
 	[ -r "$xml" ] || { echo "skip: $xml absent"; return; }
-	# Lassen: GPUs 0,1 sit by mlx5_0/1 on socket 0, GPUs 2,3 by mlx5_2/3 on socket 1.
+	# Lassen: 4 GPUs, mlx5_0..3. NCCL_IB_HCA is a filter, not a preference: one list per node.
 	out=$(env SLURM_JOB_ID=7 SLURM_STEP_ID=0 SLURM_STEP_NODELIST=n1 SLURM_NODEID=0 SLURM_STEP_GPUS=0-3 \
 		"$TRAIN_RUN" --topology "$xml" -- sh -c 'echo "$RANK $NCCL_IB_HCA $OMP_NUM_THREADS"')
 	rc=$?
 	[ $rc -eq 0 ] || fail "topology: exit $rc"
 	[ "$(echo "$out" | sort -n | cut -d' ' -f1-2 | tr '\n' ';')" = \
-	  "0 =mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1;1 =mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1;2 =mlx5_2:1,mlx5_3:1,mlx5_0:1,mlx5_1:1;3 =mlx5_2:1,mlx5_3:1,mlx5_0:1,mlx5_1:1;" ] ||
-		fail "topology: NCCL_IB_HCA not nearest-first per GPU: $out"
+	  "0 =mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1;1 =mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1;2 =mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1;3 =mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1;" ] ||
+		fail "topology: NCCL_IB_HCA not the node's HCAs for every rank: $out"
 	echo "$out" | awk '$3 < 1 { bad = 1 } END { exit bad }' || fail "topology: OMP_NUM_THREADS: $out"
 	# Outside Slurm without CUDA_VISIBLE_DEVICES the node's own GPUs count, as torchrun's do.
 	out=$("$TRAIN_RUN" --topology "$xml" --nproc-per-node gpu -- sh -c 'echo "$RANK $CUDA_VISIBLE_DEVICES $CUDA_DEVICE_ORDER"')
@@ -230,11 +230,21 @@ t_topology() {
 	[ "$(cat "$WORK/out")" = mine ] || fail "topology: overrode the user's NCCL_IB_HCA"
 	"$TRAIN_RUN" --topology "$WORK/none.xml" --nproc-per-node 1 -- true 2>"$WORK/err"
 	[ $? -ne 0 ] && grep -q none.xml "$WORK/err" || fail "topology: a missing XML is not an error naming it"
-	pass "topology policy: nearest HCAs per GPU, node GPUs counted standalone, user's NCCL_IB_HCA kept, bad XML named"
+	pass "topology policy: the node's HCAs for every rank, node GPUs counted standalone, user's NCCL_IB_HCA kept, bad XML named"
+}
+
+# An hwloc export that crashes libhwloc 2.9 is an error line, not a SIGSEGV (project fixture).
+t_topology_crash() {
+	"$TRAIN_RUN" --topology "${TT_TEST_SRCDIR:-.}/tests/fixtures/topo/hwloc-crash.xml" --nproc-per-node 1 -- true \
+		>"$WORK/out" 2>"$WORK/err"
+	rc=$?
+	[ $rc -eq 1 ] && grep -q "^train-run: .*hwloc-crash.xml' crashes libhwloc" "$WORK/err" ||
+		fail "topology: a file that crashes libhwloc gives exit $rc: $(cat "$WORK/err")"
+	pass "topology: an export that crashes libhwloc is one error line"
 }
 
 [ -x "$TRAIN_RUN" ] || { echo "FAIL: $TRAIN_RUN not built"; exit 1; }
-for t in t_ranks t_failure t_sigkill t_usr1 t_signal_scope t_sigterm t_missing t_slurm t_output t_flood t_restart t_python t_topology; do
+for t in t_ranks t_failure t_sigkill t_usr1 t_signal_scope t_sigterm t_missing t_slurm t_output t_flood t_restart t_python t_topology t_topology_crash; do
 	$t
 done
 [ $failures -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
