@@ -163,8 +163,10 @@ static void test_out_of_descriptors_is_explained(void)
 
 	/* valgrind virtualises descriptor limits and its slowness lets a refused client's hello
 	 * arrive before the refusal, so the reset can overtake the reason: not this test's subject. */
-	if (getenv("LD_PRELOAD") && strstr(getenv("LD_PRELOAD"), "vgpreload"))
+	if (getenv("LD_PRELOAD") && strstr(getenv("LD_PRELOAD"), "vgpreload")) {
+		tt_test_skip("out-of-descriptors explanation not checked under valgrind");
 		return;
+	}
 	CU_ASSERT_FATAL(rt_net_listen("127.0.0.1", 0, &fd, &port, &err) == 0);
 	close(fd);
 	pid = fork();
