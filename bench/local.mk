@@ -54,3 +54,11 @@ bench-tcp: trainrt-bench bench/tcp-stream train_topo.la
 	$(SHELL) $(srcdir)/bench/tcp.sh $(abs_top_builddir)
 dist_noinst_SCRIPTS += bench/tcp.sh
 .PHONY: bench-tcp
+
+# bench-timeouts: how long libtrainrt takes to give up (no rank 0, a peer that never comes, a killed
+# or a stopped peer) against TRAINRT_TIMEOUT; the unit tests assert only that and why it gives up.
+dist_noinst_SCRIPTS += bench/timeouts.sh
+BENCH_TARGETS += bench-timeouts
+bench-timeouts: trainrt-bench
+	TRAINRT_BENCH=./trainrt-bench $(SHELL) $(srcdir)/bench/timeouts.sh
+.PHONY: bench-timeouts

@@ -129,11 +129,10 @@ static void test_get_times_out(void)
 	rt_store *c = rt_store_connect("127.0.0.1", rt_store_server_port(srv), TOKEN, 1, 0.3, &err);
 	char buf[4];
 	size_t len;
-	double t0 = rt_now();
 
+	/* That it gives up after its 0.3 s, not how soon, is the subject (bench/timeouts.sh times it). */
 	CU_ASSERT_FATAL(c != NULL);
 	CU_ASSERT_EQUAL(rt_store_get(c, "never", buf, sizeof(buf), &len, &err), -1);
-	CU_ASSERT(rt_now() - t0 < 2.0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "never"));
 	rt_store_close(c);
 	rt_store_server_stop(srv);
@@ -143,13 +142,11 @@ static void test_connect_gives_up(void)
 {
 	tt_err err;
 	int port = 0, fd;
-	double t0 = rt_now();
 
 	/* A port that was just free: nobody listens there. */
 	CU_ASSERT_FATAL(rt_net_listen("127.0.0.1", 0, &fd, &port, &err) == 0);
 	close(fd);
 	CU_ASSERT_PTR_NULL(rt_store_connect("127.0.0.1", port, TOKEN, 1, 0.3, &err));
-	CU_ASSERT(rt_now() - t0 < 2.0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "is rank 0 running?"));
 }
 
