@@ -80,6 +80,9 @@ tests_unit_test_hw_nccl_xml_LDADD = $(UNIT_LDADD)
 # The train-topo command end to end (exit codes, messages, atomic -o).
 TESTS += tests/unit/train_topo_cli.sh
 dist_noinst_SCRIPTS += tests/unit/train_topo_cli.sh
+# train-topo's live discovery of this machine against hwloc's own tools (hwloc-calc, lstopo).
+TESTS += tests/unit/train_topo_live.sh
+dist_noinst_SCRIPTS += tests/unit/train_topo_live.sh
 EXTRA_DIST += tests/fixtures/topo
 # train-run's process edge (wrapper/spawn.c): PATH lookup and starting one worker.
 check_PROGRAMS += tests/unit/test_spawn
