@@ -465,6 +465,9 @@ static void test_port_formula(void)
 			CU_ASSERT(p >= 20000 && p <= 20009);
 		}
 	CU_ASSERT(tt_master_port(0, TT_STEP_BATCH, small) >= 20000);
+	/* The default range starts at torchrun's port and ends below Linux's default ephemeral ports. */
+	CU_ASSERT_EQUAL(TT_PORT_LO_DEFAULT, 29500);
+	CU_ASSERT(TT_PORT_HI_DEFAULT < 32768);
 }
 
 /* The formula as train_topo(8) and layout.h write it, computed here in its own way (128-bit
