@@ -73,4 +73,10 @@ run w4z3accum 4 --zero 3 --accum 2
 compare w4z3accum w1
 run w2tiny 2 --bucket-mb 0.0001
 compare w2tiny w1
+# An epoch is floor(samples / global batch) steps: the last incomplete batch is dropped
+# (100 samples, batch 32, 2 epochs: 3 + 3 steps).
+"$here/launch_local.sh" 2 $TRAIN_MLP --layers 11,24,16,5 --data synthetic --synthetic-samples 100,16 --batch 32 \
+	--epochs 2 --seed 5 --summary "$tmp/drop.json" 2>"$tmp/drop.log" || { echo "FAIL: 100-sample run failed:"; cat "$tmp/drop.log"; exit 1; }
+steps=$(sed -n 's/.*"steps": \([0-9]*\).*/\1/p' "$tmp/drop.json")
+[ "$steps" = 6 ] || { echo "FAIL: 100 samples, batch 32, 2 epochs ran $steps steps, want 6"; exit 1; }
 echo "equivalence: all trajectories within 1e-4"
