@@ -16,17 +16,26 @@ args="--layers 64,256,256,10 --data synthetic --synthetic-samples 4096,256 --bat
 
 $TRAIN_MLP $args --summary "$tmp/a.json" 2>"$tmp/a.log" || fail "uninterrupted run failed: $(cat "$tmp/a.log")"
 
-$TRAIN_MLP $args --ckpt-dir "$tmp/ck" --summary "$tmp/b.json" 2>"$tmp/b1.log" &
-pid=$!
-i=0
-until grep -q "^train-mlp: step 40/" "$tmp/b1.log" 2>/dev/null; do
-	i=$((i + 1))
-	[ "$i" -gt 600 ] && { kill "$pid"; fail "no progress line within 30 s"; }
-	sleep 0.05
-done
-kill -USR1 "$pid"
-wait "$pid"
-rc=$?
+# signal_at_step_40 SIG LOG ARGS...: runs train-mlp with ARGS, sends SIG once LOG shows step 40,
+# and leaves the run's exit status in rc.
+signal_at_step_40() {
+	sig=$1 log=$2
+	shift 2
+	$TRAIN_MLP "$@" 2>"$log" &
+	pid=$!
+	i=0
+	until grep -q "^train-mlp: step 40/" "$log" 2>/dev/null; do
+		i=$((i + 1))
+		[ "$i" -gt 600 ] && { kill "$pid"; fail "no progress line within 30 s"; }
+		sleep 0.05
+	done
+	kill -"$sig" "$pid"
+	wait "$pid"
+	rc=$?
+}
+
+# shellcheck disable=SC2086
+signal_at_step_40 USR1 "$tmp/b1.log" $args --ckpt-dir "$tmp/ck" --summary "$tmp/b.json"
 [ "$rc" -eq 99 ] || fail "interrupted run exited $rc, want 99 (did it finish before the signal?)"
 grep -q "checkpoint of step" "$tmp/b1.log" || fail "no checkpoint message"
 [ -f "$tmp/b.json" ] && fail "summary written by an interrupted run"
@@ -65,17 +74,8 @@ done
 
 # --signal USR2 --on-signal checkpoint: one checkpoint at the next step boundary, then training
 # goes on and ends with exit 0 and the uninterrupted run's weights.
-$TRAIN_MLP $args --signal USR2 --on-signal checkpoint --ckpt-dir "$tmp/ck2" --summary "$tmp/e.json" 2>"$tmp/e.log" &
-pid=$!
-i=0
-until grep -q "^train-mlp: step 40/" "$tmp/e.log" 2>/dev/null; do
-	i=$((i + 1))
-	[ "$i" -gt 600 ] && { kill "$pid"; fail "no progress line within 30 s"; }
-	sleep 0.05
-done
-kill -USR2 "$pid"
-wait "$pid"
-rc=$?
+# shellcheck disable=SC2086
+signal_at_step_40 USR2 "$tmp/e.log" $args --signal USR2 --on-signal checkpoint --ckpt-dir "$tmp/ck2" --summary "$tmp/e.json"
 [ "$rc" -eq 0 ] || fail "--on-signal checkpoint run exited $rc, want 0: $(cat "$tmp/e.log")"
 [ "$(ls -d "$tmp"/ck2/step-* 2>/dev/null | wc -l)" -eq 1 ] || fail "want one checkpoint after USR2: $(ls "$tmp/ck2")"
 e=$(sed -n 's/.*"weights_crc32": "\([0-9a-f]*\)".*/\1/p' "$tmp/e.json")
