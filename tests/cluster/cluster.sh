@@ -81,6 +81,9 @@ TaskPlugin=task/cgroup
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 GresTypes=gpu
+# Job ids in the millions, as on real sites: small ones would leave most of the MASTER_PORT
+# formula's hash (train_topo(8), PORTS) unexercised by the cluster tests.
+FirstJobId=1000000
 MpiDefault=none
 $(if [ "$resv_ports" = yes ]; then echo "MpiParams=ports=12000-12999"; fi)
 SwitchType=switch/none

@@ -1,9 +1,10 @@
 # t_contract.sh — the plugin's env contract against oracles computed here, not taken from the
 # code: MASTER_PORT against train_topo(8)'s formula in shell arithmetic (srun steps, the steps of a
 # batch job, train-run in the batch step, a site port_range), equal in every task of a step, on
-# the 4-node cluster that scripts/test.sh brings up without reserved ports; OMP_NUM_THREADS
-# against the CPUs each task may run on (Cpus_allowed_list and nproc inside the task), with one
-# node's steps confined to a single CPU and with --cpus-per-task=3.
+# the 4-node cluster that scripts/test.sh brings up without reserved ports; MASTER_ADDR against
+# scontrol's first host of the step; OMP_NUM_THREADS against the CPUs each task may run on
+# (Cpus_allowed_list and nproc inside the task), with one node's steps confined to a single CPU
+# and with --cpus-per-task=3.
 
 # documented_port JOB STEP [LO HI]: train_topo(8), PORTS: slot = ((job * 2654435769) mod 2^32) *
 # span / 2^32, MASTER_PORT = LO + (slot + step) mod span, the step id read as signed 32-bit.
@@ -67,6 +68,19 @@ test_n4_master_port_formula_in_a_site_port_range() {
 	srun -N4 --ntasks-per-node=1 --train-topo=env bash -c \
 		'echo "$SLURM_JOB_ID $SLURM_STEP_ID ${SLURM_STEP_RESV_PORTS:-none} $MASTER_PORT"' >srun.txt
 	ports_ok srun.txt "port_range=40000-40009" 40000 40009
+}
+
+# MASTER_ADDR is the first host of the step's nodelist, which is not the job's first host here.
+test_plugin_master_addr_is_the_steps_first_host() {
+	cat >job.sh <<'JOB'
+#!/bin/bash
+srun -N1 -w node2 --train-topo=env bash -c 'echo "$MASTER_ADDR $(scontrol show hostnames "$SLURM_STEP_NODELIST" | head -n1)"'
+srun -N2 --ntasks-per-node=1 --train-topo=env bash -c 'echo "$MASTER_ADDR $(scontrol show hostnames "$SLURM_STEP_NODELIST" | head -n1)"'
+JOB
+	sbatch_wait out.txt -N2 job.sh
+	cat out.txt
+	expect_eq "MASTER_ADDR of a step on node2 alone, and of one on both nodes (scontrol's first host)" \
+		"node1 node1|node1 node1|node2 node2" "$(sort out.txt | paste -sd'|')"
 }
 
 # cpus_in LIST: how many CPUs a list like "0-3,6" names.
