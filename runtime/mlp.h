@@ -38,8 +38,8 @@ int tt_mlp_max_width(const tt_mlp *m);
  * which needs none. Bias, activation and optimizer work is not counted, as MFU convention has it. */
 double tt_mlp_train_flops(const tt_mlp *m);
 
-/* Kaiming-uniform weights and zero biases from a seed, like PyTorch's nn.Linear default bound
- * 1/sqrt(fan_in) for both; deterministic for a given (seed, layer). Fills the whole layer block. */
+/* Weights and biases uniform in +-1/sqrt(fan_in) from a seed, the bounds of PyTorch's nn.Linear
+ * default init; deterministic for a given (seed, layer). Fills the whole layer block. */
 void tt_mlp_init_layer(const tt_mlp *m, int l, uint64_t seed, float *params_l);
 
 /* y[n x out] = x[n x in] W^T + b, then ReLU unless l is the last layer. */

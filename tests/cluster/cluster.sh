@@ -6,7 +6,7 @@
 # Nodes see the machine's files except /tmp; --share DIR keeps a directory under /tmp (such as a
 # checkout whose programs the jobs run) visible on the nodes.
 #
-# usage: cluster.sh up [--nodes N] [--plugin PATH] [--plugin-args "k=v ..."] [--share DIR]...
+# usage: cluster.sh up [--nodes N] [--plugin PATH] [--plugin-args "k=v ..."] [--share DIR]... [--no-resv-ports]
 #        cluster.sh plugin [PATH] [--args "k=v ..."]   (re)install the SPANK plugin for new steps
 #        cluster.sh down | status | env
 #        cluster.sh exec [--node NAME] -- CMD...    run a command as a cluster client
@@ -51,8 +51,10 @@ pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
 read_pid() { cat "$1" 2>/dev/null || true; }
 
 # ---- configuration ---------------------------------------------------------------------------
+# --no-resv-ports leaves MpiParams=ports out: steps then get no SLURM_STEP_RESV_PORTS, as on most
+# sites, and the plugin's MASTER_PORT comes from its formula (train_topo(8), PORTS).
 write_config() {
-	local n=$1 i
+	local n=$1 resv_ports=$2 i
 	mkdir -p "$STATE"/{etc,log,run,ctld,spool,dev,lib,munge}
 	: >"$STATE/etc/plugstack.conf"
 	cat >"$STATE/etc/slurm.conf" <<EOF
@@ -79,8 +81,11 @@ TaskPlugin=task/cgroup
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 GresTypes=gpu
+# Job ids in the millions, as on real sites: small ones would leave most of the MASTER_PORT
+# formula's hash (train_topo(8), PORTS) unexercised by the cluster tests.
+FirstJobId=1000000
 MpiDefault=none
-MpiParams=ports=12000-12999
+$(if [ "$resv_ports" = yes ]; then echo "MpiParams=ports=12000-12999"; fi)
 SwitchType=switch/none
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
@@ -114,6 +119,7 @@ AutoDetect=off
 Name=gpu File=$STATE/dev/nvidia[0-$((GPUS_PER_NODE - 1))]
 EOF
 	echo "$n" >"$STATE/nodes"
+	echo "$resv_ports" >"$STATE/resv-ports"
 }
 
 # plugstack.conf line for the installed plugin; "required" so a broken plugin fails loudly.
@@ -282,10 +288,11 @@ shares_match() {
 
 # ---- commands --------------------------------------------------------------------------------
 cmd_up() {
-	local n=2 plugin="" plugin_args="" shared=()
+	local n=2 plugin="" plugin_args="" shared=() resv_ports=yes
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--nodes) n=${2:?--nodes needs a number}; shift 2 ;;
+		--no-resv-ports) resv_ports=no; shift ;;
 		--share) shared+=("$(cd "${2:?--share needs a directory}" && pwd -P)") || die "--share $2: no such directory"; shift 2 ;;
 		--plugin) plugin=${2:?--plugin needs a path}; shift 2 ;;
 		--plugin-args) plugin_args=${2:-}; shift 2 ;;
@@ -296,14 +303,15 @@ cmd_up() {
 	[ "$n" -ge 1 ] && [ "$n" -le 16 ] || die "--nodes $n: choose 1 to 16"
 	need_root
 	need_tools
-	if is_up && [ "$(node_count)" = "$n" ] && shares_match "${shared[@]}"; then
+	if is_up && [ "$(node_count)" = "$n" ] && shares_match "${shared[@]}" &&
+		[ "$(cat "$STATE/resv-ports" 2>/dev/null)" = "$resv_ports" ]; then
 		[ -z "$plugin" ] || install_plugin "$plugin" "$plugin_args"
 		say "already up with $n nodes ($STATE)"
 		return 0
 	fi
 	cmd_down >/dev/null
 	say "starting controller + $n nodes under $STATE"
-	write_config "$n"
+	write_config "$n" "$resv_ports"
 	printf '%s\n' "${shared[@]}" >"$STATE/shared-dirs"
 	if [ -n "$plugin" ]; then install_plugin "$plugin" "$plugin_args"; fi
 	hosts_add "$n"

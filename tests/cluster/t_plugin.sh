@@ -63,6 +63,7 @@ test_plugin_uneven_layout_n5_on_2_nodes() {
 			expect_eq "LOCAL_WORLD_SIZE node 1" "$n1" "$(field LOCAL_WORLD_SIZE "$l")"
 		fi
 		expect_eq "WORLD_SIZE" 5 "$(field WORLD_SIZE "$l")"
+		expect_match "GPUs of rank $(field RANK "$l")" '^[0-7](,[0-7])*$' "$(field CUDA_VISIBLE_DEVICES "$l")"
 	done <out.txt
 	# GPUs never shared within a node: every CUDA_VISIBLE_DEVICES of a node is disjoint.
 	for node in node1 node2; do

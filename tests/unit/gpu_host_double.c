@@ -1,9 +1,17 @@
 /* gpu_host_double.c — a test double of gpu_mlp.h that runs on the host: "device" memory is heap
  * memory and each operation does what gpu_mlp.h specifies, with bf16 rounding where the GPU
  * stores bf16. Linked instead of gpu_mlp.cu into make check's copy of tests/gpu/mlp_check, it lets
- * a machine without a GPU exercise everything above the kernels: dp_gpu.c's layout, buckets,
- * statistics and checkpoint paths, and mlp_check's own tolerances. The kernels themselves are
- * checked only by tests/gpu/run.sh on a GPU. */
+ * a machine without a GPU exercise everything above the kernels.
+ *
+ * What that run checks, and what it does not: the double's arithmetic IS the CPU reference's
+ * (cblas_sgemm on the same bf16-rounded operands, mlp.c's loss, adamw.c's loop), so mlp_check's
+ * per-operation comparisons (layer forward/backward, cross-entropy, AdamW) pass by construction
+ * here and say nothing about the CUDA kernels, which only tests/gpu/run.sh checks on a GPU.
+ * What it does check: dp_gpu.c above the kernels (parameter layout, bf16 weight copies, bucket
+ * all-reduce, gradient accumulation, loss and hit statistics, checkpoint export/import), and that
+ * the mixed-precision step (bf16 activations and weights, float32 master weights and moments)
+ * tracks the float32 step over 60 training steps within mlp_check's tolerances. The float32 CPU
+ * reference itself is checked against PyTorch by tests/trainer/torch_oracle.sh. */
 #include "gpu_mlp.h"
 #include "mlp.h"
 #include "rt_reduce.h"
@@ -45,7 +53,8 @@ void tt_gpu_close(tt_gpu *g)
 const char *tt_gpu_describe(const tt_gpu *g)
 {
 	(void)g;
-	return "host test double (device 0)";
+	return "host test double (CPU arithmetic: per-operation checks pass by construction; "
+	       "dp_gpu.c and the mixed-precision trajectory are what this run tests)";
 }
 
 void *tt_gpu_alloc(tt_gpu *g, size_t bytes, tt_err *err)

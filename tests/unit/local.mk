@@ -95,6 +95,9 @@ tests_unit_test_hw_shared_LDADD = $(UNIT_LDADD)
 # own topology code (../shared/tools/nccl-topo-check; skipped without it or without root).
 TESTS += tests/unit/train_topo_cli.sh tests/unit/nccl_oracle.sh
 dist_noinst_SCRIPTS += tests/unit/train_topo_cli.sh tests/unit/nccl_oracle.sh
+# train-topo's live discovery of this machine against hwloc's own tools (hwloc-calc, lstopo).
+TESTS += tests/unit/train_topo_live.sh
+dist_noinst_SCRIPTS += tests/unit/train_topo_live.sh
 EXTRA_DIST += tests/fixtures/topo
 # train-run's process edge (wrapper/spawn.c): PATH lookup and starting one worker.
 check_PROGRAMS += tests/unit/test_spawn
@@ -157,8 +160,8 @@ tests_unit_test_dp_LDADD = libtrainrt.la libtrainmodel.la $(UNIT_LDADD) -lm
 
 # train-mlp's GPU step (runtime/dp_gpu.c) and tests/gpu/mlp_check, run on the host test double of
 # gpu_mlp.h, so every build checks what lies above the CUDA kernels (they run in tests/gpu/run.sh).
+# TESTS already holds every check program (TESTS += $(check_PROGRAMS) above).
 check_PROGRAMS += tests/unit/test_gpu_step_host
-TESTS += tests/unit/test_gpu_step_host
 tests_unit_test_gpu_step_host_SOURCES = tests/gpu/mlp_check.c tests/unit/gpu_host_double.c runtime/dp.c \
 	runtime/dp_gpu.c
 tests_unit_test_gpu_step_host_CPPFLAGS = $(AM_CPPFLAGS) -DTT_HAVE_CUDA=1

@@ -465,9 +465,47 @@ static void test_port_formula(void)
 			CU_ASSERT(p >= 20000 && p <= 20009);
 		}
 	CU_ASSERT(tt_master_port(0, TT_STEP_BATCH, small) >= 20000);
+	/* The default range starts at torchrun's port and ends below Linux's default ephemeral ports. */
+	CU_ASSERT_EQUAL(TT_PORT_LO_DEFAULT, 29500);
+	CU_ASSERT(TT_PORT_HI_DEFAULT < 32768);
+}
+
+/* The formula as train_topo(8) and layout.h write it, computed here in its own way (128-bit
+ * product, the step as a signed 32-bit number, a floored modulo) rather than taken from layout.c. */
+static uint16_t documented_port(uint32_t job, uint32_t step, unsigned lo, unsigned hi)
+{
+	unsigned __int128 span = hi - lo + 1;
+	unsigned __int128 slot = (((unsigned __int128)job * 2654435769u) & 0xffffffffu) * span >> 32;
+	long long off = ((long long)slot + (int32_t)step) % (long long)span;
+
+	return (uint16_t)(lo + (off < 0 ? off + (long long)span : off));
+}
+
+static void test_port_formula_is_the_documented_one(void)
+{
+	struct tt_port_range r = {TT_PORT_LO_DEFAULT, TT_PORT_HI_DEFAULT};
+	struct tt_port_range small = {20000, 20009};
+	const uint32_t steps[] = {0, 1, 2, 7, 100, TT_STEP_BATCH, TT_STEP_EXTERN, TT_STEP_INTERACTIVE};
+	uint64_t rng = 0x2545f4914f6cdd1dull;
+
+	/* Worked by hand from the man page: job 0 has slot 0; the batch step 0xfffffffb is -5 as a
+	 * signed step id, and (0 - 5) mod 10 = 5; step 12 is 12 mod 10 = 2. Job 1: 2654435769 * 10 /
+	 * 2^32 = 6.18 -> slot 6; the extern step -4 gives (6 - 4) mod 10 = 2. */
 	CU_ASSERT_EQUAL(tt_master_port(0, 0, small), 20000);
 	CU_ASSERT_EQUAL(tt_master_port(0, TT_STEP_BATCH, small), 20005);
 	CU_ASSERT_EQUAL(tt_master_port(0, 12, small), 20002);
+	CU_ASSERT_EQUAL(tt_master_port(1, TT_STEP_EXTERN, small), 20002);
+	/* The man page's example: job 1000 in the default range, step 0 and the batch step. */
+	CU_ASSERT_EQUAL(tt_master_port(1000, 0, r), 29601);
+	CU_ASSERT_EQUAL(tt_master_port(1000, TT_STEP_BATCH, r), 29596);
+	for (int i = 0; i < 2000; i++) {
+		uint32_t job = (uint32_t)(rng >> 32), step = steps[i % 8];
+
+		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+		CU_ASSERT_EQUAL(tt_master_port(job, step, r), documented_port(job, step, r.lo, r.hi));
+		CU_ASSERT_EQUAL(tt_master_port(job, step, small), documented_port(job, step, 20000, 20009));
+		CU_ASSERT_EQUAL(tt_master_port(job % 100000, step, r), documented_port(job % 100000, step, r.lo, r.hi));
+	}
 }
 
 static void test_reserved_ports(void)
@@ -562,6 +600,7 @@ int tt_register_suites(void)
 	CU_add_test(s, "contradicting facts", test_contradictions);
 	CU_add_test(s, "tasks per node", test_tasks_per_node);
 	CU_add_test(s, "MASTER_PORT formula", test_port_formula);
+	CU_add_test(s, "MASTER_PORT formula is the documented one", test_port_formula_is_the_documented_one);
 	CU_add_test(s, "reserved ports", test_reserved_ports);
 	CU_add_test(s, "port range parse", test_port_range_parse);
 	CU_add_test(s, "GPU split rule", test_gpu_split_rule);

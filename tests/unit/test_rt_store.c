@@ -129,11 +129,10 @@ static void test_get_times_out(void)
 	rt_store *c = rt_store_connect("127.0.0.1", rt_store_server_port(srv), TOKEN, 1, 0.3, &err);
 	char buf[4];
 	size_t len;
-	double t0 = rt_now();
 
+	/* That it gives up after its 0.3 s, not how soon, is the subject (bench/timeouts.sh times it). */
 	CU_ASSERT_FATAL(c != NULL);
 	CU_ASSERT_EQUAL(rt_store_get(c, "never", buf, sizeof(buf), &len, &err), -1);
-	CU_ASSERT(rt_now() - t0 < 2.0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "never"));
 	rt_store_close(c);
 	rt_store_server_stop(srv);
@@ -143,13 +142,11 @@ static void test_connect_gives_up(void)
 {
 	tt_err err;
 	int port = 0, fd;
-	double t0 = rt_now();
 
 	/* A port that was just free: nobody listens there. */
 	CU_ASSERT_FATAL(rt_net_listen("127.0.0.1", 0, &fd, &port, &err) == 0);
 	close(fd);
 	CU_ASSERT_PTR_NULL(rt_store_connect("127.0.0.1", port, TOKEN, 1, 0.3, &err));
-	CU_ASSERT(rt_now() - t0 < 2.0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "is rank 0 running?"));
 }
 
@@ -163,8 +160,10 @@ static void test_out_of_descriptors_is_explained(void)
 
 	/* valgrind virtualises descriptor limits and its slowness lets a refused client's hello
 	 * arrive before the refusal, so the reset can overtake the reason: not this test's subject. */
-	if (getenv("LD_PRELOAD") && strstr(getenv("LD_PRELOAD"), "vgpreload"))
+	if (getenv("LD_PRELOAD") && strstr(getenv("LD_PRELOAD"), "vgpreload")) {
+		tt_test_skip("out-of-descriptors explanation not checked under valgrind");
 		return;
+	}
 	CU_ASSERT_FATAL(rt_net_listen("127.0.0.1", 0, &fd, &port, &err) == 0);
 	close(fd);
 	pid = fork();
@@ -286,6 +285,65 @@ static void test_token_rules(void)
 	CU_ASSERT(rt_token_hash("1:x") != rt_token_hash("2:x"));
 }
 
+/* trainrt(3): without TRAINRT_TOKEN the secret comes from TRAINRT_TOKEN_FILE, else from
+ * ~/.config/trainrt/token, created 0600 with random contents on first use and the same after;
+ * a secret file others can read is refused. */
+static void test_token_file_and_home(void)
+{
+	char home[] = "/tmp/tt-token-XXXXXX", path[256], tok[RT_TOKEN_MAX], again[RT_TOKEN_MAX];
+	const char *old_home = getenv("HOME");
+	char *saved_home = old_home ? strdup(old_home) : NULL;
+	struct stat st;
+	tt_err err;
+	FILE *f;
+
+	CU_ASSERT_FATAL(mkdtemp(home) != NULL);
+	unsetenv("TRAINRT_TOKEN");
+	unsetenv("TRAINRT_TOKEN_FILE");
+	unsetenv("SLURM_JOB_ID");
+	setenv("HOME", home, 1);
+	CU_ASSERT_EQUAL(rt_token_load(tok, &err), 0);
+	snprintf(path, sizeof(path), "%s/.config/trainrt/token", home);
+	CU_ASSERT_FATAL(stat(path, &st) == 0);
+	CU_ASSERT_EQUAL(st.st_mode & 0777, 0600);
+	CU_ASSERT(st.st_size > 0);
+	CU_ASSERT_EQUAL(strncmp(tok, "nojob:", 6), 0);
+	CU_ASSERT(strlen(tok) > 6 + 8);
+	CU_ASSERT_EQUAL(rt_token_load(again, &err), 0);
+	CU_ASSERT_STRING_EQUAL(again, tok);
+	setenv("SLURM_JOB_ID", "42", 1);
+	CU_ASSERT_EQUAL(rt_token_load(again, &err), 0);
+	CU_ASSERT_STRING_EQUAL(again + 3, tok + 6);
+	CU_ASSERT_EQUAL(strncmp(again, "42:", 3), 0);
+
+	snprintf(path, sizeof(path), "%s/secret", home);
+	f = fopen(path, "w");
+	CU_ASSERT_FATAL(f != NULL);
+	fputs("from-a-file\n", f);
+	fclose(f);
+	chmod(path, 0644);
+	setenv("TRAINRT_TOKEN_FILE", path, 1);
+	CU_ASSERT_EQUAL(rt_token_load(again, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, path));
+	chmod(path, 0600);
+	CU_ASSERT_EQUAL(rt_token_load(again, &err), 0);
+	CU_ASSERT_STRING_EQUAL(again, "42:from-a-file");
+
+	unsetenv("TRAINRT_TOKEN_FILE");
+	unsetenv("SLURM_JOB_ID");
+	if (saved_home)
+		setenv("HOME", saved_home, 1);
+	free(saved_home);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/.config/trainrt/token", home);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/.config/trainrt", home);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/.config", home);
+	rmdir(path);
+	rmdir(home);
+}
+
 int tt_register_suites(void)
 {
 	CU_pSuite s = CU_add_suite("rt_store", NULL, NULL);
@@ -302,5 +360,6 @@ int tt_register_suites(void)
 	CU_add_test(s, "busy MASTER_PORT is named", test_busy_master_port_is_named);
 	CU_add_test(s, "interface choice", test_interface_choice);
 	CU_add_test(s, "token rules", test_token_rules);
+	CU_add_test(s, "token from a file or ~/.config/trainrt/token", test_token_file_and_home);
 	return 0;
 }
