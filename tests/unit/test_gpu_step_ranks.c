@@ -112,7 +112,7 @@ static void test_two_ranks_match_accumulation(void)
 
 	CU_ASSERT_FATAL(sh != MAP_FAILED);
 	memset(sh, 0, sizeof(*sh));
-	CU_ASSERT_EQUAL_FATAL(run_world(&spec, rank_main, sh, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(run_world(&spec, rank_main, sh), 0);
 	CU_ASSERT_EQUAL_FATAL(tt_dp_init(&one, &model, NULL, &cfg, &err), 0);
 	for (int s = 0; s < STEPS; s++) {
 		double loss = 0.0;
