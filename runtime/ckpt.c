@@ -1,10 +1,11 @@
 /* ckpt.c — checkpoint files: atomic writes, CRC checks, discovery, re-slicing load, pruning
- * (see ckpt.h). */
+ * and removal of torn directories (see ckpt.h). Removal never follows a symbolic link. */
 #include "ckpt.h"
 #include "tt_file.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,9 +28,18 @@ void tt_ckpt_meta_free(tt_ckpt_meta *m)
 	m->crc = NULL;
 }
 
+/* The one spelling of a step directory's name. */
+static void step_name(char *out, size_t len, long step)
+{
+	snprintf(out, len, "step-%08ld", step);
+}
+
 void tt_ckpt_step_dir(char *out, size_t len, const char *root, long step)
 {
-	snprintf(out, len, "%s/step-%08ld", root, step);
+	char name[32];
+
+	step_name(name, sizeof(name), step);
+	snprintf(out, len, "%s/%s", root, name);
 }
 
 static int mkdir_p1(const char *path, tt_err *err)
@@ -254,7 +264,8 @@ static int cmp_desc(const void *a, const void *b)
 	return (x < y) - (x > y);
 }
 
-/* Steps of all step-NNNNNNNN entries under root, newest first. */
+/* Steps of all step-NNNNNNNN entries under root (exactly as step_name spells them, so each
+ * step names one entry), newest first. */
 static int list_steps(const char *root, long **steps, int *n, tt_err *err)
 {
 	DIR *d = opendir(root);
@@ -269,10 +280,14 @@ static int list_steps(const char *root, long **steps, int *n, tt_err *err)
 		return tt_err_errno(err, "cannot list checkpoint directory %s", root);
 	}
 	while ((e = readdir(d))) {
+		char name[32];
 		long s;
 		char extra;
 
 		if (sscanf(e->d_name, "step-%ld%c", &s, &extra) != 1 || s < 0)
+			continue;
+		step_name(name, sizeof(name), s);
+		if (strcmp(name, e->d_name) != 0)
 			continue;
 		if (*n == cap) {
 			long *grown = realloc(*steps, sizeof(long) * (size_t)(cap = cap ? 2 * cap : 16));
@@ -403,28 +418,100 @@ int tt_ckpt_load(const char *root, const tt_ckpt_meta *meta, const tt_shard_plan
 	return 0;
 }
 
-static int remove_step_dir(const char *dir, tt_err *err)
+/* Removes root/name, a step directory, through directory descriptors and without following a
+ * symbolic link anywhere: a step-* that is a link is removed as a link (its target is untouched),
+ * a step directory's entries are unlinked as they are (links as links), and one holding a
+ * directory is left alone with an error (it is not a checkpoint). */
+static int remove_step(const char *root, const char *name, tt_err *err)
 {
-	DIR *d = opendir(dir);
+	int rfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC), dfd = -1, rc = -1;
 	struct dirent *e;
+	struct stat st;
+	DIR *d = NULL;
 
-	if (!d)
-		return tt_err_errno(err, "cannot open old checkpoint %s for removal", dir);
+	if (rfd < 0)
+		return tt_err_errno(err, "cannot open checkpoint directory %s to prune it", root);
+	if (fstatat(rfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+		tt_err_errno(err, "cannot inspect %s/%s", root, name);
+		goto out;
+	}
+	if (!S_ISDIR(st.st_mode)) { /* a link or a file named like a step: only the name goes */
+		if (unlinkat(rfd, name, 0) != 0) {
+			tt_err_errno(err, "cannot remove %s/%s", root, name);
+			goto out;
+		}
+		rc = 0;
+		goto out;
+	}
+	dfd = openat(rfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0 || !(d = fdopendir(dfd))) {
+		tt_err_errno(err, "cannot open old checkpoint %s/%s for removal", root, name);
+		goto out;
+	}
+	dfd = -1; /* owned by d now */
 	while ((e = readdir(d))) {
-		char path[4400];
-
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (unlink(path) != 0) {
-			closedir(d);
-			return tt_err_errno(err, "cannot remove %s", path);
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+			tt_err_errno(err, "cannot inspect %s/%s/%s", root, name, e->d_name);
+			goto out;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			tt_err_set(err, "%s/%s holds a directory (%s), so it is not a checkpoint: left alone", root, name,
+				   e->d_name);
+			goto out;
+		}
+		if (unlinkat(dirfd(d), e->d_name, 0) != 0) {
+			tt_err_errno(err, "cannot remove %s/%s/%s", root, name, e->d_name);
+			goto out;
 		}
 	}
-	closedir(d);
-	if (rmdir(dir) != 0)
-		return tt_err_errno(err, "cannot remove old checkpoint directory %s", dir);
-	return 0;
+	if (unlinkat(rfd, name, AT_REMOVEDIR) != 0) {
+		tt_err_errno(err, "cannot remove old checkpoint directory %s/%s", root, name);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (d)
+		closedir(d);
+	if (dfd >= 0)
+		close(dfd);
+	close(rfd);
+	return rc;
+}
+
+int tt_ckpt_remove_torn(const char *root, long from_step, char *note, size_t note_len, tt_err *err)
+{
+	long *steps;
+	int n, rc = 0;
+
+	if (note && note_len)
+		note[0] = '\0';
+	if (list_steps(root, &steps, &n, err))
+		return -1;
+	for (int i = 0; i < n && rc == 0; i++) {
+		char dir[4096], name[32];
+		tt_ckpt_meta meta;
+		tt_err why;
+
+		if (steps[i] < from_step)
+			continue;
+		tt_ckpt_step_dir(dir, sizeof(dir), root, steps[i]);
+		if (tt_ckpt_validate(dir, &meta, &why) == 0) {
+			tt_ckpt_meta_free(&meta);
+			continue;
+		}
+		step_name(name, sizeof(name), steps[i]);
+		rc = remove_step(root, name, err);
+		if (rc == 0 && note && note_len) {
+			size_t used = strlen(note);
+
+			if (used < note_len)
+				snprintf(note + used, note_len - used, "removed torn checkpoint %s (%s)\n", dir, why.msg);
+		}
+	}
+	free(steps);
+	return rc;
 }
 
 int tt_ckpt_prune(const char *root, int keep, tt_err *err)
@@ -437,7 +524,7 @@ int tt_ckpt_prune(const char *root, int keep, tt_err *err)
 	if (list_steps(root, &steps, &n, err))
 		return -1;
 	for (int i = 0; i < n && rc == 0; i++) {
-		char dir[4096];
+		char dir[4096], name[32];
 		tt_ckpt_meta meta;
 
 		tt_ckpt_step_dir(dir, sizeof(dir), root, steps[i]);
@@ -449,7 +536,8 @@ int tt_ckpt_prune(const char *root, int keep, tt_err *err)
 			}
 			continue;
 		}
-		rc = remove_step_dir(dir, err);
+		step_name(name, sizeof(name), steps[i]);
+		rc = remove_step(root, name, err);
 	}
 	free(steps);
 	return rc;

@@ -99,6 +99,23 @@ static int load_data(train *t, tt_err *err)
 	return 0;
 }
 
+/* Every rank agrees whether any rank failed (so nobody proceeds alone). *agreed (may be NULL) is
+ * 1 when the agreement itself went through, so every rank is past what it reported on. */
+static int agree_ok(train *t, int failed, const char *what, tt_err *err, int *agreed)
+{
+	float f = (float)failed;
+
+	if (agreed)
+		*agreed = 0;
+	if (tt_dp_allreduce_sum(&t->dp, &f, 1, err))
+		return -1;
+	if (agreed)
+		*agreed = 1;
+	if (f > 0 && !failed)
+		return tt_err_set(err, "%s failed on another rank (see its message)", what);
+	return f > 0 ? -1 : 0;
+}
+
 static int setup(train *t, tt_err *err)
 {
 	tt_dp_cfg cfg = { 0 };
@@ -160,16 +177,30 @@ static int alloc_ckpt_staging(train *t, tt_err *err)
 	return 0;
 }
 
-/* Every rank agrees whether any rank failed (so nobody proceeds alone). */
-static int agree_ok(train *t, int failed, const char *what, tt_err *err)
+/* Rank 0 prints each line of a note from the checkpoint module. */
+static void say_lines(train *t, const char *prefix, char *note)
 {
-	float f = (float)failed;
+	char *save = NULL;
 
-	if (tt_dp_allreduce_sum(&t->dp, &f, 1, err))
-		return -1;
-	if (f > 0 && !failed)
-		return tt_err_set(err, "%s failed on another rank (see its message)", what);
-	return f > 0 ? -1 : 0;
+	for (char *line = strtok_r(note, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		say(t, 0, "%s%s", prefix, line);
+}
+
+/* A checkpoint failed on some rank. Once every rank has stopped writing (agreed), rank 0 removes
+ * the torn step directory, so only whole checkpoints remain and a full disk gets its space back. */
+static int checkpoint_failed(train *t, int agreed, tt_err *err)
+{
+	char note[2048];
+	tt_err rm;
+
+	if (t->rank == 0 && agreed) {
+		if (tt_ckpt_remove_torn(t->o.ckpt_dir, t->step, note, sizeof(note), &rm) == 0)
+			say_lines(t, "", note);
+		else
+			say(t, 0, "warning: %s", rm.msg);
+	}
+	return tt_err_wrap(err, "checkpoint of step %ld under %s failed (the previous checkpoint is kept)", t->step,
+			   t->o.ckpt_dir);
 }
 
 static int save_checkpoint(train *t, tt_err *err)
@@ -177,7 +208,7 @@ static int save_checkpoint(train *t, tt_err *err)
 	tt_ckpt_meta meta = { .step = t->step, .world = t->world, .zero = t->o.zero, .seed = t->o.seed,
 			      .batch = t->o.batch };
 	uint32_t crc = 0;
-	int failed;
+	int failed, agreed;
 	double t0 = now();
 
 	failed = alloc_ckpt_staging(t, err) || tt_ckpt_prepare(t->o.ckpt_dir, t->step, err);
@@ -185,8 +216,8 @@ static int save_checkpoint(train *t, tt_err *err)
 		failed = tt_dp_export(&t->dp, t->ck_p, t->ck_m, t->ck_v, err) ||
 			 tt_ckpt_write_rank(t->o.ckpt_dir, t->step, &t->dp.plan, t->ck_p, t->ck_m, t->ck_v, &crc, err);
 	}
-	if (agree_ok(t, failed, "writing the checkpoint shard", err))
-		return -1;
+	if (agree_ok(t, failed, "writing the checkpoint shard", err, &agreed))
+		return checkpoint_failed(t, agreed, err);
 	meta.crc = calloc((size_t)t->world, sizeof(uint32_t));
 	if (!meta.crc)
 		return tt_err_set(err, "out of memory for checkpoint metadata");
@@ -195,8 +226,8 @@ static int save_checkpoint(train *t, tt_err *err)
 	if (!failed && t->rank == 0)
 		failed = tt_ckpt_write_meta(t->o.ckpt_dir, &meta, err) || tt_ckpt_prune(t->o.ckpt_dir, t->o.keep, err);
 	tt_ckpt_meta_free(&meta);
-	if (agree_ok(t, failed, "writing the checkpoint metadata", err))
-		return -1;
+	if (agree_ok(t, failed, "writing the checkpoint metadata", err, &agreed))
+		return checkpoint_failed(t, agreed, err);
 	t->last_ckpt_time = now();
 	say(t, 0, "checkpoint of step %ld written to %s/step-%08ld in %.2f s", t->step, t->o.ckpt_dir, t->step,
 	    t->last_ckpt_time - t0);
@@ -212,17 +243,24 @@ static int resume(train *t, tt_err *err)
 
 	if (t->rank == 0) {
 		int found = tt_ckpt_find_latest(t->o.ckpt_dir, &meta, warn, sizeof(warn), err);
+		char note[8192];
+		tt_err rm;
 
-		if (warn[0])
-			for (char *line = strtok(warn, "\n"); line; line = strtok(NULL, "\n"))
-				say(t, 0, "warning: %s", line);
 		failed = found < 0;
 		if (found == 1) {
 			step = meta.step;
 			tt_ckpt_meta_free(&meta);
 		}
+		/* What is newer than the checkpoint resumed is torn (a run killed while writing it): gone,
+		 * so later checkpoints of those steps start clean. */
+		if (!failed && tt_ckpt_remove_torn(t->o.ckpt_dir, step + 1, note, sizeof(note), &rm) == 0) {
+			say_lines(t, "", note);
+		} else if (!failed) {
+			say_lines(t, "warning: ", warn);
+			say(t, 0, "warning: %s", rm.msg);
+		}
 	}
-	if (agree_ok(t, failed, "looking for a checkpoint", err) ||
+	if (agree_ok(t, failed, "looking for a checkpoint", err, NULL) ||
 	    tt_dp_broadcast_bytes(&t->dp, &step, sizeof(step), err))
 		return -1;
 	if (step < 0)
@@ -242,7 +280,7 @@ static int resume(train *t, tt_err *err)
 	if (!failed)
 		failed = alloc_ckpt_staging(t, err) ||
 			 tt_ckpt_load(t->o.ckpt_dir, &meta, &t->dp.plan, t->ck_p, t->ck_m, t->ck_v, err);
-	if (agree_ok(t, failed, "loading the checkpoint", err)) {
+	if (agree_ok(t, failed, "loading the checkpoint", err, NULL)) {
 		tt_ckpt_meta_free(&meta);
 		return -1;
 	}
