@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -47,21 +49,39 @@ static int fsync_parent(const char *path, tt_err *err)
 	return rc;
 }
 
+/* Creates a fresh temporary file next to path, like mkstemp but with mode 0666 so the umask
+ * applies (mkstemp's 0600 would have to be widened by hand, overriding the user's umask). */
+static int create_temp(const char *path, char *tmp, size_t len, tt_err *err)
+{
+	for (int attempt = 0; attempt < 100; attempt++) {
+		uint32_t r;
+		int fd;
+
+		if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
+			r = (uint32_t)getpid() * 2654435761u + (uint32_t)attempt;
+		if (snprintf(tmp, len, "%s.tmp.%08x", path, r) >= (int)len)
+			return tt_err_set(err, "output path '%s' is too long", path);
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
+		if (fd >= 0 || errno != EEXIST)
+			return fd >= 0 ? fd
+				       : tt_err_errno(err, "cannot create a temporary file next to '%s' (is the directory writable?)",
+						      path);
+	}
+	return tt_err_set(err, "cannot create a temporary file next to '%s': 100 names taken", path);
+}
+
 int tt_file_write_chunks(const char *path, const tt_chunk *chunks, int n, tt_err *err)
 {
 	char tmp[PATH_MAX];
 	int fd, i;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= (int)sizeof(tmp))
-		return tt_err_set(err, "output path '%s' is too long", path);
-	fd = mkstemp(tmp);
+	fd = create_temp(path, tmp, sizeof(tmp), err);
 	if (fd < 0)
-		return tt_err_errno(err, "cannot create a temporary file next to '%s' (is the directory writable?)", path);
+		return -1;
 	for (i = 0; i < n; i++)
 		if (write_all(fd, chunks[i].data, chunks[i].len, tmp, err) != 0)
 			goto fail;
-	/* mkstemp makes 0600; these files are read by the job's other processes. */
-	if (fchmod(fd, 0644) != 0 || fsync(fd) != 0) {
+	if (fsync(fd) != 0) {
 		tt_err_errno(err, "cannot flush '%s' to disk", tmp);
 		goto fail;
 	}

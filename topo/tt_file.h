@@ -15,10 +15,11 @@ typedef struct tt_chunk {
 	size_t len;
 } tt_chunk;
 
-/* Writes the concatenation of chunks[0..n) as path (mode 0644). */
+/* Writes the concatenation of chunks[0..n) as path, created like any file: mode 0666 less the
+ * process's umask (0644 under the usual 022, 0600 under 077). */
 int tt_file_write_chunks(const char *path, const tt_chunk *chunks, int n, tt_err *err);
 
-/* Writes len bytes of data as path (mode 0644). */
+/* Writes len bytes of data as path (mode as above). */
 int tt_file_write_atomic(const char *path, const void *data, size_t len, tt_err *err);
 
 #endif
