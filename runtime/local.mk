@@ -77,7 +77,7 @@ train_mlp_LDADD = libtrainrt.la libtrainmodel.la libtopo.la $(OPENBLAS_LIBS) -lz
 
 # Multi-process integration tests of train-mlp (ranks on 127.0.0.1 via launch_local.sh).
 dist_noinst_SCRIPTS += tests/trainer/launch_local.sh tests/trainer/resume.sh tests/trainer/equivalence.sh \
-	tests/trainer/signal.sh
-TESTS += tests/trainer/resume.sh tests/trainer/equivalence.sh tests/trainer/signal.sh
+	tests/trainer/signal.sh tests/trainer/summary.sh
+TESTS += tests/trainer/resume.sh tests/trainer/equivalence.sh tests/trainer/signal.sh tests/trainer/summary.sh
 EXTRA_DIST += tests/fixtures/trainer/train-images-idx3-ubyte tests/fixtures/trainer/train-labels-idx1-ubyte \
 	tests/fixtures/trainer/t10k-images-idx3-ubyte.gz tests/fixtures/trainer/t10k-labels-idx1-ubyte.gz

@@ -158,6 +158,10 @@ static int setup(train *t, tt_err *err)
 		return tt_err_set(err, "cannot allocate the batch buffers (%d samples of %d features)", t->local,
 				  t->data.dim);
 	t->perm_epoch = -1;
+	/* A summary that cannot be written is found now, not after the whole run. */
+	if (agree_ok(t, t->rank == 0 && t->o.summary && tt_train_summary_check(t->o.summary, err),
+		     "checking --summary", err, NULL))
+		return -1;
 	return 0;
 }
 
@@ -474,7 +478,12 @@ static int write_summary(train *t, uint32_t weights_crc, const uint32_t *peak_ki
 	}
 	fprintf(f, "\n  ]\n}\n");
 	fclose(f);
-	rc = tt_file_write_atomic(t->o.summary, text, len, err);
+	if (!strcmp(t->o.summary, "-"))
+		rc = fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0
+			     ? 0
+			     : tt_err_errno(err, "cannot write the summary to standard output");
+	else
+		rc = tt_file_write_atomic(t->o.summary, text, len, err);
 	free(text);
 	return rc;
 }
