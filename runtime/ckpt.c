@@ -59,23 +59,55 @@ int tt_ckpt_prepare(const char *root, long step, tt_err *err)
 	return 0;
 }
 
-static uint32_t crc_chunks(const tt_chunk *c, int n)
+/* CRC32 of len bytes continuing sum (zlib takes at most 4 GiB per call: fed in pieces). */
+static uLong crc_more(uLong sum, const void *data, size_t len)
 {
-	uLong crc = crc32(0L, Z_NULL, 0);
+	const Bytef *p = data;
 
+	while (len > 0) {
+		uInt part = len > (1u << 30) ? (1u << 30) : (uInt)len;
+
+		sum = crc32(sum, p, part);
+		p += part;
+		len -= part;
+	}
+	return sum;
+}
+
+static uint32_t crc_of(const void *data, size_t len)
+{
+	return (uint32_t)crc_more(crc32(0L, Z_NULL, 0), data, len);
+}
+
+/* Writes the chunks and their CRC32 as a trailer, computing the CRC piece by piece just before
+ * each piece is written (the data is hot in cache for the copy, and the disk flushes the previous
+ * pieces meanwhile). *crc receives the CRC. */
+static int write_with_crc(const char *path, const tt_chunk *c, int n, uint32_t *crc, tt_err *err)
+{
+	const size_t piece = (size_t)4 << 20;
+	uLong sum = crc32(0L, Z_NULL, 0);
+	tt_file_out f;
+
+	if (tt_file_open(&f, path, err) != 0)
+		return -1;
 	for (int i = 0; i < n; i++) {
-		const Bytef *p = c[i].data;
-		size_t left = c[i].len;
+		const unsigned char *p = c[i].data;
 
-		while (left > 0) {
-			uInt part = left > (1u << 30) ? (1u << 30) : (uInt)left;
+		for (size_t off = 0; off < c[i].len; off += piece) {
+			size_t len = c[i].len - off < piece ? c[i].len - off : piece;
 
-			crc = crc32(crc, p, part);
-			p += part;
-			left -= part;
+			sum = crc_more(sum, p + off, len);
+			if (tt_file_write(&f, p + off, len, err) != 0)
+				goto fail;
 		}
 	}
-	return (uint32_t)crc;
+	*crc = (uint32_t)sum;
+	if (tt_file_write(&f, crc, sizeof(*crc), err) != 0)
+		goto fail;
+	return tt_file_commit(&f, err);
+fail:
+	tt_file_abort(&f);
+	return -1;
 }
 
 int tt_ckpt_write_rank(const char *root, long step, const tt_shard_plan *plan, const float *p, const float *m,
@@ -86,7 +118,7 @@ int tt_ckpt_write_rank(const char *root, long step, const tt_shard_plan *plan, c
 			  .n_blocks = (uint32_t)plan->n_blocks };
 	uint64_t lens[TT_SHARD_MAX_BLOCKS];
 	size_t s = tt_shard_total(plan) * sizeof(float);
-	tt_chunk c[6];
+	tt_chunk c[5];
 
 	memcpy(h.magic, RANK_MAGIC, 8);
 	for (int b = 0; b < plan->n_blocks; b++)
@@ -96,12 +128,10 @@ int tt_ckpt_write_rank(const char *root, long step, const tt_shard_plan *plan, c
 	c[2] = (tt_chunk){ p, s };
 	c[3] = (tt_chunk){ m, s };
 	c[4] = (tt_chunk){ v, s };
-	*crc = crc_chunks(c, 5);
-	c[5] = (tt_chunk){ crc, sizeof(*crc) };
 	tt_ckpt_step_dir(dir, sizeof(dir), root, step);
 	if (snprintf(path, sizeof(path), "%s/rank-%05d.bin", dir, plan->rank) >= (int)sizeof(path))
 		return tt_err_set(err, "checkpoint path under %s is too long", dir);
-	return tt_file_write_chunks(path, c, 6, err);
+	return write_with_crc(path, c, 5, crc, err);
 }
 
 int tt_ckpt_write_meta(const char *root, const tt_ckpt_meta *meta, tt_err *err)
@@ -120,7 +150,7 @@ int tt_ckpt_write_meta(const char *root, const tt_ckpt_meta *meta, tt_err *err)
 		fprintf(f, "rank_crc %d %08x\n", r, meta->crc[r]);
 	fclose(f);
 	c[0] = (tt_chunk){ text, len };
-	snprintf(tail, sizeof(tail), "meta_crc %08x\n", crc_chunks(c, 1));
+	snprintf(tail, sizeof(tail), "meta_crc %08x\n", crc_of(text, len));
 	c[1] = (tt_chunk){ tail, strlen(tail) };
 	tt_ckpt_step_dir(dir, sizeof(dir), root, meta->step);
 	if (snprintf(path, sizeof(path), "%s/meta.txt", dir) >= (int)sizeof(path))
@@ -174,7 +204,7 @@ static int parse_meta(const char *path, char *text, size_t len, tt_ckpt_meta *m,
 		}
 	if (!tail || sscanf(tail, "meta_crc %x", &crc_want) != 1)
 		return tt_err_set(err, "%s has no meta_crc line; it is torn", path);
-	if ((uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)text, (uInt)(tail - text)) != crc_want)
+	if (crc_of(text, (size_t)(tail - text)) != crc_want)
 		return tt_err_set(err, "%s fails its CRC check; it is corrupt", path);
 	*tail = '\0';
 	if (strncmp(text, META_HEADER, strlen(META_HEADER)) != 0)
@@ -227,7 +257,7 @@ static int check_rank_file(const char *stepdir, int r, uint32_t crc_want, tt_err
 		goto out;
 	}
 	memcpy(&trailer, buf + len - 4, 4);
-	if ((uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)buf, (uInt)(len - 4)) != trailer ||
+	if (crc_of(buf, len - 4) != trailer ||
 	    trailer != crc_want) {
 		tt_err_set(err, "%s fails its CRC check (torn or corrupt)", path);
 		goto out;

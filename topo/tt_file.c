@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,37 +69,72 @@ static int create_temp(const char *path, char *tmp, size_t len, tt_err *err)
 	return tt_err_set(err, "cannot create a temporary file next to '%s': 100 names taken", path);
 }
 
+int tt_file_open(tt_file_out *f, const char *path, tt_err *err)
+{
+	f->path = path;
+	f->written = f->flushed = 0;
+	f->fd = create_temp(path, f->tmp, sizeof(f->tmp), err);
+	return f->fd < 0 ? -1 : 0;
+}
+
+/* Writeback starts in steps of this much; the final fsync waits only for the last ones. */
+#define WRITEBACK_STEP ((off_t)8 << 20)
+
+int tt_file_write(tt_file_out *f, const void *data, size_t len, tt_err *err)
+{
+	if (write_all(f->fd, data, len, f->tmp, err) != 0)
+		return -1;
+	f->written += (off_t)len;
+	if (f->written - f->flushed >= WRITEBACK_STEP) {
+		/* Only a hint: where unsupported, fsync does all the work. */
+		sync_file_range(f->fd, f->flushed, f->written - f->flushed, SYNC_FILE_RANGE_WRITE);
+		f->flushed = f->written;
+	}
+	return 0;
+}
+
+void tt_file_abort(tt_file_out *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+	unlink(f->tmp);
+}
+
+int tt_file_commit(tt_file_out *f, tt_err *err)
+{
+	if (fsync(f->fd) != 0) {
+		tt_err_errno(err, "cannot flush '%s' to disk", f->tmp);
+		goto fail;
+	}
+	if (close(f->fd) != 0) {
+		f->fd = -1;
+		tt_err_errno(err, "cannot close '%s'", f->tmp);
+		goto fail;
+	}
+	f->fd = -1;
+	if (rename(f->tmp, f->path) != 0) {
+		tt_err_errno(err, "cannot rename '%s' to '%s'", f->tmp, f->path);
+		goto fail;
+	}
+	return fsync_parent(f->path, err);
+fail:
+	tt_file_abort(f);
+	return -1;
+}
+
 int tt_file_write_chunks(const char *path, const tt_chunk *chunks, int n, tt_err *err)
 {
-	char tmp[PATH_MAX];
-	int fd, i;
+	tt_file_out f;
 
-	fd = create_temp(path, tmp, sizeof(tmp), err);
-	if (fd < 0)
+	if (tt_file_open(&f, path, err) != 0)
 		return -1;
-	for (i = 0; i < n; i++)
-		if (write_all(fd, chunks[i].data, chunks[i].len, tmp, err) != 0)
-			goto fail;
-	if (fsync(fd) != 0) {
-		tt_err_errno(err, "cannot flush '%s' to disk", tmp);
-		goto fail;
-	}
-	if (close(fd) != 0) {
-		fd = -1;
-		tt_err_errno(err, "cannot close '%s'", tmp);
-		goto fail;
-	}
-	fd = -1;
-	if (rename(tmp, path) != 0) {
-		tt_err_errno(err, "cannot rename '%s' to '%s'", tmp, path);
-		goto fail;
-	}
-	return fsync_parent(path, err);
-fail:
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-	return -1;
+	for (int i = 0; i < n; i++)
+		if (tt_file_write(&f, chunks[i].data, chunks[i].len, err) != 0) {
+			tt_file_abort(&f);
+			return -1;
+		}
+	return tt_file_commit(&f, err);
 }
 
 int tt_file_write_atomic(const char *path, const void *data, size_t len, tt_err *err)
