@@ -33,6 +33,10 @@
 #define SHM_MAGIC 0x54524d53u
 #define SHM_STAGE_BYTES ((size_t)4 << 20) /* per half */
 #define SHM_SPINS 4000
+/* A rank late at a barrier may be stuck on a wait of its own that began a little later (a leader
+ * on the TCP ring when a link went down): waiting this much longer than TRAINRT_TIMEOUT lets it
+ * publish its reason first, which is what every rank of the node then reports. */
+#define SHM_REASON_GRACE_S 2.0
 
 struct shm_slot {
 	_Atomic int32_t pid;
@@ -203,7 +207,7 @@ static int shm_barrier_raw(shm_be *s, const char *what, tt_err *err)
 				return -1;
 			return fail_all(s, err);
 		}
-		if (rt_now() - start > s->timeout) {
+		if (rt_now() - start > s->timeout + SHM_REASON_GRACE_S) {
 			char late[256];
 
 			late_ranks(s, k, late, sizeof(late));
