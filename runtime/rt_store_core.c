@@ -593,7 +593,9 @@ void rt_store_core_sweep(rt_store_core *s)
 			conn_free(&s->conns[i]);
 			continue;
 		}
-		s->conns[j++] = s->conns[i];
+		if (j != i)
+			s->conns[j] = s->conns[i];
+		j++;
 	}
 	s->nconns = j;
 }
