@@ -54,3 +54,13 @@ bench-tcp: trainrt-bench bench/tcp-stream train_topo.la
 	$(SHELL) $(srcdir)/bench/tcp.sh $(abs_top_builddir)
 dist_noinst_SCRIPTS += bench/tcp.sh
 .PHONY: bench-tcp
+
+# bench-ckpt: checkpoint write throughput vs dd conv=fsync into the same directory (bench/ckpt.sh).
+noinst_PROGRAMS += bench/ckpt-write
+bench_ckpt_write_SOURCES = bench/ckpt_write.c
+bench_ckpt_write_LDADD = libtrainmodel.la libtopo.la
+dist_noinst_SCRIPTS += bench/ckpt.sh
+BENCH_TARGETS += bench-ckpt
+bench-ckpt: bench/ckpt-write
+	CKPT_WRITE=./bench/ckpt-write $(SHELL) $(srcdir)/bench/ckpt.sh
+.PHONY: bench-ckpt
