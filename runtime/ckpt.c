@@ -337,15 +337,16 @@ static int list_steps(const char *root, long **steps, int *n, tt_err *err)
 	return 0;
 }
 
-static void add_warning(char *warn, size_t warn_len, const char *dir, const char *why)
+/* Appends "<what> DIR: why" as a line to buf (NULL: nothing). */
+static void add_line(char *buf, size_t len, const char *what, const char *dir, const char *why)
 {
 	size_t used;
 
-	if (!warn || !warn_len)
+	if (!buf || !len)
 		return;
-	used = strlen(warn);
-	if (used < warn_len)
-		snprintf(warn + used, warn_len - used, "skipping %s: %s\n", dir, why);
+	used = strlen(buf);
+	if (used < len)
+		snprintf(buf + used, len - used, "%s %s: %s\n", what, dir, why);
 }
 
 int tt_ckpt_find_latest(const char *root, tt_ckpt_meta *meta, char *warn, size_t warn_len, tt_err *err)
@@ -365,7 +366,7 @@ int tt_ckpt_find_latest(const char *root, tt_ckpt_meta *meta, char *warn, size_t
 		if (tt_ckpt_validate(dir, meta, &why) == 0)
 			found = 1;
 		else
-			add_warning(warn, warn_len, dir, why.msg);
+			add_line(warn, warn_len, "skipping", dir, why.msg);
 	}
 	free(steps);
 	return found;
@@ -533,12 +534,8 @@ int tt_ckpt_remove_torn(const char *root, long from_step, char *note, size_t not
 		}
 		step_name(name, sizeof(name), steps[i]);
 		rc = remove_step(root, name, err);
-		if (rc == 0 && note && note_len) {
-			size_t used = strlen(note);
-
-			if (used < note_len)
-				snprintf(note + used, note_len - used, "removed torn checkpoint %s (%s)\n", dir, why.msg);
-		}
+		if (rc == 0)
+			add_line(note, note_len, "removed torn checkpoint", dir, why.msg);
 	}
 	free(steps);
 	return rc;

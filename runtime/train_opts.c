@@ -1,5 +1,6 @@
 /* train_opts.c — train-mlp option parsing and validation (see train_opts.h). */
 #include "train_opts.h"
+#include "tt_file.h"
 #include "tt_signal.h"
 
 #include <errno.h>
@@ -16,19 +17,13 @@
 int tt_train_summary_check(const char *path, tt_err *err)
 {
 	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
 	struct stat st;
 
 	if (!strcmp(path, "-"))
 		return 0;
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
 		return tt_err_set(err, "--summary %s is a directory: give a file name such as %s/summary.json", path, path);
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == path)
-		snprintf(dir, sizeof(dir), "/");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	tt_file_dir_of(path, dir, sizeof(dir));
 	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
 		return tt_err_set(err, "--summary %s: directory %s does not exist; create it or pick another place", path,
 				  dir);

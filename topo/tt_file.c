@@ -27,18 +27,24 @@ static int write_all(int fd, const char *p, size_t left, const char *path, tt_er
 }
 
 /* The rename is durable only once the directory holding it is on disk. */
+void tt_file_dir_of(const char *path, char *dir, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		snprintf(dir, len, ".");
+	else if (slash == path)
+		snprintf(dir, len, "/");
+	else
+		snprintf(dir, len, "%.*s", (int)(slash - path), path);
+}
+
 static int fsync_parent(const char *path, tt_err *err)
 {
 	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
 	int fd, rc = 0;
 
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == path)
-		snprintf(dir, sizeof(dir), "/");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	tt_file_dir_of(path, dir, sizeof(dir));
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return tt_err_errno(err, "cannot open directory '%s' to sync it", dir);

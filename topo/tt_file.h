@@ -37,6 +37,9 @@ int tt_file_commit(tt_file_out *f, tt_err *err);
 /* Closes and removes the temporary file (after a failed write). */
 void tt_file_abort(tt_file_out *f);
 
+/* The directory that holds path: "." for a bare name, "/" for a name at the root. */
+void tt_file_dir_of(const char *path, char *dir, size_t len);
+
 /* Writes the concatenation of chunks[0..n) as path. */
 int tt_file_write_chunks(const char *path, const tt_chunk *chunks, int n, tt_err *err);
 

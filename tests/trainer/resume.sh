@@ -35,7 +35,7 @@ mkdir -p "$tmp/ck/step-99999999"
 echo garbage >"$tmp/ck/step-99999999/rank-00000.bin"
 $TRAIN_MLP $args --ckpt-dir "$tmp/ck" --ckpt-every 100 --keep 2 --summary "$tmp/b.json" 2>"$tmp/b2.log" ||
 	fail "resumed run failed: $(cat "$tmp/b2.log")"
-grep -q "removed torn checkpoint .*step-99999999 (.*meta.txt" "$tmp/b2.log" ||
+grep -q "removed torn checkpoint .*step-99999999: .*meta.txt" "$tmp/b2.log" ||
 	fail "torn checkpoint not reported: $(cat "$tmp/b2.log")"
 grep -q "resumed from" "$tmp/b2.log" || fail "did not resume: $(cat "$tmp/b2.log")"
 

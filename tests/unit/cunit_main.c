@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 const char *tt_test_srcdir(void)
@@ -27,6 +28,26 @@ const char *tt_test_shared_dir(void)
 	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
 		return NULL;
 	return path;
+}
+
+long tt_test_proc_kib(int pid, const char *field)
+{
+	char path[64], line[256];
+	size_t len = strlen(field);
+	long kib = -1;
+	FILE *f;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/status");
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, field, len) == 0 && line[len] == ':')
+			kib = atol(line + len + 1);
+	if (f)
+		fclose(f);
+	return kib;
 }
 
 int main(void)

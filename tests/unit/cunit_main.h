@@ -12,6 +12,10 @@ int tt_register_suites(void);
 /* Directory of the source tree (fixtures live under tests/fixtures). */
 const char *tt_test_srcdir(void);
 
+/* A "Name: N kB" field of /proc/PID/status (VmRSS, VmSize, ...) in KiB; pid 0 is this process.
+ * -1 when it cannot be read. */
+long tt_test_proc_kib(int pid, const char *field);
+
 /* ../shared beside the checkout when present, else NULL (tests then skip that part). */
 const char *tt_test_shared_dir(void);
 

@@ -282,8 +282,8 @@ static void test_remove_torn(void)
 	CU_ASSERT(!exists(root, "step-00000020"));
 	CU_ASSERT(!exists(root, "step-00000030"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(note, "removed torn checkpoint"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(note, "step-00000020 ("));
-	CU_ASSERT_PTR_NOT_NULL(strstr(note, "step-00000030 ("));
+	CU_ASSERT_PTR_NOT_NULL(strstr(note, "step-00000020: "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(note, "step-00000030: "));
 	rm_rf(root);
 	rm_rf(victim);
 }

@@ -80,20 +80,6 @@ static void test_rejects_broken_files(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "/nonexistent/x.idx"));
 }
 
-static long vm_size_kib(void)
-{
-	char line[256];
-	long kib = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (strncmp(line, "VmSize:", 7) == 0)
-			kib = atol(line + 7);
-	if (f)
-		fclose(f);
-	return kib;
-}
-
 /* Reads path in a child with 1 GiB of address space to spare, where a 16 GiB allocation fails;
  * 1 when the read failed for the data's sake, as it should. ASan and valgrind need address space
  * of their own: there it reads in this process. */
@@ -110,7 +96,7 @@ static int read_fails_in_little_space(const char *path, const char *want)
 		if (pid == 0) {
 			struct rlimit rl;
 
-			rl.rlim_cur = rl.rlim_max = (rlim_t)(vm_size_kib() + (1L << 20)) * 1024;
+			rl.rlim_cur = rl.rlim_max = (rlim_t)(tt_test_proc_kib(0, "VmSize") + (1L << 20)) * 1024;
 			setrlimit(RLIMIT_AS, &rl);
 			_exit(tt_idx_read(path, &t, &err) == -1 && strstr(err.msg, want) ? 0 : 1);
 		}

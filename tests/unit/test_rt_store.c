@@ -510,22 +510,6 @@ static void test_squatter_learns_nothing(void)
 	}
 }
 
-static long proc_rss_kib(pid_t pid)
-{
-	char path[64], line[256];
-	long kib = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (strncmp(line, "VmRSS:", 6) == 0)
-			kib = atol(line + 6);
-	if (f)
-		fclose(f);
-	return kib;
-}
-
 static int proc_fds(pid_t pid)
 {
 	char path[64];
@@ -582,7 +566,7 @@ static void test_hostile_connections_bounded(void)
 	close(pipefd[0]);
 	close(pipefd[1]);
 	usleep(100 * 1000);
-	rss0 = proc_rss_kib(pid);
+	rss0 = tt_test_proc_kib(pid, "VmRSS");
 	memset(junk, 'A', sizeof(junk));
 	for (int i = 0; i < FLOOD + IDLE; i++) {
 		int sb = 2 << 20;
@@ -600,7 +584,7 @@ static void test_hostile_connections_bounded(void)
 	}
 	CU_ASSERT_EQUAL(opened, FLOOD + IDLE);
 	sleep(2);
-	rss1 = proc_rss_kib(pid);
+	rss1 = tt_test_proc_kib(pid, "VmRSS");
 	real = rt_store_connect("127.0.0.1", port, TOKEN, 4, 30, &err);
 	CU_ASSERT_PTR_NOT_NULL(real);
 	if (!real)
