@@ -62,3 +62,13 @@ BENCH_TARGETS += bench-timeouts
 bench-timeouts: trainrt-bench
 	TRAINRT_BENCH=./trainrt-bench $(SHELL) $(srcdir)/bench/timeouts.sh
 .PHONY: bench-timeouts
+
+# bench-ckpt: checkpoint write throughput vs dd conv=fsync into the same directory (bench/ckpt.sh).
+noinst_PROGRAMS += bench/ckpt-write
+bench_ckpt_write_SOURCES = bench/ckpt_write.c
+bench_ckpt_write_LDADD = libtrainmodel.la libtopo.la
+dist_noinst_SCRIPTS += bench/ckpt.sh
+BENCH_TARGETS += bench-ckpt
+bench-ckpt: bench/ckpt-write
+	CKPT_WRITE=./bench/ckpt-write $(SHELL) $(srcdir)/bench/ckpt.sh
+.PHONY: bench-ckpt

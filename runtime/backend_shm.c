@@ -1,6 +1,7 @@
 /* backend_shm.c — collectives between the ranks of one node through one POSIX shared-memory
- * segment that the node's first rank creates (name derived from the job token hash, unlinked as
- * soon as every rank has mapped it, so nothing leaks when a job dies).
+ * segment that the node's first rank creates (mode 0600, named with a label derived from the job
+ * key so other users can neither guess nor pre-create it, unlinked as soon as every rank has
+ * mapped it, so nothing leaks when a job dies).
  *
  * Layout: control block (barrier counter + futex word, abort flag, one slot per rank with its pid,
  * CPU mask and operation header) | per rank two staging halves | per rank an arena for trainrt_alloc.
@@ -32,6 +33,10 @@
 #define SHM_MAGIC 0x54524d53u
 #define SHM_STAGE_BYTES ((size_t)4 << 20) /* per half */
 #define SHM_SPINS 4000
+/* A rank late at a barrier may be stuck on a wait of its own that began a little later (a leader
+ * on the TCP ring when a link went down): waiting this much longer than TRAINRT_TIMEOUT lets it
+ * publish its reason first, which is what every rank of the node then reports. */
+#define SHM_REASON_GRACE_S 2.0
 
 struct shm_slot {
 	_Atomic int32_t pid;
@@ -202,7 +207,7 @@ static int shm_barrier_raw(shm_be *s, const char *what, tt_err *err)
 				return -1;
 			return fail_all(s, err);
 		}
-		if (rt_now() - start > s->timeout) {
+		if (rt_now() - start > s->timeout + SHM_REASON_GRACE_S) {
 			char late[256];
 
 			late_ranks(s, k, late, sizeof(late));
@@ -519,7 +524,11 @@ static int map_segment(shm_be *s, const char *name, int create, tt_err *err)
 		shm_unlink(name);
 		return -1;
 	}
-	if (!create && (fstat(fd, &st) != 0 || (size_t)st.st_size != s->map_len)) {
+	if (!create && (fstat(fd, &st) != 0 || st.st_uid != geteuid())) {
+		close(fd);
+		return tt_err_set(err, "shared memory %s does not belong to this user: it is not this job's segment", name);
+	}
+	if (!create && (size_t)st.st_size != s->map_len) {
 		close(fd);
 		return tt_err_set(err, "shared memory %s has the wrong size: ranks disagree on TRAINRT_SHM_ARENA_MB or LOCAL_WORLD_SIZE", name);
 	}
@@ -565,7 +574,7 @@ rt_backend *rt_shm_create(const rt_world *w, tt_err *err)
 	s->map_len = s->ctl_len + (size_t)s->n * (2 * SHM_STAGE_BYTES + s->arena_bytes);
 	snprintf(key, sizeof(key), "shm/%d", w->node);
 	if (s->me == 0) {
-		snprintf(name, sizeof(name), "/trainrt-%016llx-n%d-p%d", (unsigned long long)w->token_hash,
+		snprintf(name, sizeof(name), "/trainrt-%016llx-n%d-p%d", (unsigned long long)w->key_label,
 			 w->node, (int)getpid());
 		if (map_segment(s, name, 1, err) != 0)
 			goto fail;

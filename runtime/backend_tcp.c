@@ -4,7 +4,10 @@
  * while receiving from the left (full duplex), so every link carries 2(n-1)/n of the data.
  * Partial sums travel as float32 (bf16 is widened once and rounded once at the end). On any
  * failure both connections are closed, so the neighbours fail at once and the error runs
- * around the ring instead of every rank waiting for its timeout. */
+ * around the ring instead of every rank waiting for its timeout. Each link is mutually
+ * authenticated: both ends publish a fresh nonce through the (authenticated) store and prove they
+ * hold the job key with an HMAC over both nonces, the ring and the link's direction, so no other
+ * process can join a ring or feed it data. */
 #include "comm_backend.h"
 #include "rt_net.h"
 #include "rt_reduce.h"
@@ -15,13 +18,30 @@
 #include <string.h>
 #include <unistd.h>
 
-#define TCP_MAGIC 0x54524e47u
+#define TCP_MAGIC 0x54524e48u
 #define TCP_BCAST_CHUNK ((size_t)1 << 20)
+#define RING_CONNECT_ROLE "trainrt ring: connector proof v1"
+#define RING_ACCEPT_ROLE "trainrt ring: acceptor proof v1"
 
-struct tcp_hello {
+/* What the connector of a link sends first, and the acceptor answers (from = the connector). */
+struct ring_proof {
 	uint32_t magic;
 	int32_t from;
-	char token[RT_TOKEN_MAX];
+	unsigned char mac[RT_MAC_LEN];
+};
+
+/* What both proofs of the link from member `from` to member `to` cover. */
+struct ring_transcript {
+	char tag[32];
+	int32_t n, from, to;
+	unsigned char from_nonce[RT_NONCE_LEN], to_nonce[RT_NONCE_LEN];
+};
+
+/* A ring member as published in the store: where it listens and its nonce. */
+struct ring_peer {
+	char ip[64];
+	int port;
+	unsigned char nonce[RT_NONCE_LEN];
 };
 
 typedef struct tcp_be {
@@ -29,6 +49,7 @@ typedef struct tcp_be {
 	int idx, n;
 	int *members;
 	int right, left; /* fds; -1 once broken */
+	char right_at[80], left_at[80]; /* "rank R at IP:PORT", for messages */
 	double timeout;
 	float *work, *tmp;
 	size_t work_cap, tmp_cap;
@@ -62,8 +83,7 @@ void rt_tcp_abort(rt_backend *be)
 static int broken(tcp_be *t, tt_err *err)
 {
 	rt_tcp_abort(&t->be);
-	return tt_err_wrap(err, "tcp ring (rank %d <- %d, -> %d)", t->members[t->idx],
-			   t->members[(t->idx + t->n - 1) % t->n], t->members[(t->idx + 1) % t->n]);
+	return tt_err_wrap(err, "tcp ring (rank %d; from %s, to %s)", t->members[t->idx], t->left_at, t->right_at);
 }
 
 static int step(tcp_be *t, const void *s, size_t slen, void *r, size_t rlen, tt_err *err)
@@ -265,31 +285,115 @@ static const struct rt_backend_ops tcp_ops = {
 	.destroy = tcp_destroy,
 };
 
-/* Accepts connections until the left neighbour shows up with the job token; others (another
- * job's stray rank, a port scanner) are closed and ignored. */
-static int accept_left(tcp_be *t, int lfd, const char *token, tt_err *err)
+/* The proof for the link of transcript tr in the given role. */
+static int ring_mac(const char *key, const char *role, const struct ring_transcript *tr, unsigned char mac[RT_MAC_LEN],
+		    tt_err *err)
 {
-	int want = (t->idx + t->n - 1) % t->n;
-	double deadline = rt_now() + t->timeout;
+	return rt_token_mac(key, role, tr, sizeof(*tr), mac, err);
+}
 
+/* Accepts connections until the left neighbour shows up with a valid proof, and answers with
+ * ours; anything else (another job's stray rank, a port scanner, a forger) is closed and ignored. */
+static int accept_left(tcp_be *t, int lfd, const char *key, const struct ring_transcript *tr, tt_err *err)
+{
+	double deadline = rt_now() + t->timeout;
+	struct ring_proof mine = { .magic = TCP_MAGIC, .from = tr->from };
+	unsigned char want[RT_MAC_LEN];
+
+	if (ring_mac(key, RING_CONNECT_ROLE, tr, want, err) != 0 || ring_mac(key, RING_ACCEPT_ROLE, tr, mine.mac, err) != 0)
+		return -1;
 	while (rt_now() < deadline) {
-		struct tcp_hello h;
+		struct ring_proof p;
 		int fd;
 
 		if (rt_net_accept(lfd, deadline - rt_now(), &fd, err) != 0)
-			return tt_err_wrap(err, "waiting for rank %d to connect", t->members[want]);
-		if (rt_net_recv_all(fd, &h, sizeof(h), 5.0 < t->timeout ? 5.0 : t->timeout, err) == 0 &&
-		    h.magic == TCP_MAGIC && h.from == want) {
-			h.token[RT_TOKEN_MAX - 1] = '\0';
-			if (rt_token_equal(h.token, token)) {
-				t->left = fd;
-				return 0;
-			}
+			return tt_err_wrap(err, "waiting for %s to connect", t->left_at);
+		if (rt_net_recv_all(fd, &p, sizeof(p), 5.0 < t->timeout ? 5.0 : t->timeout, err) == 0 &&
+		    p.magic == TCP_MAGIC && p.from == tr->from && rt_token_mac_equal(p.mac, want) &&
+		    rt_net_send_all(fd, &mine, sizeof(mine), t->timeout, err) == 0) {
+			t->left = fd;
+			return 0;
 		}
 		close(fd);
 	}
-	return tt_err_set(err, "rank %d did not connect with this job's token within %.0f s",
-			  t->members[want], t->timeout);
+	return tt_err_set(err, "%s did not connect with a proof of this job's key within %.0f s", t->left_at,
+			  t->timeout);
+}
+
+/* Connects to the right neighbour with our proof; its answer is checked by check_right once our
+ * own left neighbour is in (every member connects before it waits, so the ring cannot deadlock). */
+static int connect_right(tcp_be *t, const struct ring_peer *right, const char *key, const struct ring_transcript *tr,
+			 tt_err *err)
+{
+	struct ring_proof p = { .magic = TCP_MAGIC, .from = tr->from };
+
+	if (ring_mac(key, RING_CONNECT_ROLE, tr, p.mac, err) != 0 ||
+	    rt_net_connect(right->ip, right->port, t->timeout, &t->right, err) != 0 ||
+	    rt_net_send_all(t->right, &p, sizeof(p), t->timeout, err) != 0)
+		return tt_err_wrap(err, "connecting to %s", t->right_at);
+	return 0;
+}
+
+static int check_right(tcp_be *t, const char *key, const struct ring_transcript *tr, tt_err *err)
+{
+	struct ring_proof p;
+	unsigned char want[RT_MAC_LEN];
+
+	if (ring_mac(key, RING_ACCEPT_ROLE, tr, want, err) != 0)
+		return -1;
+	if (rt_net_recv_all(t->right, &p, sizeof(p), t->timeout, err) != 0)
+		return tt_err_wrap(err, "waiting for %s to answer", t->right_at);
+	if (p.magic != TCP_MAGIC || p.from != tr->from || !rt_token_mac_equal(p.mac, want))
+		return tt_err_set(err, "the process at %s failed to prove it holds this job's key: another process took "
+				  "its place (it died and another user's process bound the port?)", t->right_at);
+	return 0;
+}
+
+/* Publishes this member (address and nonce) as tcp/TAG/IDX. */
+static int publish(const rt_world *w, const char *tag, int idx, const struct ring_peer *me, tt_err *err)
+{
+	char key[96], text[160];
+	int n;
+
+	snprintf(key, sizeof(key), "tcp/%s/%d", tag, idx);
+	n = snprintf(text, sizeof(text), "%s %d ", me->ip, me->port);
+	for (int i = 0; i < RT_NONCE_LEN; i++)
+		n += snprintf(text + n, sizeof(text) - (size_t)n, "%02x", me->nonce[i]);
+	return rt_store_set(w->store, key, text, (size_t)n + 1, err);
+}
+
+/* Reads member idx as published (waits until it is). */
+static int lookup(const rt_world *w, const char *tag, int idx, int rank, struct ring_peer *p, tt_err *err)
+{
+	char key[96], text[160], hex[2 * RT_NONCE_LEN + 1];
+	size_t len;
+
+	snprintf(key, sizeof(key), "tcp/%s/%d", tag, idx);
+	if (rt_store_get(w->store, key, text, sizeof(text) - 1, &len, err) != 0)
+		return -1;
+	text[len < sizeof(text) ? len : sizeof(text) - 1] = '\0';
+	if (sscanf(text, "%63s %d %64s", p->ip, &p->port, hex) != 3 || strlen(hex) != 2 * RT_NONCE_LEN)
+		return tt_err_set(err, "malformed ring address '%s' for rank %d", text, rank);
+	for (int i = 0; i < RT_NONCE_LEN; i++) {
+		unsigned v;
+
+		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+			return tt_err_set(err, "malformed ring nonce for rank %d", rank);
+		p->nonce[i] = (unsigned char)v;
+	}
+	return 0;
+}
+
+static void transcript(struct ring_transcript *tr, const char *tag, int n, int from, const struct ring_peer *pf, int to,
+		       const struct ring_peer *pt)
+{
+	memset(tr, 0, sizeof(*tr));
+	snprintf(tr->tag, sizeof(tr->tag), "%s", tag);
+	tr->n = n;
+	tr->from = from;
+	tr->to = to;
+	memcpy(tr->from_nonce, pf->nonce, RT_NONCE_LEN);
+	memcpy(tr->to_nonce, pt->nonce, RT_NONCE_LEN);
 }
 
 /* The address peers reach us at: the interface named by TRAINRT_SOCKET_IFNAME (or a plain
@@ -318,10 +422,10 @@ rt_backend *rt_tcp_create(const rt_world *w, int idx, int n, const int *members,
 			  tt_err *err)
 {
 	tcp_be *t = calloc(1, sizeof(*t));
-	char key[96], addr[128], ip[64];
-	struct tcp_hello h = { .magic = TCP_MAGIC, .from = idx };
-	int lfd = -1, port, rport;
-	size_t len;
+	int ri = (idx + 1) % n, li = (idx + n - 1) % n;
+	struct ring_peer me = { .port = 0 }, right, left;
+	struct ring_transcript out_link, in_link;
+	int lfd = -1;
 
 	if (!t || !(t->members = malloc(sizeof(int) * (size_t)n))) {
 		free(t);
@@ -334,27 +438,20 @@ rt_backend *rt_tcp_create(const rt_world *w, int idx, int n, const int *members,
 	t->n = n;
 	t->right = t->left = -1;
 	t->timeout = w->timeout;
+	snprintf(t->right_at, sizeof(t->right_at), "rank %d", members[ri]);
+	snprintf(t->left_at, sizeof(t->left_at), "rank %d", members[li]);
 	if (n == 1)
 		return &t->be;
-	if (ring_address(w, ip, sizeof(ip), err) != 0 || rt_net_listen(ip, 0, &lfd, &port, err) != 0)
+	if (rt_token_nonce(me.nonce, err) != 0 || ring_address(w, me.ip, sizeof(me.ip), err) != 0 ||
+	    rt_net_listen(me.ip, 0, &lfd, &me.port, err) != 0 || publish(w, tag, idx, &me, err) != 0 ||
+	    lookup(w, tag, ri, members[ri], &right, err) != 0 || lookup(w, tag, li, members[li], &left, err) != 0)
 		goto fail;
-	snprintf(key, sizeof(key), "tcp/%s/%d", tag, idx);
-	snprintf(addr, sizeof(addr), "%s %d", ip, port);
-	if (rt_store_set(w->store, key, addr, strlen(addr) + 1, err) != 0)
-		goto fail;
-	snprintf(key, sizeof(key), "tcp/%s/%d", tag, (idx + 1) % n);
-	if (rt_store_get(w->store, key, addr, sizeof(addr), &len, err) != 0)
-		goto fail;
-	addr[sizeof(addr) - 1] = '\0';
-	if (sscanf(addr, "%63s %d", ip, &rport) != 2) {
-		tt_err_set(err, "malformed ring address '%s' for rank %d", addr, members[(idx + 1) % n]);
-		goto fail;
-	}
-	snprintf(h.token, sizeof(h.token), "%s", w->token);
-	if (rt_net_connect(ip, rport, w->timeout, &t->right, err) != 0 ||
-	    rt_net_send_all(t->right, &h, sizeof(h), w->timeout, err) != 0)
-		goto fail;
-	if (accept_left(t, lfd, w->token, err) != 0)
+	snprintf(t->right_at, sizeof(t->right_at), "rank %d at %s:%d", members[ri], right.ip, right.port);
+	snprintf(t->left_at, sizeof(t->left_at), "rank %d at %s", members[li], left.ip);
+	transcript(&out_link, tag, n, idx, &me, ri, &right);
+	transcript(&in_link, tag, n, li, &left, idx, &me);
+	if (connect_right(t, &right, w->key, &out_link, err) != 0 || accept_left(t, lfd, w->key, &in_link, err) != 0 ||
+	    check_right(t, w->key, &out_link, err) != 0)
 		goto fail;
 	close(lfd);
 	return &t->be;

@@ -1,10 +1,11 @@
 /* ckpt.c — checkpoint files: atomic writes, CRC checks, discovery, re-slicing load, pruning
- * (see ckpt.h). */
+ * and removal of torn directories (see ckpt.h). Removal never follows a symbolic link. */
 #include "ckpt.h"
 #include "tt_file.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,9 +28,18 @@ void tt_ckpt_meta_free(tt_ckpt_meta *m)
 	m->crc = NULL;
 }
 
+/* The one spelling of a step directory's name. */
+static void step_name(char *out, size_t len, long step)
+{
+	snprintf(out, len, "step-%08ld", step);
+}
+
 void tt_ckpt_step_dir(char *out, size_t len, const char *root, long step)
 {
-	snprintf(out, len, "%s/step-%08ld", root, step);
+	char name[32];
+
+	step_name(name, sizeof(name), step);
+	snprintf(out, len, "%s/%s", root, name);
 }
 
 static int mkdir_p1(const char *path, tt_err *err)
@@ -49,23 +59,55 @@ int tt_ckpt_prepare(const char *root, long step, tt_err *err)
 	return 0;
 }
 
-static uint32_t crc_chunks(const tt_chunk *c, int n)
+/* CRC32 of len bytes continuing sum (zlib takes at most 4 GiB per call: fed in pieces). */
+static uLong crc_more(uLong sum, const void *data, size_t len)
 {
-	uLong crc = crc32(0L, Z_NULL, 0);
+	const Bytef *p = data;
 
+	while (len > 0) {
+		uInt part = len > (1u << 30) ? (1u << 30) : (uInt)len;
+
+		sum = crc32(sum, p, part);
+		p += part;
+		len -= part;
+	}
+	return sum;
+}
+
+static uint32_t crc_of(const void *data, size_t len)
+{
+	return (uint32_t)crc_more(crc32(0L, Z_NULL, 0), data, len);
+}
+
+/* Writes the chunks and their CRC32 as a trailer, computing the CRC piece by piece just before
+ * each piece is written (the data is hot in cache for the copy, and the disk flushes the previous
+ * pieces meanwhile). *crc receives the CRC. */
+static int write_with_crc(const char *path, const tt_chunk *c, int n, uint32_t *crc, tt_err *err)
+{
+	const size_t piece = (size_t)4 << 20;
+	uLong sum = crc32(0L, Z_NULL, 0);
+	tt_file_out f;
+
+	if (tt_file_open(&f, path, err) != 0)
+		return -1;
 	for (int i = 0; i < n; i++) {
-		const Bytef *p = c[i].data;
-		size_t left = c[i].len;
+		const unsigned char *p = c[i].data;
 
-		while (left > 0) {
-			uInt part = left > (1u << 30) ? (1u << 30) : (uInt)left;
+		for (size_t off = 0; off < c[i].len; off += piece) {
+			size_t len = c[i].len - off < piece ? c[i].len - off : piece;
 
-			crc = crc32(crc, p, part);
-			p += part;
-			left -= part;
+			sum = crc_more(sum, p + off, len);
+			if (tt_file_write(&f, p + off, len, err) != 0)
+				goto fail;
 		}
 	}
-	return (uint32_t)crc;
+	*crc = (uint32_t)sum;
+	if (tt_file_write(&f, crc, sizeof(*crc), err) != 0)
+		goto fail;
+	return tt_file_commit(&f, err);
+fail:
+	tt_file_abort(&f);
+	return -1;
 }
 
 int tt_ckpt_write_rank(const char *root, long step, const tt_shard_plan *plan, const float *p, const float *m,
@@ -76,7 +118,7 @@ int tt_ckpt_write_rank(const char *root, long step, const tt_shard_plan *plan, c
 			  .n_blocks = (uint32_t)plan->n_blocks };
 	uint64_t lens[TT_SHARD_MAX_BLOCKS];
 	size_t s = tt_shard_total(plan) * sizeof(float);
-	tt_chunk c[6];
+	tt_chunk c[5];
 
 	memcpy(h.magic, RANK_MAGIC, 8);
 	for (int b = 0; b < plan->n_blocks; b++)
@@ -86,12 +128,10 @@ int tt_ckpt_write_rank(const char *root, long step, const tt_shard_plan *plan, c
 	c[2] = (tt_chunk){ p, s };
 	c[3] = (tt_chunk){ m, s };
 	c[4] = (tt_chunk){ v, s };
-	*crc = crc_chunks(c, 5);
-	c[5] = (tt_chunk){ crc, sizeof(*crc) };
 	tt_ckpt_step_dir(dir, sizeof(dir), root, step);
 	if (snprintf(path, sizeof(path), "%s/rank-%05d.bin", dir, plan->rank) >= (int)sizeof(path))
 		return tt_err_set(err, "checkpoint path under %s is too long", dir);
-	return tt_file_write_chunks(path, c, 6, err);
+	return write_with_crc(path, c, 5, crc, err);
 }
 
 int tt_ckpt_write_meta(const char *root, const tt_ckpt_meta *meta, tt_err *err)
@@ -110,7 +150,7 @@ int tt_ckpt_write_meta(const char *root, const tt_ckpt_meta *meta, tt_err *err)
 		fprintf(f, "rank_crc %d %08x\n", r, meta->crc[r]);
 	fclose(f);
 	c[0] = (tt_chunk){ text, len };
-	snprintf(tail, sizeof(tail), "meta_crc %08x\n", crc_chunks(c, 1));
+	snprintf(tail, sizeof(tail), "meta_crc %08x\n", crc_of(text, len));
 	c[1] = (tt_chunk){ tail, strlen(tail) };
 	tt_ckpt_step_dir(dir, sizeof(dir), root, meta->step);
 	if (snprintf(path, sizeof(path), "%s/meta.txt", dir) >= (int)sizeof(path))
@@ -164,7 +204,7 @@ static int parse_meta(const char *path, char *text, size_t len, tt_ckpt_meta *m,
 		}
 	if (!tail || sscanf(tail, "meta_crc %x", &crc_want) != 1)
 		return tt_err_set(err, "%s has no meta_crc line; it is torn", path);
-	if ((uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)text, (uInt)(tail - text)) != crc_want)
+	if (crc_of(text, (size_t)(tail - text)) != crc_want)
 		return tt_err_set(err, "%s fails its CRC check; it is corrupt", path);
 	*tail = '\0';
 	if (strncmp(text, META_HEADER, strlen(META_HEADER)) != 0)
@@ -217,7 +257,7 @@ static int check_rank_file(const char *stepdir, int r, uint32_t crc_want, tt_err
 		goto out;
 	}
 	memcpy(&trailer, buf + len - 4, 4);
-	if ((uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)buf, (uInt)(len - 4)) != trailer ||
+	if (crc_of(buf, len - 4) != trailer ||
 	    trailer != crc_want) {
 		tt_err_set(err, "%s fails its CRC check (torn or corrupt)", path);
 		goto out;
@@ -254,7 +294,8 @@ static int cmp_desc(const void *a, const void *b)
 	return (x < y) - (x > y);
 }
 
-/* Steps of all step-NNNNNNNN entries under root, newest first. */
+/* Steps of all step-NNNNNNNN entries under root (exactly as step_name spells them, so each
+ * step names one entry), newest first. */
 static int list_steps(const char *root, long **steps, int *n, tt_err *err)
 {
 	DIR *d = opendir(root);
@@ -269,10 +310,14 @@ static int list_steps(const char *root, long **steps, int *n, tt_err *err)
 		return tt_err_errno(err, "cannot list checkpoint directory %s", root);
 	}
 	while ((e = readdir(d))) {
+		char name[32];
 		long s;
 		char extra;
 
 		if (sscanf(e->d_name, "step-%ld%c", &s, &extra) != 1 || s < 0)
+			continue;
+		step_name(name, sizeof(name), s);
+		if (strcmp(name, e->d_name) != 0)
 			continue;
 		if (*n == cap) {
 			long *grown = realloc(*steps, sizeof(long) * (size_t)(cap = cap ? 2 * cap : 16));
@@ -292,15 +337,16 @@ static int list_steps(const char *root, long **steps, int *n, tt_err *err)
 	return 0;
 }
 
-static void add_warning(char *warn, size_t warn_len, const char *dir, const char *why)
+/* Appends "<what> DIR: why" as a line to buf (NULL: nothing). */
+static void add_line(char *buf, size_t len, const char *what, const char *dir, const char *why)
 {
 	size_t used;
 
-	if (!warn || !warn_len)
+	if (!buf || !len)
 		return;
-	used = strlen(warn);
-	if (used < warn_len)
-		snprintf(warn + used, warn_len - used, "skipping %s: %s\n", dir, why);
+	used = strlen(buf);
+	if (used < len)
+		snprintf(buf + used, len - used, "%s %s: %s\n", what, dir, why);
 }
 
 int tt_ckpt_find_latest(const char *root, tt_ckpt_meta *meta, char *warn, size_t warn_len, tt_err *err)
@@ -320,7 +366,7 @@ int tt_ckpt_find_latest(const char *root, tt_ckpt_meta *meta, char *warn, size_t
 		if (tt_ckpt_validate(dir, meta, &why) == 0)
 			found = 1;
 		else
-			add_warning(warn, warn_len, dir, why.msg);
+			add_line(warn, warn_len, "skipping", dir, why.msg);
 	}
 	free(steps);
 	return found;
@@ -403,28 +449,96 @@ int tt_ckpt_load(const char *root, const tt_ckpt_meta *meta, const tt_shard_plan
 	return 0;
 }
 
-static int remove_step_dir(const char *dir, tt_err *err)
+/* Removes root/name, a step directory, through directory descriptors and without following a
+ * symbolic link anywhere: a step-* that is a link is removed as a link (its target is untouched),
+ * a step directory's entries are unlinked as they are (links as links), and one holding a
+ * directory is left alone with an error (it is not a checkpoint). */
+static int remove_step(const char *root, const char *name, tt_err *err)
 {
-	DIR *d = opendir(dir);
+	int rfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC), dfd = -1, rc = -1;
 	struct dirent *e;
+	struct stat st;
+	DIR *d = NULL;
 
-	if (!d)
-		return tt_err_errno(err, "cannot open old checkpoint %s for removal", dir);
+	if (rfd < 0)
+		return tt_err_errno(err, "cannot open checkpoint directory %s to prune it", root);
+	if (fstatat(rfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+		tt_err_errno(err, "cannot inspect %s/%s", root, name);
+		goto out;
+	}
+	if (!S_ISDIR(st.st_mode)) { /* a link or a file named like a step: only the name goes */
+		if (unlinkat(rfd, name, 0) != 0) {
+			tt_err_errno(err, "cannot remove %s/%s", root, name);
+			goto out;
+		}
+		rc = 0;
+		goto out;
+	}
+	dfd = openat(rfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0 || !(d = fdopendir(dfd))) {
+		tt_err_errno(err, "cannot open old checkpoint %s/%s for removal", root, name);
+		goto out;
+	}
+	dfd = -1; /* owned by d now */
 	while ((e = readdir(d))) {
-		char path[4400];
-
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (unlink(path) != 0) {
-			closedir(d);
-			return tt_err_errno(err, "cannot remove %s", path);
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+			tt_err_errno(err, "cannot inspect %s/%s/%s", root, name, e->d_name);
+			goto out;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			tt_err_set(err, "%s/%s holds a directory (%s), so it is not a checkpoint: left alone", root, name,
+				   e->d_name);
+			goto out;
+		}
+		if (unlinkat(dirfd(d), e->d_name, 0) != 0) {
+			tt_err_errno(err, "cannot remove %s/%s/%s", root, name, e->d_name);
+			goto out;
 		}
 	}
-	closedir(d);
-	if (rmdir(dir) != 0)
-		return tt_err_errno(err, "cannot remove old checkpoint directory %s", dir);
-	return 0;
+	if (unlinkat(rfd, name, AT_REMOVEDIR) != 0) {
+		tt_err_errno(err, "cannot remove old checkpoint directory %s/%s", root, name);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (d)
+		closedir(d);
+	if (dfd >= 0)
+		close(dfd);
+	close(rfd);
+	return rc;
+}
+
+int tt_ckpt_remove_torn(const char *root, long from_step, char *note, size_t note_len, tt_err *err)
+{
+	long *steps;
+	int n, rc = 0;
+
+	if (note && note_len)
+		note[0] = '\0';
+	if (list_steps(root, &steps, &n, err))
+		return -1;
+	for (int i = 0; i < n && rc == 0; i++) {
+		char dir[4096], name[32];
+		tt_ckpt_meta meta;
+		tt_err why;
+
+		if (steps[i] < from_step)
+			continue;
+		tt_ckpt_step_dir(dir, sizeof(dir), root, steps[i]);
+		if (tt_ckpt_validate(dir, &meta, &why) == 0) {
+			tt_ckpt_meta_free(&meta);
+			continue;
+		}
+		step_name(name, sizeof(name), steps[i]);
+		rc = remove_step(root, name, err);
+		if (rc == 0)
+			add_line(note, note_len, "removed torn checkpoint", dir, why.msg);
+	}
+	free(steps);
+	return rc;
 }
 
 int tt_ckpt_prune(const char *root, int keep, tt_err *err)
@@ -437,7 +551,7 @@ int tt_ckpt_prune(const char *root, int keep, tt_err *err)
 	if (list_steps(root, &steps, &n, err))
 		return -1;
 	for (int i = 0; i < n && rc == 0; i++) {
-		char dir[4096];
+		char dir[4096], name[32];
 		tt_ckpt_meta meta;
 
 		tt_ckpt_step_dir(dir, sizeof(dir), root, steps[i]);
@@ -449,7 +563,8 @@ int tt_ckpt_prune(const char *root, int keep, tt_err *err)
 			}
 			continue;
 		}
-		rc = remove_step_dir(dir, err);
+		step_name(name, sizeof(name), steps[i]);
+		rc = remove_step(root, name, err);
 	}
 	free(steps);
 	return rc;

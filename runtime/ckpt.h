@@ -53,7 +53,13 @@ int tt_ckpt_load(const char *root, const tt_ckpt_meta *meta, const tt_shard_plan
 		 tt_err *err);
 
 /* Deletes all but the newest `keep` valid checkpoints, and any directory (torn or not) older than
- * the oldest kept one. keep <= 0 keeps everything. */
+ * the oldest kept one. keep <= 0 keeps everything. Symbolic links are never followed: a step-*
+ * link is removed as a link, its target untouched. */
 int tt_ckpt_prune(const char *root, int keep, tt_err *err);
+
+/* Deletes every step directory from from_step on that does not validate (a write that failed, or
+ * a run killed while writing), the same way as pruning; each adds a line "removed torn checkpoint
+ * DIR: reason" to note (may be NULL). Call only when no rank is writing under root. */
+int tt_ckpt_remove_torn(const char *root, long from_step, char *note, size_t note_len, tt_err *err);
 
 #endif

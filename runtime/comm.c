@@ -31,7 +31,7 @@ struct trainrt_req {
 
 struct trainrt_comm {
 	rt_world w;
-	char token[RT_TOKEN_MAX];
+	char key[RT_KEY_TEXT]; /* the job key (rt_token.h) */
 	rt_store_server *server;
 	rt_backend *be;
 	uint64_t seq;
@@ -467,7 +467,7 @@ static int rendezvous(trainrt_comm *c, char *addr, int port, tt_err *err)
 	char where[300];
 
 	if (c->w.rank == 0) {
-		c->server = rt_store_server_start(addr, port, c->w.local_size == c->w.size, c->token,
+		c->server = rt_store_server_start(addr, port, c->w.local_size == c->w.size, c->key,
 						  c->w.size, err);
 		if (!c->server)
 			return tt_err_wrap(err, "starting the rendezvous store");
@@ -485,7 +485,7 @@ static int rendezvous(trainrt_comm *c, char *addr, int port, tt_err *err)
 
 		c->w.master_is_name = inet_pton(AF_INET, addr, probe) != 1;
 	}
-	c->w.store = rt_store_connect(addr, port, c->token, c->w.size, c->w.timeout, err);
+	c->w.store = rt_store_connect(addr, port, c->key, c->w.size, c->w.timeout, err);
 	return c->w.store ? 0 : -1;
 }
 
@@ -536,10 +536,10 @@ trainrt_comm *trainrt_init_for(trainrt_buffers where, char *errbuf, size_t errle
 	} else if (read_env(&c->w, addr, sizeof(addr), &port, &err) != 0) {
 		goto fail;
 	}
-	if (check_layout(&c->w, &err) != 0 || rt_token_load(c->token, &err) != 0)
+	if (check_layout(&c->w, &err) != 0 || rt_token_load(c->key, &err) != 0 ||
+	    rt_token_label(c->key, &c->w.key_label, &err) != 0)
 		goto fail;
-	c->w.token = c->token;
-	c->w.token_hash = rt_token_hash(c->token);
+	c->w.key = c->key;
 	if (rendezvous(c, addr, port, &err) != 0)
 		goto fail;
 	if (agree_layout(c, &err) != 0)

@@ -45,8 +45,8 @@ typedef struct rt_world {
 	int local_rank, local_size;
 	int node, nnodes;
 	rt_store *store;
-	uint64_t token_hash;
-	const char *token;
+	const char *key;    /* the job key: connections between ranks prove they hold it */
+	uint64_t key_label; /* a public label derived from it, for names others can see */
 	double timeout;
 	size_t arena_bytes; /* per rank, for trainrt_alloc in shared memory */
 	int master_is_name; /* MASTER_ADDR is a host name, not an IP literal */

@@ -8,11 +8,12 @@ libtrainrt_la_SOURCES += \
 	runtime/trainrt.h runtime/comm.c runtime/comm_backend.h runtime/comm_backend.c \
 	runtime/rt_reduce.h runtime/rt_reduce.c runtime/rt_net.h runtime/rt_net.c \
 	runtime/rt_token.h runtime/rt_token.c runtime/rt_store.h runtime/rt_store.c \
+	runtime/rt_store_core.h runtime/rt_store_core.c \
 	runtime/rt_pmix.h runtime/rt_pmix.c \
 	runtime/backend_shm.c runtime/backend_tcp.c runtime/backend_hier.c
-libtrainrt_la_CFLAGS = $(AM_CFLAGS) $(PMIX_CFLAGS) $(OPENBLAS_CFLAGS)
+libtrainrt_la_CFLAGS = $(AM_CFLAGS) $(PMIX_CFLAGS) $(OPENBLAS_CFLAGS) $(CRYPTO_CFLAGS)
 libtrainrt_la_CPPFLAGS = $(AM_CPPFLAGS)
-libtrainrt_la_LIBADD = libtopo.la $(PMIX_LIBS) $(OPENBLAS_LIBS) $(PTHREAD_LIBS) -lrt
+libtrainrt_la_LIBADD = libtopo.la $(PMIX_LIBS) $(OPENBLAS_LIBS) $(CRYPTO_LIBS) $(PTHREAD_LIBS) -lrt
 if HAVE_CUDA
 libtrainrt_la_SOURCES += runtime/backend_nccl.c
 libtrainrt_la_CPPFLAGS += $(CUDA_CPPFLAGS)
@@ -79,8 +80,8 @@ train_mlp_LDADD = libtrainrt.la libtrainmodel.la libtopo.la $(OPENBLAS_LIBS) -lz
 
 # Multi-process integration tests of train-mlp (ranks on 127.0.0.1 via launch_local.sh).
 dist_noinst_SCRIPTS += tests/trainer/launch_local.sh tests/trainer/resume.sh tests/trainer/equivalence.sh \
-	tests/trainer/signal.sh
-TESTS += tests/trainer/resume.sh tests/trainer/equivalence.sh tests/trainer/signal.sh
+	tests/trainer/signal.sh tests/trainer/summary.sh
+TESTS += tests/trainer/resume.sh tests/trainer/equivalence.sh tests/trainer/signal.sh tests/trainer/summary.sh
 # train-mlp's float32 step against PyTorch (torch_oracle.py) on the weights and batches mlp_dump writes.
 noinst_PROGRAMS += tests/trainer/mlp_dump
 tests_trainer_mlp_dump_SOURCES = tests/trainer/mlp_dump.c

@@ -269,7 +269,11 @@ int rt_net_exchange(int sfd, const void *sbuf, size_t slen, int rfd, void *rbuf,
 		if (n < 0)
 			return tt_err_errno(err, "poll on peer sockets");
 		if (n == 0)
-			return tt_err_set(err, "peer sent or took nothing for %.0f s (it hangs or is stuck; TRAINRT_TIMEOUT)", timeout_s);
+			return tt_err_set(err, "%s for %.0f s (link down, host dead, or the peer hangs; TRAINRT_TIMEOUT)",
+					  sent < slen && got < rlen ? "the peer sent and took nothing"
+					  : sent < slen		    ? "the peer took nothing"
+								    : "nothing arrived from the peer",
+					  timeout_s);
 		if (si >= 0 && p[si].revents) {
 			ssize_t k = send(sfd, s + sent, slen - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
 

@@ -1,26 +1,22 @@
-/* rt_token.c — loading and comparing the job's admission token (see rt_token.h). */
+/* rt_token.c — the user's secret, the per-job key derived from it, and the proofs made with the
+ * key (see rt_token.h). All cryptography is OpenSSL's: HKDF, HMAC-SHA256, RAND_bytes, CRYPTO_memcmp. */
 #include "rt_token.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/kdf.h>
+#include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <unistd.h>
 
-int rt_token_compose(char *tok, size_t len, const char *secret, const char *jobid, tt_err *err)
-{
-	int n;
-
-	if (!secret || !*secret)
-		return tt_err_set(err, "the job secret is empty: set TRAINRT_TOKEN or fill the token file");
-	n = snprintf(tok, len, "%s:%s", jobid && *jobid ? jobid : "nojob", secret);
-	if (n < 0 || (size_t)n >= len)
-		return tt_err_set(err, "the job secret is too long (%zu bytes; at most %d)", strlen(secret),
-				  RT_TOKEN_MAX - 32);
-	return 0;
-}
+#define KEY_SALT "trainrt job key v2"
 
 int rt_token_file_ok(const struct stat *st, uid_t uid, const char *path, tt_err *err)
 {
@@ -108,16 +104,58 @@ static int read_secret(const char *path, int create, char *secret, size_t len, t
 	return 0;
 }
 
-int rt_token_load(char *tok, tt_err *err)
+int rt_token_derive(char key[RT_KEY_TEXT], const char *secret, const char *jobid, const char *stepid,
+		    tt_err *err)
+{
+	unsigned char raw[32];
+	char info[160];
+	EVP_KDF *kdf = NULL;
+	EVP_KDF_CTX *ctx = NULL;
+	OSSL_PARAM params[5];
+	int rc = -1;
+
+	if (!secret || !*secret)
+		return tt_err_set(err, "the job secret is empty: set TRAINRT_TOKEN or fill the token file");
+	if (strlen(secret) >= RT_TOKEN_MAX)
+		return tt_err_set(err, "the job secret is too long (%zu bytes; at most %d)", strlen(secret),
+				  RT_TOKEN_MAX - 1);
+	snprintf(info, sizeof(info), "job=%.64s step=%.64s", jobid && *jobid ? jobid : "none",
+		 stepid && *stepid ? stepid : "none");
+	params[0] = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *)"SHA256", 0);
+	params[1] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)secret, strlen(secret));
+	params[2] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, (void *)KEY_SALT, strlen(KEY_SALT));
+	params[3] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, info, strlen(info));
+	params[4] = OSSL_PARAM_construct_end();
+	kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
+	ctx = kdf ? EVP_KDF_CTX_new(kdf) : NULL;
+	if (!ctx || EVP_KDF_derive(ctx, raw, sizeof(raw), params) != 1) {
+		tt_err_set(err, "cannot derive the job key: OpenSSL's HKDF failed (is libcrypto 3 installed?)");
+		goto out;
+	}
+	for (size_t i = 0; i < sizeof(raw); i++)
+		snprintf(key + 2 * i, 3, "%02x", raw[i]);
+	rc = 0;
+out:
+	OPENSSL_cleanse(raw, sizeof(raw));
+	EVP_KDF_CTX_free(ctx);
+	EVP_KDF_free(kdf);
+	return rc;
+}
+
+int rt_token_load(char key[RT_KEY_TEXT], tt_err *err)
 {
 	const char *env = getenv("TRAINRT_TOKEN");
 	const char *file = getenv("TRAINRT_TOKEN_FILE");
 	const char *jobid = getenv("SLURM_JOB_ID");
+	const char *stepid = getenv("SLURM_STEP_ID");
 	char secret[RT_TOKEN_MAX];
 	char path[4096];
+	int rc;
 
+	if (!stepid || !*stepid)
+		stepid = getenv("SLURM_STEPID");
 	if (env && *env)
-		return rt_token_compose(tok, RT_TOKEN_MAX, env, jobid, err);
+		return rt_token_derive(key, env, jobid, stepid, err);
 	if (file && *file) {
 		if (read_secret(file, 0, secret, sizeof(secret), err) != 0)
 			return -1;
@@ -130,26 +168,48 @@ int rt_token_load(char *tok, tt_err *err)
 		if (read_secret(path, 1, secret, sizeof(secret), err) != 0)
 			return -1;
 	}
-	return rt_token_compose(tok, RT_TOKEN_MAX, secret, jobid, err);
+	rc = rt_token_derive(key, secret, jobid, stepid, err);
+	OPENSSL_cleanse(secret, sizeof(secret));
+	return rc;
 }
 
-uint64_t rt_token_hash(const char *tok)
+int rt_token_nonce(unsigned char nonce[RT_NONCE_LEN], tt_err *err)
 {
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *tok; tok++) {
-		h ^= (unsigned char)*tok;
-		h *= 1099511628211ull;
-	}
-	return h;
+	if (RAND_bytes(nonce, RT_NONCE_LEN) != 1)
+		return tt_err_set(err, "cannot draw a random nonce (OpenSSL RAND_bytes failed)");
+	return 0;
 }
 
-int rt_token_equal(const char *a, const char *b)
+int rt_token_mac(const char *key, const char *role, const void *msg, size_t len, unsigned char mac[RT_MAC_LEN],
+		 tt_err *err)
 {
-	size_t la = strlen(a), lb = strlen(b);
-	unsigned char diff = la != lb;
+	size_t rlen = strlen(role) + 1;
+	unsigned char buf[512];
+	unsigned int outlen = RT_MAC_LEN;
 
-	for (size_t i = 0; i < la && i < lb; i++)
-		diff |= (unsigned char)(a[i] ^ b[i]);
-	return diff == 0;
+	if (rlen + len > sizeof(buf))
+		return tt_err_set(err, "internal error: a %zu-byte proof message is longer than %zu bytes", len,
+				  sizeof(buf) - rlen);
+	memcpy(buf, role, rlen);
+	memcpy(buf + rlen, msg, len);
+	if (!HMAC(EVP_sha256(), key, (int)strlen(key), buf, rlen + len, mac, &outlen) || outlen != RT_MAC_LEN)
+		return tt_err_set(err, "cannot compute an HMAC-SHA256 proof (OpenSSL failed)");
+	return 0;
+}
+
+int rt_token_mac_equal(const unsigned char a[RT_MAC_LEN], const unsigned char b[RT_MAC_LEN])
+{
+	return CRYPTO_memcmp(a, b, RT_MAC_LEN) == 0;
+}
+
+int rt_token_label(const char *key, uint64_t *label, tt_err *err)
+{
+	unsigned char mac[RT_MAC_LEN];
+	uint64_t v;
+
+	if (rt_token_mac(key, "trainrt public label v1", "", 0, mac, err) != 0)
+		return -1;
+	memcpy(&v, mac, sizeof(v));
+	*label = v;
+	return 0;
 }

@@ -101,6 +101,23 @@ static int load_data(train *t, tt_err *err)
 	return 0;
 }
 
+/* Every rank agrees whether any rank failed (so nobody proceeds alone). *agreed (may be NULL) is
+ * 1 when the agreement itself went through, so every rank is past what it reported on. */
+static int agree_ok(train *t, int failed, const char *what, tt_err *err, int *agreed)
+{
+	float f = (float)failed;
+
+	if (agreed)
+		*agreed = 0;
+	if (tt_dp_allreduce_sum(&t->dp, &f, 1, err))
+		return -1;
+	if (agreed)
+		*agreed = 1;
+	if (f > 0 && !failed)
+		return tt_err_set(err, "%s failed on another rank (see its message)", what);
+	return f > 0 ? -1 : 0;
+}
+
 static int setup(train *t, tt_err *err)
 {
 	tt_dp_cfg cfg = { 0 };
@@ -143,6 +160,10 @@ static int setup(train *t, tt_err *err)
 		return tt_err_set(err, "cannot allocate the batch buffers (%d samples of %d features)", t->local,
 				  t->data.dim);
 	t->perm_epoch = -1;
+	/* A summary that cannot be written is found now, not after the whole run. */
+	if (agree_ok(t, t->rank == 0 && t->o.summary && tt_train_summary_check(t->o.summary, err),
+		     "checking --summary", err, NULL))
+		return -1;
 	return 0;
 }
 
@@ -162,16 +183,30 @@ static int alloc_ckpt_staging(train *t, tt_err *err)
 	return 0;
 }
 
-/* Every rank agrees whether any rank failed (so nobody proceeds alone). */
-static int agree_ok(train *t, int failed, const char *what, tt_err *err)
+/* Rank 0 prints each line of a note from the checkpoint module. */
+static void say_lines(train *t, const char *prefix, char *note)
 {
-	float f = (float)failed;
+	char *save = NULL;
 
-	if (tt_dp_allreduce_sum(&t->dp, &f, 1, err))
-		return -1;
-	if (f > 0 && !failed)
-		return tt_err_set(err, "%s failed on another rank (see its message)", what);
-	return f > 0 ? -1 : 0;
+	for (char *line = strtok_r(note, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		say(t, 0, "%s%s", prefix, line);
+}
+
+/* A checkpoint failed on some rank. Once every rank has stopped writing (agreed), rank 0 removes
+ * the torn step directory, so only whole checkpoints remain and a full disk gets its space back. */
+static int checkpoint_failed(train *t, int agreed, tt_err *err)
+{
+	char note[2048];
+	tt_err rm;
+
+	if (t->rank == 0 && agreed) {
+		if (tt_ckpt_remove_torn(t->o.ckpt_dir, t->step, note, sizeof(note), &rm) == 0)
+			say_lines(t, "", note);
+		else
+			say(t, 0, "warning: %s", rm.msg);
+	}
+	return tt_err_wrap(err, "checkpoint of step %ld under %s failed (the previous checkpoint is kept)", t->step,
+			   t->o.ckpt_dir);
 }
 
 static int save_checkpoint(train *t, tt_err *err)
@@ -179,7 +214,7 @@ static int save_checkpoint(train *t, tt_err *err)
 	tt_ckpt_meta meta = { .step = t->step, .world = t->world, .zero = t->o.zero, .seed = t->o.seed,
 			      .batch = t->o.batch };
 	uint32_t crc = 0;
-	int failed;
+	int failed, agreed;
 	double t0 = now();
 
 	failed = alloc_ckpt_staging(t, err) || tt_ckpt_prepare(t->o.ckpt_dir, t->step, err);
@@ -187,8 +222,8 @@ static int save_checkpoint(train *t, tt_err *err)
 		failed = tt_dp_export(&t->dp, t->ck_p, t->ck_m, t->ck_v, err) ||
 			 tt_ckpt_write_rank(t->o.ckpt_dir, t->step, &t->dp.plan, t->ck_p, t->ck_m, t->ck_v, &crc, err);
 	}
-	if (agree_ok(t, failed, "writing the checkpoint shard", err))
-		return -1;
+	if (agree_ok(t, failed, "writing the checkpoint shard", err, &agreed))
+		return checkpoint_failed(t, agreed, err);
 	meta.crc = calloc((size_t)t->world, sizeof(uint32_t));
 	if (!meta.crc)
 		return tt_err_set(err, "out of memory for checkpoint metadata");
@@ -197,8 +232,8 @@ static int save_checkpoint(train *t, tt_err *err)
 	if (!failed && t->rank == 0)
 		failed = tt_ckpt_write_meta(t->o.ckpt_dir, &meta, err) || tt_ckpt_prune(t->o.ckpt_dir, t->o.keep, err);
 	tt_ckpt_meta_free(&meta);
-	if (agree_ok(t, failed, "writing the checkpoint metadata", err))
-		return -1;
+	if (agree_ok(t, failed, "writing the checkpoint metadata", err, &agreed))
+		return checkpoint_failed(t, agreed, err);
 	t->last_ckpt_time = now();
 	say(t, 0, "checkpoint of step %ld written to %s/step-%08ld in %.2f s", t->step, t->o.ckpt_dir, t->step,
 	    t->last_ckpt_time - t0);
@@ -214,17 +249,24 @@ static int resume(train *t, tt_err *err)
 
 	if (t->rank == 0) {
 		int found = tt_ckpt_find_latest(t->o.ckpt_dir, &meta, warn, sizeof(warn), err);
+		char note[8192];
+		tt_err rm;
 
-		if (warn[0])
-			for (char *line = strtok(warn, "\n"); line; line = strtok(NULL, "\n"))
-				say(t, 0, "warning: %s", line);
 		failed = found < 0;
 		if (found == 1) {
 			step = meta.step;
 			tt_ckpt_meta_free(&meta);
 		}
+		/* What is newer than the checkpoint resumed is torn (a run killed while writing it): gone,
+		 * so later checkpoints of those steps start clean. */
+		if (!failed && tt_ckpt_remove_torn(t->o.ckpt_dir, step + 1, note, sizeof(note), &rm) == 0) {
+			say_lines(t, "", note);
+		} else if (!failed) {
+			say_lines(t, "warning: ", warn);
+			say(t, 0, "warning: %s", rm.msg);
+		}
 	}
-	if (agree_ok(t, failed, "looking for a checkpoint", err) ||
+	if (agree_ok(t, failed, "looking for a checkpoint", err, NULL) ||
 	    tt_dp_broadcast_bytes(&t->dp, &step, sizeof(step), err))
 		return -1;
 	if (step < 0)
@@ -244,7 +286,7 @@ static int resume(train *t, tt_err *err)
 	if (!failed)
 		failed = alloc_ckpt_staging(t, err) ||
 			 tt_ckpt_load(t->o.ckpt_dir, &meta, &t->dp.plan, t->ck_p, t->ck_m, t->ck_v, err);
-	if (agree_ok(t, failed, "loading the checkpoint", err)) {
+	if (agree_ok(t, failed, "loading the checkpoint", err, NULL)) {
 		tt_ckpt_meta_free(&meta);
 		return -1;
 	}
@@ -446,7 +488,12 @@ static int write_summary(train *t, uint32_t weights_crc, const uint32_t *peak_ki
 	}
 	fprintf(f, "\n  ]\n}\n");
 	fclose(f);
-	rc = tt_file_write_atomic(t->o.summary, text, len, err);
+	if (!strcmp(t->o.summary, "-"))
+		rc = fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0
+			     ? 0
+			     : tt_err_errno(err, "cannot write the summary to standard output");
+	else
+		rc = tt_file_write_atomic(t->o.summary, text, len, err);
 	free(text);
 	return rc;
 }

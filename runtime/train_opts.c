@@ -1,14 +1,36 @@
 /* train_opts.c — train-mlp option parsing and validation (see train_opts.h). */
 #include "train_opts.h"
+#include "tt_file.h"
 #include "tt_signal.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int tt_train_summary_check(const char *path, tt_err *err)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+
+	if (!strcmp(path, "-"))
+		return 0;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return tt_err_set(err, "--summary %s is a directory: give a file name such as %s/summary.json", path, path);
+	tt_file_dir_of(path, dir, sizeof(dir));
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+		return tt_err_set(err, "--summary %s: directory %s does not exist; create it or pick another place", path,
+				  dir);
+	if (access(dir, W_OK | X_OK) != 0)
+		return tt_err_set(err, "--summary %s: directory %s is not writable by you", path, dir);
+	return 0;
+}
 
 const char *tt_train_usage(void)
 {
@@ -45,7 +67,7 @@ const char *tt_train_usage(void)
 	       "output\n"
 	       "  --log-every N        rank 0 prints a progress line every N steps (default 100)\n"
 	       "  --eval-every N       evaluate on the test set every N steps (0: only at the end)\n"
-	       "  --summary FILE       write a JSON summary (accuracy, throughput, memory, loss history)\n"
+	       "  --summary FILE       write a JSON summary (accuracy, throughput, memory, loss history); - for stdout\n"
 	       "  --help               this text\n";
 }
 
@@ -101,7 +123,11 @@ static int apply(tt_train_opts *o, int c, const char *a, tt_err *err)
 	case O_LAYERS: o->layers = a; return 0;
 	case O_DATA: o->data = a; return 0;
 	case O_CKPT_DIR: o->ckpt_dir = a; return 0;
-	case O_SUMMARY: o->summary = a; return 0;
+	case O_SUMMARY:
+		if (!*a)
+			return tt_err_set(err, "--summary '': want a file name, or - for standard output");
+		o->summary = a;
+		return 0;
 	case O_EPOCHS: return parse_long("--epochs", a, 1, &o->epochs, err);
 	case O_BATCH: return parse_long("--batch", a, 1, &o->batch, err);
 	case O_LOG_EVERY: return parse_long("--log-every", a, 1, &o->log_every, err);

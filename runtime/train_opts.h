@@ -29,6 +29,11 @@ typedef struct tt_train_opts {
  * caller with tt_train_usage), or -1 with err naming the bad option. */
 int tt_train_opts_parse(tt_train_opts *o, int argc, char **argv, tt_err *err);
 
+/* Whether --summary PATH can be written, checked before training so a run never ends with its
+ * summary lost: "-" (standard output), or a name that is not a directory, in an existing
+ * directory the user may write. */
+int tt_train_summary_check(const char *path, tt_err *err);
+
 /* The --help text. */
 const char *tt_train_usage(void);
 

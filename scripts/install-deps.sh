@@ -7,7 +7,7 @@ packages=(
 	gcc make autoconf automake libtool pkg-config
 	# libraries
 	libslurm-dev libhwloc-dev libibverbs-dev ibverbs-providers libpmix-dev libcunit1-dev
-	libopenblas-dev zlib1g-dev
+	libopenblas-dev zlib1g-dev libssl-dev
 	# the embedded test cluster and commands the tests use
 	slurmctld slurmd slurm-client munge iproute2 util-linux procps hwloc-nox
 	# data and plots for the trainer and sweep reports

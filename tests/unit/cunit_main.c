@@ -48,6 +48,26 @@ void tt_test_skip(const char *fmt, ...)
 	skips++;
 }
 
+long tt_test_proc_kib(int pid, const char *field)
+{
+	char path[64], line[256];
+	size_t len = strlen(field);
+	long kib = -1;
+	FILE *f;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/status");
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, field, len) == 0 && line[len] == ':')
+			kib = atol(line + len + 1);
+	if (f)
+		fclose(f);
+	return kib;
+}
+
 int main(void)
 {
 	unsigned int failures, suites_failed;

@@ -19,6 +19,10 @@ const char *tt_test_srcdir(void);
  * with every reason on a "SKIP:" line, unless something failed. */
 void tt_test_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* A "Name: N kB" field of /proc/PID/status (VmRSS, VmSize, ...) in KiB; pid 0 is this process.
+ * -1 when it cannot be read. */
+long tt_test_proc_kib(int pid, const char *field);
+
 /* ../shared beside the checkout when present, else NULL (tests then skip that part). */
 const char *tt_test_shared_dir(void);
 

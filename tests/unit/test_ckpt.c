@@ -1,8 +1,10 @@
 /* test_ckpt.c — checkpoints: write/validate/load round trip, re-slicing to another world size,
- * torn and corrupt directories skipped with a reason, keep-last-K pruning. */
+ * torn and corrupt directories skipped with a reason, keep-last-K pruning, pruning and removal of
+ * torn directories that never follow a symbolic link, files created under the umask. */
 #include "ckpt.h"
 #include "cunit_main.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,6 +188,132 @@ static void test_prune_keeps_newest_valid(void)
 	rm_rf(root);
 }
 
+static int exists(const char *root, const char *rel)
+{
+	char path[512];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	return lstat(path, &st) == 0;
+}
+
+static void put_file(const char *root, const char *rel)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	f = fopen(path, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fputs("precious\n", f);
+	fclose(f);
+}
+
+static void link_at(const char *target, const char *root, const char *rel)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	CU_ASSERT_EQUAL_FATAL(symlink(target, path), 0);
+}
+
+/* `ln -s ~/victim ck/step-00000000` and --keep 1 deleted the victim's files: a step-* link is
+ * removed as a link, a link inside a step directory is removed as a link, targets stay. */
+static void test_prune_never_follows_links(void)
+{
+	char root[64], victim[64], target[600];
+	tt_err err;
+
+	make_root(root);
+	make_root(victim);
+	put_file(victim, "thesis.tex");
+	put_file(victim, "data.bin");
+	link_at(victim, root, "step-00000000");
+	write_ckpt(root, 10, 1);
+	snprintf(target, sizeof(target), "%s/data.bin", victim);
+	link_at(target, root, "step-00000010/extra-link");
+	write_ckpt(root, 20, 1);
+	CU_ASSERT_EQUAL(tt_ckpt_prune(root, 1, &err), 0);
+	CU_ASSERT(exists(victim, "thesis.tex"));
+	CU_ASSERT(exists(victim, "data.bin"));
+	CU_ASSERT(!exists(root, "step-00000000"));
+	CU_ASSERT(!exists(root, "step-00000010"));
+	CU_ASSERT(exists(root, "step-00000020/meta.txt"));
+	/* A directory inside a step directory means it is not ours: left alone, with a reason. */
+	write_ckpt(root, 30, 1);
+	write_ckpt(root, 40, 1);
+	snprintf(target, sizeof(target), "%s/step-00000030/sub", root);
+	mkdir(target, 0755);
+	CU_ASSERT_EQUAL(tt_ckpt_prune(root, 1, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "not a checkpoint"));
+	CU_ASSERT(exists(root, "step-00000030/sub"));
+	rm_rf(root);
+	rm_rf(victim);
+}
+
+/* A run killed while writing, or a write that failed (disk full), leaves a torn step directory:
+ * tt_ckpt_remove_torn removes those from a step on, keeps valid ones, follows no link. */
+static void test_remove_torn(void)
+{
+	char root[64], victim[64], note[2048], path[256];
+	tt_err err;
+
+	make_root(root);
+	make_root(victim);
+	put_file(victim, "keep.txt");
+	write_ckpt(root, 10, 2);
+	write_ckpt(root, 20, 2);
+	write_ckpt(root, 30, 2);
+	snprintf(path, sizeof(path), "%s/step-00000020/meta.txt", root);
+	unlink(path);
+	put_file(root, "step-00000030/rank-00001.bin.tmp.1234abcd");
+	snprintf(path, sizeof(path), "%s/step-00000030/rank-00001.bin", root);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/step-00000030/meta.txt", root);
+	unlink(path);
+	link_at(victim, root, "step-00000040");
+	/* Not before the step given. */
+	CU_ASSERT_EQUAL(tt_ckpt_remove_torn(root, 35, note, sizeof(note), &err), 0);
+	CU_ASSERT(exists(root, "step-00000030"));
+	CU_ASSERT(!exists(root, "step-00000040"));
+	CU_ASSERT(exists(victim, "keep.txt"));
+	CU_ASSERT_EQUAL(tt_ckpt_remove_torn(root, 11, note, sizeof(note), &err), 0);
+	CU_ASSERT(exists(root, "step-00000010/meta.txt"));
+	CU_ASSERT(!exists(root, "step-00000020"));
+	CU_ASSERT(!exists(root, "step-00000030"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(note, "removed torn checkpoint"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(note, "step-00000020: "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(note, "step-00000030: "));
+	rm_rf(root);
+	rm_rf(victim);
+}
+
+/* Files used to be forced to 0644: under umask 077 checkpoints must come out 0600. */
+static void test_files_honour_umask(void)
+{
+	static const struct {
+		mode_t mask, want;
+	} cases[] = { { 077, 0600 }, { 022, 0644 }, { 027, 0640 } };
+	char root[64], path[256];
+	mode_t saved = umask(022);
+	struct stat st;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		make_root(root);
+		umask(cases[i].mask);
+		write_ckpt(root, 1, 1);
+		snprintf(path, sizeof(path), "%s/step-00000001/rank-00000.bin", root);
+		CU_ASSERT_EQUAL(stat(path, &st), 0);
+		CU_ASSERT_EQUAL(st.st_mode & 0777, cases[i].want);
+		snprintf(path, sizeof(path), "%s/step-00000001/meta.txt", root);
+		CU_ASSERT_EQUAL(stat(path, &st), 0);
+		CU_ASSERT_EQUAL(st.st_mode & 0777, cases[i].want);
+		umask(022);
+		rm_rf(root);
+	}
+	umask(saved);
+}
+
 int tt_register_suites(void)
 {
 	CU_pSuite s = CU_add_suite("ckpt", NULL, NULL);
@@ -195,5 +323,8 @@ int tt_register_suites(void)
 	CU_add_test(s, "round trip and reslice", test_round_trip_and_reslice);
 	CU_add_test(s, "torn and corrupt are skipped", test_torn_and_corrupt_are_skipped);
 	CU_add_test(s, "prune keeps newest valid", test_prune_keeps_newest_valid);
+	CU_add_test(s, "prune never follows links", test_prune_never_follows_links);
+	CU_add_test(s, "torn directories are removed", test_remove_torn);
+	CU_add_test(s, "files honour the umask", test_files_honour_umask);
 	return 0;
 }

@@ -1,10 +1,14 @@
-/* test_train_opts.c — train-mlp's command line: defaults, every option, and the message for each
- * kind of bad value. */
+/* test_train_opts.c — train-mlp's command line: defaults, every option, the message for each
+ * kind of bad value, and the --summary place checked before training. */
 #include "cunit_main.h"
 #include "train_opts.h"
 
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define ARGV(...) ((char *[]){ "train-mlp", __VA_ARGS__, NULL })
 #define ARGC(...) ((int)(sizeof((char *[]){ "train-mlp", __VA_ARGS__ }) / sizeof(char *)))
@@ -101,6 +105,37 @@ static void test_bad_values_name_the_option(void)
 	EXPECT_ERROR("--seed '-3'", "--layers", "4,2", "--data", "x", "--seed", "-3");
 	EXPECT_ERROR("--device 'tpu'", "--layers", "4,2", "--data", "x", "--device", "tpu");
 	EXPECT_ERROR("GPU path is DDP only", "--layers", "4,2", "--data", "x", "--device", "gpu", "--zero", "2");
+	EXPECT_ERROR("--summary '': want a file name, or - for standard output", "--layers", "4,2", "--data", "x",
+		     "--summary", "");
+}
+
+/* --summary DIR, /nonexistent/x and '' were refused only after the whole run, and '-' wrote a file
+ * named '-'. */
+static void test_summary_place(void)
+{
+	char dir[] = "/tmp/tt-summary-XXXXXX", path[128], want[160];
+	tt_err err = { { 0 } };
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	CU_ASSERT_EQUAL(tt_train_summary_check("-", &err), 0);
+	snprintf(path, sizeof(path), "%s/run.json", dir);
+	CU_ASSERT_EQUAL(tt_train_summary_check(path, &err), 0);
+	CU_ASSERT_EQUAL(tt_train_summary_check(dir, &err), -1);
+	snprintf(want, sizeof(want), "--summary %s is a directory: give a file name such as %s/summary.json", dir, dir);
+	CU_ASSERT_STRING_EQUAL(err.msg, want);
+	CU_ASSERT_EQUAL(tt_train_summary_check("/nonexistent/x", &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "directory /nonexistent does not exist"));
+	snprintf(path, sizeof(path), "%s/missing/run.json", dir);
+	CU_ASSERT_EQUAL(tt_train_summary_check(path, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "does not exist"));
+	if (geteuid() != 0) { /* root writes anywhere */
+		chmod(dir, 0500);
+		snprintf(path, sizeof(path), "%s/run.json", dir);
+		CU_ASSERT_EQUAL(tt_train_summary_check(path, &err), -1);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "not writable"));
+		chmod(dir, 0700);
+	}
+	rmdir(dir);
 }
 
 int tt_register_suites(void)
@@ -112,5 +147,6 @@ int tt_register_suites(void)
 	CU_add_test(s, "defaults", test_defaults);
 	CU_add_test(s, "all options", test_all_options);
 	CU_add_test(s, "bad values name the option", test_bad_values_name_the_option);
+	CU_add_test(s, "summary place", test_summary_place);
 	return 0;
 }
