@@ -94,7 +94,7 @@ test_chaos_link_down_during_allreduce() {
 	ip1=$(getent hosts node1 | awk '{print $1}')
 	ip2=$(getent hosts node2 | awk '{print $1}')
 	TRAINRT_TIMEOUT=$timeout srun -J ttest-chaos-link -N2 --ntasks-per-node=2 --train-topo=env bash -c \
-		'trainrt-bench -o allreduce -b 1M -e 1M -n 100000000 -w 0 >/dev/null 2>err.$RANK; echo "$? $(date +%s.%N)" >exit.$RANK' \
+		'trainrt-bench -o allreduce -b 1M -e 1M -n 1000000 -w 0 >/dev/null 2>err.$RANK; echo "$? $(date +%s.%N)" >exit.$RANK' \
 		>srun.out 2>&1 &
 	spid=$!
 	deadline=$((SECONDS + 60))
