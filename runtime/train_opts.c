@@ -233,7 +233,7 @@ int tt_train_opts_parse(tt_train_opts *o, int argc, char **argv, tt_err *err)
 	o->accum = 1;
 	o->synthetic_train = 8192;
 	o->synthetic_test = 1024;
-	optind = 1;
+	optind = 0; /* GNU: full re-initialisation, so a parse never continues the previous one's argv */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (c == O_HELP)
