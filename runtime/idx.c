@@ -27,6 +27,35 @@ static int read_exact(gzFile f, void *buf, size_t len, const char *path, const c
 	return 0;
 }
 
+/* The header's size is only a claim: the buffer grows with the data actually read (1 MiB, then
+ * doubling), so a corrupt header cannot make the reader allocate gigabytes before the file ends. */
+static int read_tensor(gzFile f, tt_idx *out, const char *path, tt_err *err)
+{
+	size_t have = 0, cap = 0;
+
+	while (have < out->n_bytes) {
+		size_t part;
+
+		if (have == cap) {
+			size_t grown = cap ? 2 * cap : (size_t)1 << 20;
+			uint8_t *bigger;
+
+			if (grown > out->n_bytes)
+				grown = out->n_bytes;
+			bigger = realloc(out->data, grown);
+			if (!bigger)
+				return tt_err_set(err, "%s: cannot allocate %zu bytes for the tensor", path, grown);
+			out->data = bigger;
+			cap = grown;
+		}
+		part = cap - have;
+		if (read_exact(f, out->data + have, part, path, "IDX data", err))
+			return -1;
+		have += part;
+	}
+	return 0;
+}
+
 int tt_idx_read(const char *path, tt_idx *out, tt_err *err)
 {
 	uint8_t magic[4], extra;
@@ -59,12 +88,7 @@ int tt_idx_read(const char *path, tt_idx *out, tt_err *err)
 		}
 		out->n_bytes *= out->dims[i];
 	}
-	out->data = malloc(out->n_bytes);
-	if (!out->data) {
-		tt_err_set(err, "%s: cannot allocate %zu bytes for the tensor", path, out->n_bytes);
-		goto fail;
-	}
-	if (read_exact(f, out->data, out->n_bytes, path, "IDX data", err))
+	if (read_tensor(f, out, path, err))
 		goto fail;
 	if (gzread(f, &extra, 1) != 0) {
 		tt_err_set(err, "%s: trailing bytes after the %zu-byte tensor the header announces; the file is corrupt",
