@@ -238,6 +238,10 @@ int tt_train_opts_parse(tt_train_opts *o, int argc, char **argv, tt_err *err)
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (c == O_HELP)
 			return 1;
+		/* Inside a cluster such as -xy getopt has not moved on yet: name the letter (optopt; for
+		 * long options it is 0 or an option code >= 256). */
+		if (c == '?' && optopt != 0 && optopt < 256)
+			return tt_err_set(err, "option '-%c' is unknown; see train-mlp --help", (char)optopt);
 		if (c == '?' || c == ':')
 			return tt_err_set(err, "option '%s' is unknown or lacks its value; see train-mlp --help",
 					  argv[optind - 1]);

@@ -1,7 +1,7 @@
 /* fuzz_options.c — train-run's command line (wrapper/options): the input is the argument list,
  * one argument per line, after argv[0]. Parsing the same list twice must give the same answer
- * (getopt keeps state between calls), accepted numbers must lie in their documented ranges, and
- * PROGRAM must be part of argv. */
+ * (getopt keeps state between calls), an error must name an argument, accepted numbers must lie
+ * in their documented ranges, and PROGRAM must be part of argv. */
 #include "options.h"
 
 #include "fuzz_util.h"
@@ -24,7 +24,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rc[1] = tt_run_parse_args(&opts[1], argc, copy, &err[1]);
 	FUZZ_CHECK(rc[0] == rc[1] && strcmp(err[0].msg, err[1].msg) == 0);
 	if (rc[0] != 0) {
+		/* An error names what the user wrote, never the program's own name (argv[0]). */
 		FUZZ_CHECK(err[0].msg[0] != '\0');
+		FUZZ_CHECK(!strstr(err[0].msg, "'train-run'") || memmem(data, size, "train-run", 9));
 		goto out;
 	}
 	FUZZ_CHECK(opts[0].argc == opts[1].argc && opts[0].nproc == opts[1].nproc);

@@ -1,7 +1,8 @@
 /* fuzz_train_opts.c — train-mlp's command line (runtime/train_opts) and its --layers spec
  * (runtime/mlp): the input is the argument list, one argument per line, after argv[0]. Parsing the
- * same list twice must give the same answer (getopt keeps state between calls); accepted options
- * must be usable numbers; an accepted --layers must describe at least one layer. */
+ * same list twice must give the same answer (getopt keeps state between calls), an error must name
+ * an argument, accepted options must be usable numbers, and an accepted --layers must describe at
+ * least one layer. */
 #include "mlp.h"
 #include "train_opts.h"
 
@@ -27,8 +28,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rc[0] = tt_train_opts_parse(&o[0], argc, argv, &err[0]);
 	rc[1] = tt_train_opts_parse(&o[1], argc, copy, &err[1]);
 	FUZZ_CHECK(rc[0] == rc[1] && strcmp(err[0].msg, err[1].msg) == 0);
-	if (rc[0] < 0)
+	/* An error names what the user wrote, never the program's own name (argv[0]). */
+	if (rc[0] < 0) {
 		FUZZ_CHECK(err[0].msg[0] != '\0');
+		FUZZ_CHECK(!strstr(err[0].msg, "'train-mlp'") || memmem(data, size, "train-mlp", 9));
+	}
 	if (rc[0] != 0)
 		goto out;
 	FUZZ_CHECK(o[0].layers && o[0].data && o[0].batch >= 1 && o[0].accum >= 1 && o[0].batch % o[0].accum == 0);

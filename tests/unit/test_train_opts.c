@@ -97,6 +97,7 @@ static void test_bad_values_name_the_option(void)
 	EXPECT_ERROR("not divisible by --accum 3", "--layers", "4,2", "--data", "x", "--batch", "64", "--accum", "3");
 	EXPECT_ERROR("need --ckpt-dir", "--layers", "4,2", "--data", "x", "--ckpt-every", "5");
 	EXPECT_ERROR("'--bogus' is unknown", "--layers", "4,2", "--data", "x", "--bogus");
+	EXPECT_ERROR("'-x' is unknown", "--layers", "4,2", "--data", "x", "-xy");
 	EXPECT_ERROR("unexpected argument 'extra'", "--layers", "4,2", "--data", "x", "extra");
 	EXPECT_ERROR("--seed '-3'", "--layers", "4,2", "--data", "x", "--seed", "-3");
 	EXPECT_ERROR("--device 'tpu'", "--layers", "4,2", "--data", "x", "--device", "tpu");
