@@ -50,7 +50,8 @@ for t in "$@"; do
 	# The last status line: "#N  NEW|REDUCE|pulse|DONE  cov: C ft: F corp: U/SIZE ... exec/s: R"
 	last=$(grep -E '^#[0-9]+' "$log" | tail -n 1)
 	[ -n "$execs" ] || execs=$(printf '%s\n' "$last" | sed -n 's/^#\([0-9]*\).*/\1/p')
-	[ -n "$rate" ] || rate=$(printf '%s\n' "$last" | sed -n 's/.*exec\/s: \([0-9]*\).*/\1/p')
+	# (after a crash libFuzzer prints an average of 0)
+	[ -n "$rate" ] && [ "$rate" != 0 ] || rate=$(printf '%s\n' "$last" | sed -n 's/.*exec\/s: \([0-9]*\).*/\1/p')
 	cov=$(printf '%s\n' "$last" | sed -n 's/.*cov: \([0-9]*\).*/\1/p')
 	ft=$(printf '%s\n' "$last" | sed -n 's/.*ft: \([0-9]*\).*/\1/p')
 	corp=$(printf '%s\n' "$last" | sed -n 's/.*corp: \([0-9]*\)\/.*/\1/p')
