@@ -3,6 +3,7 @@
 #include "tt_signal.h"
 
 #include <errno.h>
+#include <float.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -71,6 +72,19 @@ static int parse_double(const char *opt, const char *s, double lo, double *out, 
 	return 0;
 }
 
+/* A float option: a number >= 0 that a float holds (a larger one would become inf). */
+static int parse_float(const char *opt, const char *s, float *out, tt_err *err)
+{
+	double d;
+
+	if (parse_double(opt, s, 0, &d, err))
+		return -1;
+	if (d > FLT_MAX)
+		return tt_err_set(err, "%s '%s': want a number from 0 to %g", opt, s, FLT_MAX);
+	*out = (float)d;
+	return 0;
+}
+
 static int parse_signal(const char *s, int *sig, tt_err *err)
 {
 	int named = tt_signal_by_name(s);
@@ -94,7 +108,6 @@ enum { O_LAYERS = 256, O_DATA, O_EPOCHS, O_BATCH, O_LR, O_SEED, O_ZERO, O_BUCKET
 static int apply(tt_train_opts *o, int c, const char *a, tt_err *err)
 {
 	long n;
-	double d;
 	char *end;
 
 	switch (c) {
@@ -114,16 +127,8 @@ static int apply(tt_train_opts *o, int c, const char *a, tt_err *err)
 		if (parse_double("--bucket-mb", a, 0, &o->bucket_mb, err))
 			return -1;
 		return o->bucket_mb > 0 ? 0 : tt_err_set(err, "--bucket-mb '%s': want a size above 0", a);
-	case O_LR:
-		if (parse_double("--lr", a, 0, &d, err))
-			return -1;
-		o->lr = (float)d;
-		return 0;
-	case O_WD:
-		if (parse_double("--weight-decay", a, 0, &d, err))
-			return -1;
-		o->weight_decay = (float)d;
-		return 0;
+	case O_LR: return parse_float("--lr", a, &o->lr, err);
+	case O_WD: return parse_float("--weight-decay", a, &o->weight_decay, err);
 	case O_SEED:
 		errno = 0;
 		o->seed = strtoull(a, &end, 0);

@@ -88,6 +88,8 @@ static void test_bad_values_name_the_option(void)
 	EXPECT_ERROR("--batch 'ten'", "--layers", "4,2", "--data", "x", "--batch", "ten");
 	EXPECT_ERROR("--batch '0'", "--layers", "4,2", "--data", "x", "--batch", "0");
 	EXPECT_ERROR("--lr '-1'", "--layers", "4,2", "--data", "x", "--lr", "-1");
+	EXPECT_ERROR("--lr '1e39': want a number from 0 to", "--layers", "4,2", "--data", "x", "--lr", "1e39");
+	EXPECT_ERROR("--weight-decay '4e38'", "--layers", "4,2", "--data", "x", "--weight-decay", "4e38");
 	EXPECT_ERROR("--on-signal 'stop'", "--layers", "4,2", "--data", "x", "--on-signal", "stop");
 	EXPECT_ERROR("--signal 'KILL'", "--layers", "4,2", "--data", "x", "--signal", "KILL");
 	EXPECT_ERROR("--signal '9'", "--layers", "4,2", "--data", "x", "--signal", "9");
