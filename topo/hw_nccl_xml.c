@@ -203,7 +203,7 @@ static void write_cpu(struct xml *x, int numa)
 	const struct tt_hw_model *m = x->m;
 	const struct tt_numa *n = numa >= 0 ? &m->numa[numa] : NULL;
 	const cpu_set_t *cpus = n ? &n->cpus : &m->all_cpus;
-	char map[1200], vendor[64];
+	char map[1200], vendor[64], arch[sizeof(m->arch)];
 	int words = 1;
 
 	for (int c = 0; c < CPU_SETSIZE; c++)
@@ -213,7 +213,7 @@ static void write_cpu(struct xml *x, int numa)
 		map[0] = '\0';
 	tt_sb_printf(&x->sb, "  <cpu numaid=\"%d\" affinity=\"%s\"", n ? n->os_index : -1, map);
 	if (m->arch[0])
-		tt_sb_printf(&x->sb, " arch=\"%s\"", m->arch);
+		tt_sb_printf(&x->sb, " arch=\"%s\"", attr_safe(m->arch, arch, sizeof(arch)));
 	if (n && n->cpu_vendor[0])
 		tt_sb_printf(&x->sb, " vendor=\"%s\"", attr_safe(n->cpu_vendor, vendor, sizeof(vendor)));
 	if (n && n->cpu_family > 0) {
