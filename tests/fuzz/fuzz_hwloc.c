@@ -77,10 +77,14 @@ static void info(struct gen *g, const char *name, const char *const *values)
 	fputs("\"/>\n", g->out);
 }
 
+/* Each pick() is its own statement below: C leaves the order of function arguments open, and
+ * gcc (the replay) and clang (libFuzzer) must turn an input into the same XML. */
 static void busid(struct gen *g, const char *attr)
 {
-	fprintf(g->out, " %s=\"%04x:%02x:%02x.%x\"", attr, pick(g, 3) == 0 ? pick(g, 0x10000) : 0,
-		pick(g, 256), pick(g, 32), pick(g, 8));
+	unsigned domain = pick(g, 3) == 0 ? pick(g, 0x10000) : 0, bus = pick(g, 256), dev = pick(g, 32);
+	unsigned func = pick(g, 8);
+
+	fprintf(g->out, " %s=\"%04x:%02x:%02x.%x\"", attr, domain, bus, dev, func);
 }
 
 static void pci_attrs(struct gen *g, unsigned class_id)
@@ -89,12 +93,16 @@ static void pci_attrs(struct gen *g, unsigned class_id)
 	static const char *const speeds[] = { "0.000000", "3.938462", "7.876923", "15.753846", "31.507692",
 					      "63.015385", "126.030769", "252.061538", "1.000000", "2.500000",
 					      "-4.000000", "1e30", "nan", NULL };
-	unsigned vendor = vendors[pick(g, 6)];
+	unsigned vendor = vendors[pick(g, 6)], device, subvendor, subdevice, revision;
 
 	if (!vendor)
 		vendor = pick(g, 0x10000);
+	device = pick(g, 0x10000);
+	subvendor = pick(g, 2) ? vendor : pick(g, 0x10000);
+	subdevice = pick(g, 0x10000);
+	revision = pick(g, 256);
 	fprintf(g->out, " pci_type=\"%04x [%04x:%04x] [%04x:%04x] %02x\" pci_link_speed=\"", class_id, vendor,
-		pick(g, 0x10000), pick(g, 2) ? vendor : pick(g, 0x10000), pick(g, 0x10000), pick(g, 256));
+		device, subvendor, subdevice, revision);
 	choice(g, speeds);
 	fputs("\"", g->out);
 }
@@ -144,10 +152,10 @@ static void pci_object(struct gen *g, int depth)
 		return;
 	g->npci++;
 	if (bridge) {
-		unsigned sec = pick(g, 256);
+		unsigned sec = pick(g, 256), sub = sec + pick(g, 256 - sec);
 
 		fprintf(g->out, "<object type=\"Bridge\" gp_index=\"%d\" bridge_type=\"1-1\" depth=\"%d\" "
-			"bridge_pci=\"0000:[%02x-%02x]\"", g->gp++, depth, sec, sec + pick(g, 256 - sec));
+			"bridge_pci=\"0000:[%02x-%02x]\"", g->gp++, depth, sec, sub);
 		busid(g, "pci_busid");
 		pci_attrs(g, 0x0604);
 		fputs(">\n", g->out);
@@ -178,11 +186,11 @@ static void pci_object(struct gen *g, int depth)
 
 static void host_bridge(struct gen *g)
 {
-	unsigned sec = pick(g, 256);
+	unsigned sec = pick(g, 256), sub = sec + pick(g, 256 - sec);
+	unsigned domain = pick(g, 4) == 0 ? pick(g, 0x10000) : 0;
 
 	fprintf(g->out, "<object type=\"Bridge\" gp_index=\"%d\" bridge_type=\"0-1\" depth=\"0\" "
-		"bridge_pci=\"%04x:[%02x-%02x]\">\n", g->gp++, pick(g, 4) == 0 ? pick(g, 0x10000) : 0, sec,
-		sec + pick(g, 256 - sec));
+		"bridge_pci=\"%04x:[%02x-%02x]\">\n", g->gp++, domain, sec, sub);
 	for (unsigned n = 1 + pick(g, 6), i = 0; i < n; i++)
 		pci_object(g, 1);
 	fputs("</object>\n", g->out);
