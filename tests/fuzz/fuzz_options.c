@@ -13,13 +13,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *text = fuzz_cstr(data, size);
 	int argc, rc[2];
 	char **argv = fuzz_split(text, "\n", "train-run", &argc);
-	char **copy = malloc(sizeof(*copy) * ((size_t)argc + 1));
+	char **copy = fuzz_vector_copy(argv, argc);
 	struct tt_run_opts opts[2];
 	tt_err err[2] = { { "" }, { "" } };
 
-	if (!copy)
-		abort();
-	memcpy(copy, argv, sizeof(*copy) * ((size_t)argc + 1));
 	rc[0] = tt_run_parse_args(&opts[0], argc, argv, &err[0]);
 	rc[1] = tt_run_parse_args(&opts[1], argc, copy, &err[1]);
 	FUZZ_CHECK(rc[0] == rc[1] && strcmp(err[0].msg, err[1].msg) == 0);

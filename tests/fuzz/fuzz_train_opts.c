@@ -17,14 +17,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *text = fuzz_cstr(data, size);
 	int argc, rc[2];
 	char **argv = fuzz_split(text, "\n", "train-mlp", &argc);
-	char **copy = malloc(sizeof(*copy) * ((size_t)argc + 1));
+	char **copy = fuzz_vector_copy(argv, argc);
 	tt_train_opts o[2];
 	tt_err err[2] = { { "" }, { "" } };
 	tt_mlp model;
 
-	if (!copy)
-		abort();
-	memcpy(copy, argv, sizeof(*copy) * ((size_t)argc + 1));
 	rc[0] = tt_train_opts_parse(&o[0], argc, argv, &err[0]);
 	rc[1] = tt_train_opts_parse(&o[1], argc, copy, &err[1]);
 	FUZZ_CHECK(rc[0] == rc[1] && strcmp(err[0].msg, err[1].msg) == 0);

@@ -59,6 +59,18 @@ static inline char **fuzz_split(char *s, const char *seps, const char *argv0, in
 	return v;
 }
 
+/* A malloc'ed copy of the NULL-terminated vector v of n entries: getopt permutes the vector it
+ * parses, so parsing one argument list twice takes two. */
+static inline char **fuzz_vector_copy(char **v, int n)
+{
+	char **copy = malloc(sizeof(*copy) * ((size_t)n + 1));
+
+	if (!copy)
+		abort();
+	memcpy(copy, v, sizeof(*copy) * ((size_t)n + 1));
+	return copy;
+}
+
 /* Puts data in an anonymous in-memory file for parsers that open a path: path receives
  * "/proc/self/fd/N". Returns the descriptor (close it when done); aborts when it cannot. */
 static inline int fuzz_memfile(const uint8_t *data, size_t size, char *path, size_t len)
