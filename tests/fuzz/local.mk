@@ -7,7 +7,8 @@
 #   make fuzz FUZZ_TARGETS='hostlist gres'   only those
 #   make check                 replays every corpus and regression input (gcc, no libFuzzer)
 # A new target NAME: tests/fuzz/fuzz_NAME.c, at least one seed in corpus/NAME/, optionally a
-# libFuzzer dictionary NAME.dict, and these four lines (the libraries it tests after FUZZ_LDADD):
+# libFuzzer dictionary NAME.dict (add it to FUZZ_DICTS), and these four lines (the libraries it
+# tests after FUZZ_LDADD):
 #   FUZZ_TARGETS += NAME
 #   check_PROGRAMS += tests/fuzz/fuzz_NAME
 #   tests_fuzz_fuzz_NAME_SOURCES = tests/fuzz/fuzz_NAME.c tests/fuzz/fuzz_util.h
