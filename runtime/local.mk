@@ -59,7 +59,7 @@ libtrainmodel_la_SOURCES = \
 	runtime/throughput.h runtime/throughput.c
 # AdamW, ReLU and bias loops are memory-bound streams over millions of floats: let GCC vectorise
 # them (-O2 alone will not: sqrtf may set errno, and its cheap cost model skips alias checks).
-TRAIN_VEC_CFLAGS = -fno-math-errno -fvect-cost-model=dynamic
+TRAIN_VEC_CFLAGS = -fno-math-errno $(TT_VECT_COST_CFLAGS)
 libtrainmodel_la_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS) $(TRAIN_VEC_CFLAGS)
 libtrainmodel_la_LIBADD = $(OPENBLAS_LIBS) -lz -lm
 

@@ -4,6 +4,7 @@
 #include "tt_signal.h"
 
 #include <errno.h>
+#include <float.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
@@ -93,6 +94,19 @@ static int parse_double(const char *opt, const char *s, double lo, double *out, 
 	return 0;
 }
 
+/* A float option: a number >= 0 that a float holds (a larger one would become inf). */
+static int parse_float(const char *opt, const char *s, float *out, tt_err *err)
+{
+	double d;
+
+	if (parse_double(opt, s, 0, &d, err))
+		return -1;
+	if (d > FLT_MAX)
+		return tt_err_set(err, "%s '%s': want a number from 0 to %g", opt, s, FLT_MAX);
+	*out = (float)d;
+	return 0;
+}
+
 static int parse_signal(const char *s, int *sig, tt_err *err)
 {
 	int named = tt_signal_by_name(s);
@@ -116,7 +130,6 @@ enum { O_LAYERS = 256, O_DATA, O_EPOCHS, O_BATCH, O_LR, O_SEED, O_ZERO, O_BUCKET
 static int apply(tt_train_opts *o, int c, const char *a, tt_err *err)
 {
 	long n;
-	double d;
 	char *end;
 
 	switch (c) {
@@ -140,16 +153,8 @@ static int apply(tt_train_opts *o, int c, const char *a, tt_err *err)
 		if (parse_double("--bucket-mb", a, 0, &o->bucket_mb, err))
 			return -1;
 		return o->bucket_mb > 0 ? 0 : tt_err_set(err, "--bucket-mb '%s': want a size above 0", a);
-	case O_LR:
-		if (parse_double("--lr", a, 0, &d, err))
-			return -1;
-		o->lr = (float)d;
-		return 0;
-	case O_WD:
-		if (parse_double("--weight-decay", a, 0, &d, err))
-			return -1;
-		o->weight_decay = (float)d;
-		return 0;
+	case O_LR: return parse_float("--lr", a, &o->lr, err);
+	case O_WD: return parse_float("--weight-decay", a, &o->weight_decay, err);
 	case O_SEED:
 		errno = 0;
 		o->seed = strtoull(a, &end, 0);
@@ -259,11 +264,15 @@ int tt_train_opts_parse(tt_train_opts *o, int argc, char **argv, tt_err *err)
 	o->accum = 1;
 	o->synthetic_train = 8192;
 	o->synthetic_test = 1024;
-	optind = 1;
+	optind = 0; /* GNU: full re-initialisation, so a parse never continues the previous one's argv */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (c == O_HELP)
 			return 1;
+		/* Inside a cluster such as -xy getopt has not moved on yet: name the letter (optopt; for
+		 * long options it is 0 or an option code >= 256). */
+		if (c == '?' && optopt != 0 && optopt < 256)
+			return tt_err_set(err, "option '-%c' is unknown; see train-mlp --help", (char)optopt);
 		if (c == '?' || c == ':')
 			return tt_err_set(err, "option '%s' is unknown or lacks its value; see train-mlp --help",
 					  argv[optind - 1]);

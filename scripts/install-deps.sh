@@ -16,6 +16,9 @@ packages=(
 	python3-torch
 	# memory checking (make check-valgrind)
 	valgrind
+	# fuzzing (make fuzz, make fuzz-smoke): clang and its libFuzzer runtime (libclang_rt.fuzzer,
+	# in libclang-rt-14-dev on Debian 12, which libclang-rt-dev pulls in)
+	clang libclang-rt-dev
 )
 missing=()
 for p in "${packages[@]}"; do

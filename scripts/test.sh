@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test.sh — the README's test command: installs dependencies, builds, runs the CUnit unit tests
-# (make check), brings up the embedded Slurm test cluster with the freshly built plugin, runs the
+# (make check), a short pass of every libFuzzer harness (make fuzz-smoke), brings up the embedded Slurm test cluster with the freshly built plugin, runs the
 # cluster integration tests on 2 nodes, then the 4-node ones on 4, and brings the cluster down
 # again. Exit 0 only if everything passed.
 set -euo pipefail
@@ -24,6 +24,15 @@ if [ $unit_rc -ne 0 ]; then
 	exit 1
 fi
 
+echo "== fuzz smoke (make fuzz-smoke: every libFuzzer harness for a few seconds)"
+fuzz_rc=0
+make -j"$(nproc)" fuzz-smoke >make-fuzz.out 2>&1 || fuzz_rc=$?
+grep -E '^(fuzz |    )' make-fuzz.out || true
+if [ $fuzz_rc -ne 0 ]; then
+	echo "fuzz smoke failed: crash inputs in fuzz-crashes/, logs in fuzz-build/src/fuzz-work/logs/" >&2
+	tail -n 20 make-fuzz.out >&2
+fi
+
 echo "== cluster tests"
 export PATH="$top:$top/sbatch-templates:$PATH"
 trap 'tests/cluster/cluster.sh down >/dev/null 2>&1 || true' EXIT
@@ -36,4 +45,4 @@ echo "== cluster tests on 4 nodes, no reserved ports"
 tests/cluster/cluster.sh down
 tests/cluster/cluster.sh up --nodes 4 --no-resv-ports --plugin "$top/.libs/train_topo.so" --share "$top"
 tests/cluster/run-tests.sh n4_ || cluster_rc=1
-exit $cluster_rc
+exit $((cluster_rc || fuzz_rc))

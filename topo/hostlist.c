@@ -323,22 +323,40 @@ void tt_hostlist_free(char **hosts, size_t n)
 	free(hosts);
 }
 
+/* The first host of the first element: all group indices 0. */
+static int first_host(void *ctx, const struct element *e)
+{
+	struct expand_ctx *x = ctx;
+	size_t idx[GROUPS_MAX] = {0};
+
+	if (x->n == 0) {
+		x->hosts[0] = element_host(e, idx);
+		if (!x->hosts[0])
+			return tt_err_set(x->err, "nodelist '%s': out of memory", x->list);
+		x->n = 1;
+	}
+	return 0;
+}
+
 int tt_hostlist_first(const char *list, char *buf, size_t len, tt_err *err)
 {
-	char **hosts;
-	size_t n;
+	char *host = NULL;
+	struct expand_ctx x = {.list = list, .hosts = &host, .err = err};
+	size_t count;
 	int rc = -1;
 
-	if (tt_hostlist_expand(list, &hosts, &n, err) != 0)
-		return -1;
-	if (strlen(hosts[0]) + 1 > len) {
+	/* Only the first host is built: a list of a million hosts costs no million allocations. */
+	if (tt_hostlist_count(list, &count, err) != 0 ||
+	    for_each_element(list, first_host, &x, err) != 0)
+		goto out;
+	if (strlen(host) + 1 > len) {
 		tt_err_set(err, "nodelist '%s': first host '%s' does not fit in %zu bytes",
-			   list, hosts[0], len);
+			   list, host, len);
 		goto out;
 	}
-	strcpy(buf, hosts[0]);
+	strcpy(buf, host);
 	rc = 0;
 out:
-	tt_hostlist_free(hosts, n);
+	free(host);
 	return rc;
 }

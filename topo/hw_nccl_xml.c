@@ -235,7 +235,7 @@ static void write_cpu(struct xml *x, int numa)
 	const struct tt_hw_model *m = x->m;
 	const struct tt_numa *n = numa >= 0 ? &m->numa[numa] : NULL;
 	const cpu_set_t *cpus = n ? &n->cpus : &m->all_cpus;
-	char map[1200];
+	char map[1200], arch[sizeof(m->arch)];
 	int words = 1;
 
 	for (int c = 0; c < CPU_SETSIZE; c++)
@@ -245,7 +245,7 @@ static void write_cpu(struct xml *x, int numa)
 		map[0] = '\0';
 	tt_sb_printf(&x->sb, "  <cpu numaid=\"%d\" affinity=\"%s\"", n ? n->os_index : -1, map);
 	if (m->arch[0])
-		tt_sb_printf(&x->sb, " arch=\"%s\"", m->arch);
+		tt_sb_printf(&x->sb, " arch=\"%s\"", attr_safe(m->arch, arch, sizeof(arch)));
 	/* Devices of unknown locality: the CPUs are those of the machine's first NUMA node. */
 	cpu_id_attrs(x, n ? n : m->nnuma ? &m->numa[0] : NULL);
 	tt_sb_printf(&x->sb, ">\n");

@@ -144,6 +144,10 @@ int tt_run_parse_args(struct tt_run_opts *o, int argc, char **argv, tt_err *err)
 	while ((c = getopt_long(argc, argv, "+:", long_opts, NULL)) != -1) {
 		if (c == ':')
 			return tt_err_set(err, "option '%s' needs a value; see train-run --help", argv[optind - 1]);
+		/* Inside a cluster such as -xy getopt has not moved on yet: name the letter (optopt; for
+		 * long options it is 0 or an option code >= 256). */
+		if (c == '?' && optopt != 0 && optopt < 256)
+			return tt_err_set(err, "unknown option '-%c'; see train-run --help", (char)optopt);
 		if (c == '?')
 			return tt_err_set(err, "unknown option '%s'; see train-run --help", argv[optind - 1]);
 		if (parse_one(o, c, optarg, err) != 0)

@@ -81,6 +81,7 @@ static void expect_error(char **argv, int argc, const char *want)
 static void test_bad_inputs_named(void)
 {
 	char *unknown[] = { "train-run", "--frobnicate", "p", NULL };
+	char *cluster[] = { "train-run", "-xy", "p", NULL };
 	char *noval[] = { "train-run", "--grace", NULL };
 	char *badn[] = { "train-run", "--nproc-per-node", "0", "p", NULL };
 	char *badword[] = { "train-run", "--nproc-per-node", "gpus", "p", NULL };
@@ -92,6 +93,7 @@ static void test_bad_inputs_named(void)
 	char *noprog2[] = { "train-run", "--", NULL };
 
 	expect_error(unknown, ARGC(unknown), "unknown option '--frobnicate'");
+	expect_error(cluster, ARGC(cluster), "unknown option '-x'");
 	expect_error(noval, ARGC(noval), "'--grace' needs a value");
 	expect_error(badn, ARGC(badn), "--nproc-per-node '0'");
 	expect_error(badword, ARGC(badword), "--nproc-per-node 'gpus'");

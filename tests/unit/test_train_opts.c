@@ -92,6 +92,8 @@ static void test_bad_values_name_the_option(void)
 	EXPECT_ERROR("--batch 'ten'", "--layers", "4,2", "--data", "x", "--batch", "ten");
 	EXPECT_ERROR("--batch '0'", "--layers", "4,2", "--data", "x", "--batch", "0");
 	EXPECT_ERROR("--lr '-1'", "--layers", "4,2", "--data", "x", "--lr", "-1");
+	EXPECT_ERROR("--lr '1e39': want a number from 0 to", "--layers", "4,2", "--data", "x", "--lr", "1e39");
+	EXPECT_ERROR("--weight-decay '4e38'", "--layers", "4,2", "--data", "x", "--weight-decay", "4e38");
 	EXPECT_ERROR("--on-signal 'stop'", "--layers", "4,2", "--data", "x", "--on-signal", "stop");
 	EXPECT_ERROR("--signal 'KILL'", "--layers", "4,2", "--data", "x", "--signal", "KILL");
 	EXPECT_ERROR("--signal '9'", "--layers", "4,2", "--data", "x", "--signal", "9");
@@ -101,6 +103,7 @@ static void test_bad_values_name_the_option(void)
 	EXPECT_ERROR("not divisible by --accum 3", "--layers", "4,2", "--data", "x", "--batch", "64", "--accum", "3");
 	EXPECT_ERROR("need --ckpt-dir", "--layers", "4,2", "--data", "x", "--ckpt-every", "5");
 	EXPECT_ERROR("'--bogus' is unknown", "--layers", "4,2", "--data", "x", "--bogus");
+	EXPECT_ERROR("'-x' is unknown", "--layers", "4,2", "--data", "x", "-xy");
 	EXPECT_ERROR("unexpected argument 'extra'", "--layers", "4,2", "--data", "x", "extra");
 	EXPECT_ERROR("--seed '-3'", "--layers", "4,2", "--data", "x", "--seed", "-3");
 	EXPECT_ERROR("--device 'tpu'", "--layers", "4,2", "--data", "x", "--device", "tpu");
