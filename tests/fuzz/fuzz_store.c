@@ -8,6 +8,7 @@
  *        request with the input: the client's reply parsing.
  * Records on the server side: 1 byte (bit 0: which connection, bits 1-7: clock step in 10 ms),
  * 1 byte length, then that many bytes. */
+#include "fuzz_util.h"
 #include "rt_net.h"
 #include "rt_store.h"
 #include "rt_store_core.h"
@@ -23,14 +24,6 @@
 #include <unistd.h>
 
 #define KEY "fuzz:key"
-
-#define CHECK(cond)                                                                             \
-	do {                                                                                    \
-		if (!(cond)) {                                                                  \
-			fprintf(stderr, "%s:%d: fuzz check failed: %s\n", __FILE__, __LINE__, #cond); \
-			abort();                                                                \
-		}                                                                               \
-	} while (0)
 
 /* ---- server side ----------------------------------------------------------------------------- */
 
@@ -55,7 +48,7 @@ static void feed(rt_store_core *c, rt_store_conn *k, const uint8_t *p, size_t n,
 		if (!buf || room == 0) /* closing: the edge discards */
 			return;
 		if (k->stage != RT_CONN_ADMITTED)
-			CHECK(k->pre_len + room <= sizeof(struct rt_store_req) + sizeof(struct rt_store_hello));
+			FUZZ_CHECK(k->pre_len + room <= sizeof(struct rt_store_req) + sizeof(struct rt_store_hello));
 		take = room < n ? room : n;
 		memcpy(buf, p, take);
 		if (rt_store_core_received(c, k, take) != 0)
@@ -72,13 +65,13 @@ static void put(rt_store_core *c, rt_store_conn *k, const void *msg, size_t len)
 	unsigned char *buf;
 	size_t room;
 
-	CHECK(rt_store_core_room(k, &buf, &room) == 0 && buf);
-	CHECK(room >= sizeof(struct rt_store_req));
+	FUZZ_CHECK(rt_store_core_room(k, &buf, &room) == 0 && buf);
+	FUZZ_CHECK(room >= sizeof(struct rt_store_req));
 	memcpy(buf, msg, sizeof(struct rt_store_req));
-	CHECK(rt_store_core_received(c, k, sizeof(struct rt_store_req)) == 0);
-	CHECK(rt_store_core_room(k, &buf, &room) == 0 && buf && room == len - sizeof(struct rt_store_req));
+	FUZZ_CHECK(rt_store_core_received(c, k, sizeof(struct rt_store_req)) == 0);
+	FUZZ_CHECK(rt_store_core_room(k, &buf, &room) == 0 && buf && room == len - sizeof(struct rt_store_req));
 	memcpy(buf, (const unsigned char *)msg + sizeof(struct rt_store_req), room);
-	CHECK(rt_store_core_received(c, k, room) == 0);
+	FUZZ_CHECK(rt_store_core_received(c, k, room) == 0);
 }
 
 /* A real handshake: the harness holds the key, as an honest rank does. */
@@ -97,15 +90,15 @@ static void admit(rt_store_core *c, rt_store_conn *k)
 	tt_err err;
 
 	put(c, k, &m, sizeof(m));
-	CHECK(k->out_len == sizeof(struct rt_store_rsp) + sizeof(ch));
+	FUZZ_CHECK(k->out_len == sizeof(struct rt_store_rsp) + sizeof(ch));
 	memcpy(&ch, k->out + sizeof(struct rt_store_rsp), sizeof(ch));
-	CHECK(rt_store_core_sent(c, k, k->out_len, 0) == 0);
+	FUZZ_CHECK(rt_store_core_sent(c, k, k->out_len, 0) == 0);
 	memcpy(t.client_nonce, m.hello.nonce, RT_NONCE_LEN);
 	memcpy(t.server_nonce, ch.nonce, RT_NONCE_LEN);
-	CHECK(rt_store_proofs(KEY, &t, NULL, proof.mac, &err) == 0);
+	FUZZ_CHECK(rt_store_proofs(KEY, &t, NULL, proof.mac, &err) == 0);
 	put(c, k, &proof, sizeof(proof));
-	CHECK(k->stage == RT_CONN_ADMITTED);
-	CHECK(rt_store_core_sent(c, k, k->out_len, 0) == 0);
+	FUZZ_CHECK(k->stage == RT_CONN_ADMITTED);
+	FUZZ_CHECK(rt_store_core_sent(c, k, k->out_len, 0) == 0);
 }
 
 static void fuzz_server(const uint8_t *data, size_t size)
@@ -114,7 +107,7 @@ static void fuzz_server(const uint8_t *data, size_t size)
 	rt_store_core *c = rt_store_core_new(KEY, 2, &err);
 	double now = 0;
 
-	CHECK(c != NULL);
+	FUZZ_CHECK(c != NULL);
 	rt_store_core_open(c, 1, now);
 	rt_store_core_open(c, 2, now);
 	admit(c, rt_store_core_at(c, 0));
@@ -134,7 +127,7 @@ static void fuzz_server(const uint8_t *data, size_t size)
 		if (!k->dead && !k->evicted)
 			feed(c, k, data, len, now);
 		if (which == 1)
-			CHECK(k->stage != RT_CONN_ADMITTED); /* nobody forges the proof */
+			FUZZ_CHECK(k->stage != RT_CONN_ADMITTED); /* nobody forges the proof */
 		data += len;
 		size -= len;
 	}
@@ -179,7 +172,7 @@ static void *serve_once(void *arg)
 		memcpy(t.client_nonce, m.hello.nonce, RT_NONCE_LEN);
 		memset(t.server_nonce, 3, RT_NONCE_LEN);
 		memcpy(answer.ch.nonce, t.server_nonce, RT_NONCE_LEN);
-		CHECK(rt_store_proofs(KEY, &t, answer.ch.mac, NULL, &err) == 0);
+		FUZZ_CHECK(rt_store_proofs(KEY, &t, answer.ch.mac, NULL, &err) == 0);
 		if (rt_net_send_all(fd, &answer, sizeof(answer), 1, &err) != 0 ||
 		    rt_net_recv_all(fd, proof, sizeof(proof), 1, &err) != 0)
 			goto out;
@@ -213,19 +206,19 @@ static void fuzz_client(const uint8_t *data, size_t size)
 	rt_store *st;
 	int port;
 
-	CHECK(rt_net_listen("127.0.0.1", 0, &f.lfd, &port, &err) == 0);
-	CHECK(pthread_create(&t, NULL, serve_once, &f) == 0);
+	FUZZ_CHECK(rt_net_listen("127.0.0.1", 0, &f.lfd, &port, &err) == 0);
+	FUZZ_CHECK(pthread_create(&t, NULL, serve_once, &f) == 0);
 	st = rt_store_connect("127.0.0.1", port, KEY, 2, 0.2, &err);
 	if (st) {
-		CHECK(f.honest); /* without the key's proof no client is ever admitted */
+		FUZZ_CHECK(f.honest); /* without the key's proof no client is ever admitted */
 		rt_store_set(st, "k", "v", 1, &err);
 		if (rt_store_get(st, "k", buf, sizeof(buf), &len, &err) == 0)
-			CHECK(len <= RT_STORE_MAX_VAL);
+			FUZZ_CHECK(len <= RT_STORE_MAX_VAL);
 		rt_store_add(st, "n", 1, &v, &err);
 		rt_store_get(st, "k", buf, sizeof(buf), &len, &err);
 		rt_store_close(st);
 	} else {
-		CHECK(strlen(err.msg) < sizeof(err.msg));
+		FUZZ_CHECK(strlen(err.msg) < sizeof(err.msg));
 	}
 	pthread_join(t, NULL);
 	if (f.lfd >= 0)
