@@ -3,6 +3,8 @@
  * --local N forking N ranks itself on 127.0.0.1. Also the two reference points bench/comm.sh
  * compares against: --memcpy BYTES (single-core memcpy bandwidth) and --rendezvous N (N client
  * threads meeting through the store, as a launch of N ranks would). */
+#include "config.h"
+
 #include "rt_net.h"
 #include "rt_reduce.h"
 #include "rt_store.h"
@@ -47,9 +49,9 @@ static int parse_size(const char *s, size_t *out)
 	return 0;
 }
 
-static void usage(void)
+static void usage(FILE *to)
 {
-	fprintf(stderr,
+	fprintf(to,
 		"usage: trainrt-bench [-o allreduce|allgather|reducescatter|broadcast] [-b MINBYTES] [-e MAXBYTES]\n"
 		"                     [-f FACTOR] [-d float|bf16] [-n ITERS] [-w WARMUP] [--local N]\n"
 		"       trainrt-bench --memcpy BYTES\n"
@@ -363,12 +365,14 @@ int main(int argc, char **argv)
 		{ "memcpy", required_argument, NULL, 'M' },
 		{ "rendezvous", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int ch, local = 0;
 	size_t sz;
 
-	while ((ch = getopt_long(argc, argv, "o:b:e:f:d:n:w:h", longs, NULL)) != -1) {
+	opterr = 0;	/* getopt's own messages name the program by its full path */
+	while ((ch = getopt_long(argc, argv, ":o:b:e:f:d:n:w:hV", longs, NULL)) != -1) {
 		switch (ch) {
 		case 'o':
 			if (!strcmp(optarg, "allreduce")) o.op = OP_ALLREDUCE;
@@ -417,13 +421,24 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			return run_rendezvous(atoi(optarg));
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("trainrt-bench (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
+			return 0;
+		case ':':
+			fprintf(stderr, "trainrt-bench: option '%s' needs a value\n", argv[optind - 1]);
+			usage(stderr);
+			return 2;
 		default:
-			usage();
-			return ch == 'h' ? 0 : 2;
+			fprintf(stderr, "trainrt-bench: unknown option '%s'\n", argv[optind - 1]);
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (o.iters < 1 || o.warmup < 0 || o.minb > o.maxb || (local < 0 || local > 256)) {
-		usage();
+		usage(stderr);
 		return 2;
 	}
 	if (o.minb == 0)
