@@ -42,8 +42,10 @@ static void probe(const struct tt_plugin_config *cfg, const char *path, struct p
 	snprintf(r->policy.socket_ifname, sizeof(r->policy.socket_ifname), "%s",
 		 pol.nccl_socket_ifname);
 	/* GPU indices the model does not have end the list. */
-	for (i = 0; i < TT_GPU_MAX && tt_hw_rank_policy(model, i, &pol, NULL) == 0; i++)
+	for (i = 0; i < TT_GPU_MAX && tt_hw_rank_policy(model, i, &pol, NULL) == 0; i++) {
 		snprintf(r->policy.ib_hca[i], sizeof(r->policy.ib_hca[i]), "%s", pol.nccl_ib_hca);
+		r->policy.cpus[i] = pol.cpus;
+	}
 	r->policy.ngpus = i;
 	r->ok = 1;
 out:

@@ -5,6 +5,7 @@
 #ifndef TT_TOPO_FILE_H
 #define TT_TOPO_FILE_H
 
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,11 +17,13 @@
 #define TT_TOPO_PROBE_TIMEOUT_S 30
 
 /* What the probe learnt besides the file: per node-wide GPU index (tt_gres_node_index) the
- * NCCL_IB_HCA value listing that GPU's nearest HCAs first, and the node's NCCL_SOCKET_IFNAME. */
+ * NCCL_IB_HCA value listing that GPU's nearest HCAs first and the GPU's NUMA-local CPUs (the
+ * tasks' CPU binding, cpu_bind.h), and the node's NCCL_SOCKET_IFNAME. */
 struct tt_node_policy {
 	char socket_ifname[34];		/* "=eth0", "" when no interface qualifies */
 	int ngpus;
 	char ib_hca[TT_GPU_MAX][512];	/* "" when the node has no HCA */
+	cpu_set_t cpus[TT_GPU_MAX];
 };
 
 /* Writes TOPO_DIR/traintopo.<job>/nccl-topo.<step>.xml, puts its path into path and the
