@@ -223,7 +223,6 @@ static int rendezvous(const struct launch *l, const char **addr, uint16_t *port,
 	if (*port || !env_port || !*env_port)
 		return 0;
 	v = strtol(env_port, &end, 10);
-
 	if (*end || v < 1 || v > 65535)
 		return tt_err_set(err, "MASTER_PORT='%s' in the environment is not a port number (1-65535); "
 				  "unset it or pass --master-port", env_port);
