@@ -294,9 +294,10 @@ int tt_layout_compute_worker(const struct tt_step_facts *f, uint32_t nproc,
 	return 0;
 }
 
+typedef int (*env_fn)(void *ctx, const char *name, const char *value);
+
 /* SLURM_GTIDS of a worker: the ranks of its node, "8,9,...,15". */
-static int emit_gtids(const struct tt_task_env *e,
-		      int (*fn)(void *ctx, const char *name, const char *value), void *ctx)
+static int emit_gtids(const struct tt_task_env *e, env_fn fn, void *ctx)
 {
 	uint32_t first = e->rank - e->local_rank;
 	size_t len = (size_t)e->local_world_size * 11 + 1, used = 0;
@@ -313,14 +314,29 @@ static int emit_gtids(const struct tt_task_env *e,
 	return rc;
 }
 
-/* A worker's SLURM_* (see tt_task_env_foreach). */
-static int emit_slurm_view(const struct tt_task_env *e,
-			   int (*fn)(void *ctx, const char *name, const char *value), void *ctx)
+struct named_number {
+	const char *name;
+	uint32_t value;
+};
+
+/* fn for each of n numbers, formatted; the first non-zero fn result, else 0. */
+static int emit_numbers(const struct named_number *numbers, size_t n, env_fn fn, void *ctx)
 {
-	const struct {
-		const char *name;
-		uint32_t value;
-	} numbers[] = {
+	char buf[16];
+	int rc;
+
+	for (size_t i = 0; i < n; i++) {
+		snprintf(buf, sizeof(buf), "%u", numbers[i].value);
+		if ((rc = fn(ctx, numbers[i].name, buf)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* A worker's SLURM_* (see tt_task_env_foreach). */
+static int emit_slurm_view(const struct tt_task_env *e, env_fn fn, void *ctx)
+{
+	const struct named_number numbers[] = {
 		{"SLURM_PROCID", e->rank},
 		{"SLURM_LOCALID", e->local_rank},
 		{"SLURM_NTASKS", e->world_size},
@@ -328,15 +344,10 @@ static int emit_slurm_view(const struct tt_task_env *e,
 		{"SLURM_STEP_NUM_TASKS", e->world_size},
 		{"SLURM_NTASKS_PER_NODE", e->local_world_size},
 	};
-	char buf[16];
 	int rc;
 
-	for (size_t i = 0; i < sizeof(numbers) / sizeof(numbers[0]); i++) {
-		snprintf(buf, sizeof(buf), "%u", numbers[i].value);
-		if ((rc = fn(ctx, numbers[i].name, buf)) != 0)
-			return rc;
-	}
-	if ((rc = fn(ctx, "SLURM_TASKS_PER_NODE", e->slurm_tasks_per_node)) != 0 ||
+	if ((rc = emit_numbers(numbers, sizeof(numbers) / sizeof(numbers[0]), fn, ctx)) != 0 ||
+	    (rc = fn(ctx, "SLURM_TASKS_PER_NODE", e->slurm_tasks_per_node)) != 0 ||
 	    (rc = fn(ctx, "SLURM_STEP_TASKS_PER_NODE", e->slurm_tasks_per_node)) != 0)
 		return rc;
 	return emit_gtids(e, fn, ctx);
@@ -345,10 +356,7 @@ static int emit_slurm_view(const struct tt_task_env *e,
 int tt_task_env_foreach(const struct tt_task_env *e,
 			int (*fn)(void *ctx, const char *name, const char *value), void *ctx)
 {
-	const struct {
-		const char *name;
-		uint32_t value;
-	} numbers[] = {
+	const struct named_number numbers[] = {
 		{"RANK", e->rank},
 		{"WORLD_SIZE", e->world_size},
 		{"LOCAL_RANK", e->local_rank},
@@ -360,12 +368,8 @@ int tt_task_env_foreach(const struct tt_task_env *e,
 	char buf[16];
 	int rc;
 
-	for (size_t i = 0; i < sizeof(numbers) / sizeof(numbers[0]); i++) {
-		snprintf(buf, sizeof(buf), "%u", numbers[i].value);
-		if ((rc = fn(ctx, numbers[i].name, buf)) != 0)
-			return rc;
-	}
-	if ((rc = fn(ctx, "MASTER_ADDR", e->master_addr)) != 0)
+	if ((rc = emit_numbers(numbers, sizeof(numbers) / sizeof(numbers[0]), fn, ctx)) != 0 ||
+	    (rc = fn(ctx, "MASTER_ADDR", e->master_addr)) != 0)
 		return rc;
 	snprintf(buf, sizeof(buf), "%u", e->master_port);
 	if ((rc = fn(ctx, "MASTER_PORT", buf)) != 0)
