@@ -149,7 +149,8 @@ test_signal_matrix_exactly_once() {
 		skip "the torchrun column needs Debian's python3-torch (scripts/install-deps.sh installs it)"
 	total=$(matrix_total)
 	for how in $MATRIX_HOWS; do
-		ids+=("$(matrix_job "$how" $((port++)))")
+		ids+=("$(matrix_job "$how" "$port")")	# one torchrun store port per job
+		port=$((port + 1))
 	done
 	echo "jobs: ${ids[*]}"
 	# Every trainer of every job handles USR1 before anything is sent.
