@@ -171,7 +171,7 @@ test_signal_matrix_exactly_once() {
 	deadline=$((SECONDS + 100))
 	for how in $MATRIX_HOWS; do
 		wait_count "$how/*/ckpt.*" "$total" $((deadline - SECONDS)) || echo "$how: not every trainer saw USR1" >&2
-		touch "$how"/*/stop
+		for launch in $MATRIX_LAUNCHES; do touch "$how/$launch/stop"; done
 	done
 	set -- "${ids[@]}"
 	for how in $MATRIX_HOWS; do
