@@ -61,7 +61,7 @@ signal_workers_case() {
 	touch stop
 	wait "$srun_pid" || { cat srun.out; fail "srun failed after the signal"; }
 	expect_eq "workers that saw SIG$sig" 16 "$(compgen -G 'ckpt.*' | wc -l)"
-	expect_eq "SIG$sig deliveries per worker" 1 "$(cat ckpt.* | wc -l)"
+	expect_eq "SIG$sig deliveries per worker" 1 "$(deliveries 'ckpt.*')"
 }
 
 test_train_run_scancel_usr1_reaches_all_16_workers() {

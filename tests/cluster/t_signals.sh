@@ -20,16 +20,6 @@ wait_count() {
 	return 1
 }
 
-# deliveries PATTERN: "N" when every matching ckpt file holds N lines, else the counts seen.
-deliveries() {
-	local f counts=""
-	for f in $(compgen -G "$1"); do
-		counts="$counts $(wc -l <"$f")"
-	done
-	counts=$(tr ' ' '\n' <<<"$counts" | sed '/^$/d' | sort -u | paste -sd' ')
-	echo "${counts:-none}"
-}
-
 job_id_by_name() { squeue -h -n "$1" -o %i | head -n1; }
 
 # signal_case NAME MODE COMMAND...: 2 nodes x 2 tasks run COMMAND, scancel --signal=USR1 once all
