@@ -113,26 +113,44 @@ static void *run_node(void *arg)
 	return NULL;
 }
 
-/* Three nodes on loopback, the clients started before the server listens. */
-static void test_exchange_over_loopback(void)
+/* n nodes of one launch on a free loopback port; nodes[i] is node n-1-i, so the clients start
+ * before the server. */
+static void setup_nodes(struct node_run *nodes, int n)
 {
-	struct node_run nodes[3];
-	pthread_t th[3];
 	uint16_t port = free_port();
-	int i;
 
-	for (i = 0; i < 3; i++) {
+	for (int i = 0; i < n; i++) {
 		memset(&nodes[i], 0, sizeof(nodes[i]));
 		nodes[i].c = server;
 		nodes[i].c.server = "127.0.0.1";
 		nodes[i].c.port = port;
-		nodes[i].c.node = (uint32_t)(2 - i);
-		nodes[i].c.count = (uint32_t)(2 - i) + 2;
+		nodes[i].c.nnodes = (uint32_t)n;
+		nodes[i].c.node = (uint32_t)(n - 1 - i);
+		nodes[i].c.count = (uint32_t)(n - 1 - i) + 2;
 	}
-	for (i = 0; i < 3; i++)
+}
+
+/* Runs the exchange of every node, each in its own thread. */
+static void run_nodes(struct node_run *nodes, int n)
+{
+	pthread_t th[4];
+	int i;
+
+	for (i = 0; i < n; i++)
 		CU_ASSERT_EQUAL_FATAL(pthread_create(&th[i], NULL, run_node, &nodes[i]), 0);
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < n; i++)
 		pthread_join(th[i], NULL);
+}
+
+/* Three nodes on loopback, the clients started before the server listens. */
+static void test_exchange_over_loopback(void)
+{
+	struct node_run nodes[3];
+	int i;
+
+	setup_nodes(nodes, 3);
+	run_nodes(nodes, 3);
+	for (i = 0; i < 3; i++) {
 		if (nodes[i].rc != 0)
 			fprintf(stderr, "\nnode %u: %s\n", nodes[i].c.node, nodes[i].err.msg);
 		CU_ASSERT_EQUAL(nodes[i].rc, 0);
@@ -145,28 +163,15 @@ static void test_exchange_over_loopback(void)
 /* A node that disagrees fails the launch on node 0 and on the node, both naming it. */
 static void test_exchange_disagreement_fails_both(void)
 {
-	struct node_run nodes[2];
-	pthread_t th[2];
-	uint16_t port = free_port();
-	int i;
+	struct node_run nodes[2];	/* [0] is node 1, [1] node 0 */
 
-	for (i = 0; i < 2; i++) {
-		memset(&nodes[i], 0, sizeof(nodes[i]));
-		nodes[i].c = server;
-		nodes[i].c.server = "127.0.0.1";
-		nodes[i].c.port = port;
-		nodes[i].c.nnodes = 2;
-		nodes[i].c.node = (uint32_t)i;
-	}
-	nodes[1].c.nnodes = 3;	/* and so claims node 1 of 3 */
-	for (i = 0; i < 2; i++)
-		CU_ASSERT_EQUAL_FATAL(pthread_create(&th[i], NULL, run_node, &nodes[i]), 0);
-	for (i = 0; i < 2; i++)
-		pthread_join(th[i], NULL);
-	CU_ASSERT_EQUAL(nodes[0].rc, -1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(nodes[0].err.msg, "node 1 counts 3 nodes, node 0 counts 2"));
+	setup_nodes(nodes, 2);
+	nodes[0].c.nnodes = 3;	/* node 1 counts 3 nodes */
+	run_nodes(nodes, 2);
 	CU_ASSERT_EQUAL(nodes[1].rc, -1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(nodes[1].err.msg, "node 0 refused: node 1 counts 3 nodes"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(nodes[1].err.msg, "node 1 counts 3 nodes, node 0 counts 2"));
+	CU_ASSERT_EQUAL(nodes[0].rc, -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(nodes[0].err.msg, "node 0 refused: node 1 counts 3 nodes"));
 }
 
 int tt_register_suites(void)
