@@ -2,6 +2,8 @@
  * IDX or synthetic data, evaluation, checkpoint/resume, a checkpoint-on-signal protocol and a JSON
  * summary. The step math lives in dp.c; this file is the loop, the I/O and the agreements between
  * ranks (which step to checkpoint, where to resume). */
+#include "config.h"
+
 #include "tt_file.h"
 #include "ckpt.h"
 #include "dataset.h"
@@ -581,6 +583,10 @@ int main(int argc, char **argv)
 	rc = tt_train_opts_parse(&t.o, argc, argv, &err);
 	if (rc == 1) {
 		fputs(tt_train_usage(), stdout);
+		return 0;
+	}
+	if (rc == 2) {
+		printf(PROG " (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
 		return 0;
 	}
 	if (rc) {

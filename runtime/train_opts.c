@@ -69,7 +69,7 @@ const char *tt_train_usage(void)
 	       "  --log-every N        rank 0 prints a progress line every N steps (default 100)\n"
 	       "  --eval-every N       evaluate on the test set every N steps (0: only at the end)\n"
 	       "  --summary FILE       write a JSON summary (accuracy, throughput, memory, loss history); - for stdout\n"
-	       "  --help               this text\n";
+	       "  -h, --help           this text; -V, --version: the version\n";
 }
 
 static int parse_long(const char *opt, const char *s, long lo, long *out, tt_err *err)
@@ -125,7 +125,7 @@ static int parse_signal(const char *s, int *sig, tt_err *err)
 
 enum { O_LAYERS = 256, O_DATA, O_EPOCHS, O_BATCH, O_LR, O_SEED, O_ZERO, O_BUCKET, O_CKPT_DIR, O_CKPT_EVERY,
        O_CKPT_MIN, O_KEEP, O_ON_SIGNAL, O_SIGNAL, O_SUMMARY, O_LOG_EVERY, O_EVAL_EVERY, O_ACCUM, O_WARMUP,
-       O_WD, O_MAX_STEPS, O_BETAS, O_SYNTH, O_DEVICE, O_HELP };
+       O_WD, O_MAX_STEPS, O_BETAS, O_SYNTH, O_DEVICE, O_HELP = 'h', O_VERSION = 'V' };
 
 static int apply(tt_train_opts *o, int c, const char *a, tt_err *err)
 {
@@ -245,6 +245,7 @@ int tt_train_opts_parse(tt_train_opts *o, int argc, char **argv, tt_err *err)
 		{ "synthetic-samples", required_argument, NULL, O_SYNTH },
 		{ "device", required_argument, NULL, O_DEVICE },
 		{ "help", no_argument, NULL, O_HELP },
+		{ "version", no_argument, NULL, O_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -266,9 +267,11 @@ int tt_train_opts_parse(tt_train_opts *o, int argc, char **argv, tt_err *err)
 	o->synthetic_test = 1024;
 	optind = 0; /* GNU: full re-initialisation, so a parse never continues the previous one's argv */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hV", longopts, NULL)) != -1) {
 		if (c == O_HELP)
 			return 1;
+		if (c == O_VERSION)
+			return 2;
 		/* Inside a cluster such as -xy getopt has not moved on yet: name the letter (optopt; for
 		 * long options it is 0 or an option code >= 256). */
 		if (c == '?' && optopt != 0 && optopt < 256)

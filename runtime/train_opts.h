@@ -25,8 +25,8 @@ typedef struct tt_train_opts {
 	long synthetic_train, synthetic_test;
 } tt_train_opts;
 
-/* Fills defaults, then parses argv. Returns 0, 1 when --help was asked (usage printed by the
- * caller with tt_train_usage), or -1 with err naming the bad option. */
+/* Fills defaults, then parses argv. Returns 0, 1 when -h/--help was asked (usage printed by the
+ * caller with tt_train_usage), 2 for -V/--version, or -1 with err naming the bad option. */
 int tt_train_opts_parse(tt_train_opts *o, int argc, char **argv, tt_err *err);
 
 /* Whether --summary PATH can be written, checked before training so a run never ends with its

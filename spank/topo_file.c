@@ -46,6 +46,7 @@ static void probe(const struct tt_plugin_config *cfg, const char *path, struct p
 	struct tt_hw_options opts = { 0 };
 	struct tt_hw_model *model = NULL;
 	struct tt_rank_policy pol;
+	int i;
 
 	opts.input_xml = cfg->hwloc_xml[0] ? cfg->hwloc_xml : NULL;
 	setenv("HWLOC_PLUGINS_BLACKLIST", TT_HWLOC_UNUSED_PLUGINS, 0);	/* a child: its own env */
@@ -58,6 +59,11 @@ static void probe(const struct tt_plugin_config *cfg, const char *path, struct p
 		goto out;
 	snprintf(r->policy.socket_ifname, sizeof(r->policy.socket_ifname), "%s", pol.nccl_socket_ifname);
 	snprintf(r->policy.ib_hca, sizeof(r->policy.ib_hca), "%s", pol.nccl_ib_hca);
+	/* Each GPU's NUMA-local CPUs bind the tasks Slurm did not bind (cpu_bind.h); GPU indices the
+	 * model does not have end the list. */
+	for (i = 0; i < TT_GPU_MAX && tt_hw_rank_policy(model, i, &pol, NULL) == 0; i++)
+		r->policy.cpus[i] = pol.cpus;
+	r->policy.ngpus = i;
 	r->ok = 1;
 out:
 	tt_hw_free(model);

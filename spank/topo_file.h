@@ -8,6 +8,7 @@
 #ifndef TT_TOPO_FILE_H
 #define TT_TOPO_FILE_H
 
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -21,10 +22,13 @@
 #define TT_TOPO_MAX_NOTES (TT_HW_MAX_WARNINGS + 1)
 
 /* What the probe learnt besides the file: the node's NCCL_IB_HCA and NCCL_SOCKET_IFNAME (the same
- * for every task), and notes for the node's first task to print as warnings. */
+ * for every task), per node-wide GPU index (tt_gres_node_index) the GPU's NUMA-local CPUs (the
+ * tasks' CPU binding, cpu_bind.h), and notes for the node's first task to print as warnings. */
 struct tt_node_policy {
 	char socket_ifname[34];	/* "=eth0", "" when no interface qualifies */
 	char ib_hca[512];	/* "=mlx5_0:1,mlx5_1:1", "" when the node has no usable HCA */
+	int ngpus;
+	cpu_set_t cpus[TT_GPU_MAX];
 	int nnotes;
 	char notes[TT_TOPO_MAX_NOTES][TT_HW_WARNING_LEN];
 };

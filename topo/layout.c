@@ -228,21 +228,57 @@ int tt_layout_compute(const struct tt_step_facts *f, struct tt_task_env *out, tt
 	return 0;
 }
 
-int tt_layout_compute_worker(const struct tt_step_facts *f, uint32_t nproc, uint32_t local_rank,
-			     struct tt_task_env *out, tt_err *err)
+/* Slurm's compressed form of per-node counts: "8(x2)", "8,4", "8(x2),4". */
+static int format_tasks_per_node(const uint32_t *per_node, uint32_t nproc, uint32_t nnodes,
+				 char *buf, size_t len)
 {
-	uint64_t world;
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (uint32_t k = 0; k < nnodes;) {
+		uint32_t c = per_node ? per_node[k] : nproc, reps = 1;
+		int n;
+
+		while (k + reps < nnodes && (per_node ? per_node[k + reps] : nproc) == c)
+			reps++;
+		n = reps > 1 ? snprintf(buf + used, len - used, "%s%u(x%u)", used ? "," : "", c, reps)
+			     : snprintf(buf + used, len - used, "%s%u", used ? "," : "", c);
+		if (n < 0 || (size_t)n >= len - used)
+			return -1;
+		used += (size_t)n;
+		k += reps;
+	}
+	return 0;
+}
+
+int tt_layout_compute_worker(const struct tt_step_facts *f, uint32_t nproc,
+			     const uint32_t *per_node, uint32_t local_rank, struct tt_task_env *out,
+			     tt_err *err)
+{
+	uint64_t world = 0, before = 0;
 
 	if (nproc == 0 || local_rank >= nproc)
 		return tt_err_set(err, "worker %u of %u: the worker index must be below the worker "
 				  "count, which must be at least 1", local_rank, nproc);
 	if (fill_step(f, out, err) != 0)
 		return -1;
-	world = (uint64_t)out->nnodes * nproc;
+	if (per_node && per_node[f->node_index] != nproc)
+		return tt_err_set(err, "node %u runs %u workers, not the %u its entry in the node "
+				  "counts says", f->node_index, nproc, per_node[f->node_index]);
+	for (uint32_t k = 0; k < out->nnodes; k++) {
+		uint32_t c = per_node ? per_node[k] : nproc;
+
+		if (c == 0)
+			return tt_err_set(err, "node %u runs no worker: every node of the step must "
+					  "run at least one", k);
+		world += c;
+		if (k < f->node_index)
+			before += c;
+	}
 	if (world > UINT32_MAX)
 		return tt_err_set(err, "%u nodes x %u workers is more than %u processes",
 				  out->nnodes, nproc, UINT32_MAX);
-	out->rank = f->node_index * nproc + local_rank;
+	out->rank = (uint32_t)before + local_rank;
 	out->world_size = (uint32_t)world;
 	out->local_rank = local_rank;
 	out->local_world_size = nproc;
@@ -250,16 +286,77 @@ int tt_layout_compute_worker(const struct tt_step_facts *f, uint32_t nproc, uint
 		return -1;
 	if (!f->omp_set && f->cpus)
 		out->omp_num_threads = f->cpus / nproc ? f->cpus / nproc : 1;
+	if (f->from_slurm &&
+	    format_tasks_per_node(per_node, nproc, out->nnodes, out->slurm_tasks_per_node,
+				  sizeof(out->slurm_tasks_per_node)) != 0)
+		return tt_err_set(err, "the workers per node of %u nodes do not fit in %zu "
+				  "characters", out->nnodes, sizeof(out->slurm_tasks_per_node) - 1);
 	return 0;
+}
+
+typedef int (*env_fn)(void *ctx, const char *name, const char *value);
+
+/* SLURM_GTIDS of a worker: the ranks of its node, "8,9,...,15". */
+static int emit_gtids(const struct tt_task_env *e, env_fn fn, void *ctx)
+{
+	uint32_t first = e->rank - e->local_rank;
+	size_t len = (size_t)e->local_world_size * 11 + 1, used = 0;
+	char *buf = malloc(len);
+	int rc;
+
+	if (!buf)
+		return -1;
+	buf[0] = '\0';
+	for (uint32_t i = 0; i < e->local_world_size; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%u", i ? "," : "", first + i);
+	rc = fn(ctx, "SLURM_GTIDS", buf);
+	free(buf);
+	return rc;
+}
+
+struct named_number {
+	const char *name;
+	uint32_t value;
+};
+
+/* fn for each of n numbers, formatted; the first non-zero fn result, else 0. */
+static int emit_numbers(const struct named_number *numbers, size_t n, env_fn fn, void *ctx)
+{
+	char buf[16];
+	int rc;
+
+	for (size_t i = 0; i < n; i++) {
+		snprintf(buf, sizeof(buf), "%u", numbers[i].value);
+		if ((rc = fn(ctx, numbers[i].name, buf)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* A worker's SLURM_* (see tt_task_env_foreach). */
+static int emit_slurm_view(const struct tt_task_env *e, env_fn fn, void *ctx)
+{
+	const struct named_number numbers[] = {
+		{"SLURM_PROCID", e->rank},
+		{"SLURM_LOCALID", e->local_rank},
+		{"SLURM_NTASKS", e->world_size},
+		{"SLURM_NPROCS", e->world_size},
+		{"SLURM_STEP_NUM_TASKS", e->world_size},
+		{"SLURM_NTASKS_PER_NODE", e->local_world_size},
+	};
+	int rc;
+
+	if ((rc = emit_numbers(numbers, sizeof(numbers) / sizeof(numbers[0]), fn, ctx)) != 0 ||
+	    (rc = fn(ctx, "SLURM_TASKS_PER_NODE", e->slurm_tasks_per_node)) != 0 ||
+	    (rc = fn(ctx, "SLURM_STEP_TASKS_PER_NODE", e->slurm_tasks_per_node)) != 0)
+		return rc;
+	return emit_gtids(e, fn, ctx);
 }
 
 int tt_task_env_foreach(const struct tt_task_env *e,
 			int (*fn)(void *ctx, const char *name, const char *value), void *ctx)
 {
-	const struct {
-		const char *name;
-		uint32_t value;
-	} numbers[] = {
+	const struct named_number numbers[] = {
 		{"RANK", e->rank},
 		{"WORLD_SIZE", e->world_size},
 		{"LOCAL_RANK", e->local_rank},
@@ -271,12 +368,8 @@ int tt_task_env_foreach(const struct tt_task_env *e,
 	char buf[16];
 	int rc;
 
-	for (size_t i = 0; i < sizeof(numbers) / sizeof(numbers[0]); i++) {
-		snprintf(buf, sizeof(buf), "%u", numbers[i].value);
-		if ((rc = fn(ctx, numbers[i].name, buf)) != 0)
-			return rc;
-	}
-	if ((rc = fn(ctx, "MASTER_ADDR", e->master_addr)) != 0)
+	if ((rc = emit_numbers(numbers, sizeof(numbers) / sizeof(numbers[0]), fn, ctx)) != 0 ||
+	    (rc = fn(ctx, "MASTER_ADDR", e->master_addr)) != 0)
 		return rc;
 	snprintf(buf, sizeof(buf), "%u", e->master_port);
 	if ((rc = fn(ctx, "MASTER_PORT", buf)) != 0)
@@ -289,7 +382,48 @@ int tt_task_env_foreach(const struct tt_task_env *e,
 		if ((rc = fn(ctx, "OMP_NUM_THREADS", buf)) != 0)
 			return rc;
 	}
+	if (e->cpu_list[0] && (rc = fn(ctx, TT_ENV_CPU_LIST, e->cpu_list)) != 0)
+		return rc;
+	if (e->slurm_tasks_per_node[0])
+		return emit_slurm_view(e, fn, ctx);
 	return 0;
+}
+
+/* Whether the comma-separated list names name. */
+static bool list_has(const char *list, const char *name)
+{
+	size_t nlen = strlen(name);
+
+	for (const char *p = list; *p;) {
+		size_t item = strcspn(p, ",");
+
+		if (item == nlen && strncmp(p, name, nlen) == 0)
+			return true;
+		p += item + (p[item] == ',');
+	}
+	return false;
+}
+
+int tt_env_set_list_add(char *list, size_t len, const char *name)
+{
+	size_t used = strlen(list), nlen = strlen(name);
+
+	if (list_has(list, name))
+		return 0;
+	if (used + (used ? 1 : 0) + nlen + 1 > len)
+		return -1;
+	snprintf(list + used, len - used, "%s%s", used ? "," : "", name);
+	return 0;
+}
+
+bool tt_env_user_set(tt_getenv_fn get, void *ctx, const char *name)
+{
+	char listed[TT_SET_LIST_LEN * 4];
+	const char *set = get(ctx, TT_ENV_SET);
+
+	/* Copied: the reader's string need only last until its next call. */
+	snprintf(listed, sizeof(listed), "%s", set ? set : "");
+	return get(ctx, name) && !list_has(listed, name);
 }
 
 /* ---- gathering the facts ------------------------------------------------------------------ */
@@ -405,6 +539,7 @@ int tt_step_facts_from_env(struct tt_step_facts *f, tt_getenv_fn get, void *ctx,
 		return -1;
 	if (tt_gres_bound_per_task(get, ctx, &f->gpus, &f->slurm_bound_gpus, err) != 0)
 		return -1;
-	f->omp_set = get(ctx, "OMP_NUM_THREADS") != NULL;
+	f->omp_set = tt_env_user_set(get, ctx, "OMP_NUM_THREADS");
+	f->from_slurm = true;
 	return 0;
 }

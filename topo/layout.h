@@ -38,6 +38,26 @@
 #define TT_HOSTNAME_LEN 256
 #define TT_WARN_MAX 4
 #define TT_WARN_LEN 256
+#define TT_CPU_LIST_LEN 1024
+
+/* What traintopo tells the processes below it (train_topo(8), train-run(1)), besides the
+ * contract's variables:
+ *   TRAIN_TOPO_SET          comma-separated names traintopo set for this process as defaults
+ *                           (OMP_NUM_THREADS, CUDA_VISIBLE_DEVICES, NCCL_*): a launcher below
+ *                           computes those again for each of its workers, while a name the
+ *                           list lacks was set by the user and is kept
+ *   TRAIN_CPU_LIST          the CPUs the process is bound to ("0-11"), as Cpus_allowed_list
+ *   TRAIN_TOPO_RELAY_PID    the plugin's signal relay above this task, and
+ *   TRAIN_TOPO_RELAY_SIGNAL the checkpoint signal it delivers to every descendant that handles
+ *                           it, so a launcher leaves that one signal to the relay
+ *   TRAIN_TOPO_HWLOC_XML    the hwloc XML the plugin read for this node (plugstack hwloc_xml=),
+ *                           which train-run then reads too */
+#define TT_ENV_SET "TRAIN_TOPO_SET"
+#define TT_ENV_CPU_LIST "TRAIN_CPU_LIST"
+#define TT_ENV_RELAY_PID "TRAIN_TOPO_RELAY_PID"
+#define TT_ENV_RELAY_SIGNAL "TRAIN_TOPO_RELAY_SIGNAL"
+#define TT_ENV_HWLOC_XML "TRAIN_TOPO_HWLOC_XML"
+#define TT_SET_LIST_LEN 256
 
 struct tt_port_range {
 	uint16_t lo, hi;   /* inclusive; 1024 <= lo <= hi */
@@ -58,7 +78,8 @@ struct tt_step_facts {
 	char gpus_checked[160];                 /* variables tt_gres_node_gpus read, for messages */
 	bool slurm_bound_gpus;                  /* Slurm already set CUDA_VISIBLE_DEVICES per task */
 	unsigned cpus;                          /* CPUs this task may use; 0 = unknown */
-	bool omp_set;                           /* OMP_NUM_THREADS is already set */
+	bool omp_set;                           /* the user set OMP_NUM_THREADS (tt_env_user_set) */
+	bool from_slurm;                        /* read from a Slurm step's environment */
 	char resv_ports[256];                   /* SLURM_STEP_RESV_PORTS ("12000-12003"), or "" */
 	struct tt_port_range ports;             /* MASTER_PORT range when no ports are reserved */
 };
@@ -72,6 +93,12 @@ struct tt_task_env {
 	uint16_t master_port;                   /* MASTER_PORT */
 	char cuda_visible_devices[TT_GPU_MAX * TT_GPU_ID_LEN]; /* "" = leave CUDA_VISIBLE_DEVICES alone */
 	unsigned omp_num_threads;               /* 0 = leave OMP_NUM_THREADS alone */
+	char cpu_list[TT_CPU_LIST_LEN];         /* TRAIN_CPU_LIST; "" = leave it alone (the caller
+						 * fills it once it bound the process) */
+	/* A launcher's worker under Slurm (tt_layout_compute_worker): the SLURM_* variables
+	 * frameworks read (PyTorch Lightning's SLURMEnvironment, MPI) rewritten to agree with
+	 * its rank; "" for the plugin's tasks, whose SLURM_* are Slurm's own and already agree. */
+	char slurm_tasks_per_node[TT_TASKS_PER_NODE_LEN];
 	size_t nwarnings;                       /* things worth a log line that are not errors */
 	char warnings[TT_WARN_MAX][TT_WARN_LEN];
 };
@@ -96,18 +123,26 @@ int tt_step_facts_from_env(struct tt_step_facts *f, tt_getenv_fn get, void *ctx,
 int tt_layout_compute(const struct tt_step_facts *f, struct tt_task_env *out, tt_err *err);
 
 /* The contract for worker local_rank of nproc that train-run spawns on this node (train-run is
- * the step's only task on the node; every node runs nproc workers): RANK = node_index*nproc +
- * local_rank, WORLD_SIZE = nnodes*nproc, LOCAL_RANK = local_rank, LOCAL_WORLD_SIZE = nproc.
- * GPUs: f->gpus (which are this task's, bound by Slurm or not) split by tt_gpu_split, so with
- * nproc = number of GPUs every worker gets exactly one. OMP_NUM_THREADS = max(1, cpus/nproc)
- * when unset and known. tasks_per_node, ntasks, task_id, local_id are not used. */
-int tt_layout_compute_worker(const struct tt_step_facts *f, uint32_t nproc, uint32_t local_rank,
-			     struct tt_task_env *out, tt_err *err);
+ * the step's only task on the node). per_node[k] is the worker count of node k (nnodes entries,
+ * per_node[node_index] == nproc), or NULL when every node runs nproc: RANK = the workers of the
+ * nodes before this one + local_rank, WORLD_SIZE = the sum, LOCAL_RANK = local_rank,
+ * LOCAL_WORLD_SIZE = nproc. GPUs: f->gpus (which are this task's, bound by Slurm or not) split
+ * by tt_gpu_split, so with nproc = number of GPUs every worker gets exactly one.
+ * OMP_NUM_THREADS = max(1, cpus/nproc) when unset and known. With f->from_slurm, also the
+ * worker's SLURM_* (slurm_tasks_per_node). tasks_per_node, ntasks, task_id, local_id are not
+ * used. */
+int tt_layout_compute_worker(const struct tt_step_facts *f, uint32_t nproc,
+			     const uint32_t *per_node, uint32_t local_rank, struct tt_task_env *out,
+			     tt_err *err);
 
 /* Calls fn(ctx, name, value) for each variable to set, in this order: RANK, WORLD_SIZE,
  * LOCAL_RANK, LOCAL_WORLD_SIZE, NODE_RANK, GROUP_RANK, NNODES, MASTER_ADDR, MASTER_PORT, then
- * CUDA_VISIBLE_DEVICES and OMP_NUM_THREADS when they are to be set. Stops at and returns the
- * first non-zero value fn returns; 0 when all were applied. */
+ * CUDA_VISIBLE_DEVICES, OMP_NUM_THREADS and TRAIN_CPU_LIST when they are to be set, then for a
+ * worker under Slurm SLURM_PROCID (= RANK), SLURM_LOCALID (= LOCAL_RANK), SLURM_NTASKS,
+ * SLURM_NPROCS, SLURM_STEP_NUM_TASKS (= WORLD_SIZE), SLURM_NTASKS_PER_NODE (= LOCAL_WORLD_SIZE),
+ * SLURM_TASKS_PER_NODE, SLURM_STEP_TASKS_PER_NODE ("8(x2)" as Slurm writes it) and SLURM_GTIDS
+ * (the ranks on this node). Stops at and returns the first non-zero value fn returns; 0 when
+ * all were applied. */
 int tt_task_env_foreach(const struct tt_task_env *e,
 			int (*fn)(void *ctx, const char *name, const char *value), void *ctx);
 
@@ -122,6 +157,14 @@ int tt_gpu_split(size_t ngpus, uint32_t ntasks, uint32_t local, size_t *first, s
  * node count and the task total. -1 with err naming the value and the bad element. */
 int tt_tasks_per_node(const char *spec, uint32_t node, uint32_t *on_node, uint32_t *nnodes,
 		      uint32_t *ntasks, tt_err *err);
+
+/* Whether the user, not traintopo, set name: it is set and TRAIN_TOPO_SET does not list it. A
+ * value traintopo set for a launcher task is the launcher's, not its workers'. */
+bool tt_env_user_set(tt_getenv_fn get, void *ctx, const char *name);
+
+/* Appends name to a TRAIN_TOPO_SET value list (comma-separated) of size len, once. -1 when it
+ * does not fit. */
+int tt_env_set_list_add(char *list, size_t len, const char *name);
 
 /* MASTER_PORT by the formula above from the range, ignoring reserved ports. */
 uint16_t tt_master_port(uint32_t job_id, uint32_t step_id, struct tt_port_range r);

@@ -7,7 +7,7 @@ libtopo_la_CFLAGS = $(AM_CFLAGS) $(HWLOC_CFLAGS) $(IBVERBS_CFLAGS)
 libtopo_la_LIBADD = $(HWLOC_LIBS) $(IBVERBS_LIBS)
 # layout: nodelists, GRES GPU lists and the rank env contract (topo/layout.h).
 libtopo_la_SOURCES += topo/tt_env.h topo/tt_env.c topo/hostlist.h topo/hostlist.c \
-	topo/gres.h topo/gres.c topo/layout.h topo/layout.c
+	topo/gres.h topo/gres.c topo/layout.h topo/layout.c topo/cpu_bind.h topo/cpu_bind.c
 # Node hardware model: discovery (hwloc, sysfs, verbs), writers and the per-rank policy.
 libtopo_la_SOURCES += topo/hw_model.h topo/hw_model.c topo/hw_sources.h topo/hw_discover.c
 libtopo_la_SOURCES += topo/hw_sysfs.c topo/hw_verbs.c topo/hw_netif.c topo/hw_vswitch.c topo/hw_xml_input.c

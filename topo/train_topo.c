@@ -72,7 +72,8 @@ static int parse(int argc, char **argv, struct cli *c)
 	int opt;
 
 	c->local_rank = -1;
-	while ((opt = getopt_long(argc, argv, "o:hV", opts, NULL)) != -1) {
+	opterr = 0;	/* getopt's own messages name the program by its full path */
+	while ((opt = getopt_long(argc, argv, ":o:hV", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'i': c->hw.input_xml = optarg; break;
 		case 's': c->hw.sysfs_root = optarg; break;
@@ -85,7 +86,12 @@ static int parse(int argc, char **argv, struct cli *c)
 			break;
 		case 'h': fputs(usage, stdout); exit(0);
 		case 'V': printf("train-topo (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION); exit(0);
-		default: fputs(usage, stderr); return -1;
+		case ':':
+			fprintf(stderr, "train-topo: option '%s' needs a value\n%s", argv[optind - 1], usage);
+			return -1;
+		default:
+			fprintf(stderr, "train-topo: unknown option '%s'\n%s", argv[optind - 1], usage);
+			return -1;
 		}
 	}
 	if (optind != argc - 1) {

@@ -65,6 +65,7 @@ test_plugin_uneven_layout_n5_on_2_nodes() {
 		expect_eq "WORLD_SIZE" 5 "$(field WORLD_SIZE "$l")"
 		expect_match "GPUs of rank $(field RANK "$l")" '^[0-7](,[0-7])*$' "$(field CUDA_VISIBLE_DEVICES "$l")"
 	done <out.txt
+	expect_eq "every task has GPUs" 0 "$(grep -c 'CUDA_VISIBLE_DEVICES= ' out.txt)"
 	# GPUs never shared within a node: every CUDA_VISIBLE_DEVICES of a node is disjoint.
 	for node in node1 node2; do
 		expect_eq "disjoint GPUs on $node" "" \
@@ -93,6 +94,30 @@ test_plugin_invalid_mode_fails_before_allocation() {
 	[ "$rc" -ne 0 ] || fail "sbatch --train-topo=wrong succeeded"
 	after=$(scontrol show config | sed -n 's/^NEXT_JOB_ID *= *//p')
 	expect_eq "no job was allocated" "$before" "$after"
+}
+
+# A bad TRAIN_TOPO_MODE in the environment is refused like a bad --train-topo: by srun itself,
+# before anything is allocated; and when it reaches slurmstepd only (srun --export), every task
+# fails with it and srun's status is non-zero (on Slurm 22.05 a plugin init error gave "launch
+# failed" and exit 0).
+test_plugin_bad_mode_in_environment_fails_the_command() {
+	local before after rc=0
+	before=$(scontrol show config | sed -n 's/^NEXT_JOB_ID *= *//p')
+	TRAIN_TOPO_MODE=garbage srun -N1 true 2>err.txt || rc=$?
+	cat err.txt
+	[ "$rc" -ne 0 ] || fail "TRAIN_TOPO_MODE=garbage srun exited 0"
+	expect_match "error names the variable and the modes" "train_topo: TRAIN_TOPO_MODE='garbage'.*full, env or off" "$(cat err.txt)"
+	rc=0
+	TRAIN_TOPO_MODE=garbage sbatch --wrap true 2>err2.txt || rc=$?
+	[ "$rc" -ne 0 ] || fail "TRAIN_TOPO_MODE=garbage sbatch succeeded"
+	after=$(scontrol show config | sed -n 's/^NEXT_JOB_ID *= *//p')
+	expect_eq "no job was allocated" "$before" "$after"
+	rc=0
+	srun -N1 -n2 --export=PATH,TRAIN_TOPO_MODE=garbage bash -c 'echo ran' >out.txt 2>err3.txt || rc=$?
+	cat err3.txt
+	[ "$rc" -ne 0 ] || fail "a bad mode that reached slurmstepd left srun's status 0"
+	expect_eq "no task ran" "" "$(cat out.txt)"
+	expect_eq "each task names the problem" 2 "$(grep -c "train_topo: error: TRAIN_TOPO_MODE='garbage'" err3.txt)"
 }
 
 test_plugin_sbatch_mode_reaches_steps() {
@@ -199,8 +224,9 @@ test_plugin_topology_failure_warns_or_fails_in_strict_mode() {
 	local rc=0
 	srun -N1 -n1 --train-topo bash -c 'echo ran' >out2.txt 2>err2.txt || rc=$?
 	cat err2.txt
-	[ "$rc" -ne 0 ] || fail "strict=yes: the task ran despite the failed topology"
+	[ "$rc" -ne 0 ] || fail "strict=yes: the task ran despite the failed topology (srun exit 0)"
 	expect_eq "no task output" "" "$(cat out2.txt)"
+	expect_match "the task names the failure" "train_topo: error: NCCL topology file \\(strict=yes\\)" "$(cat err2.txt)"
 }
 
 test_plugin_bad_plugstack_argument_fails_loudly() {

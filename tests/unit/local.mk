@@ -61,9 +61,13 @@ tests_unit_test_options_CPPFLAGS = $(WRAPPER_CPPFLAGS)
 tests_unit_test_options_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_options_LDADD = libwrapper.la $(UNIT_LDADD)
 tests_unit_test_bind_SOURCES = tests/unit/test_bind.c tests/unit/cunit_main.c tests/unit/cunit_main.h
-tests_unit_test_bind_CPPFLAGS = $(WRAPPER_CPPFLAGS)
 tests_unit_test_bind_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_bind_LDADD = libwrapper.la $(UNIT_LDADD)
+tests_unit_test_bind_LDADD = $(UNIT_LDADD)
+check_PROGRAMS += tests/unit/test_census
+tests_unit_test_census_SOURCES = tests/unit/test_census.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_census_CPPFLAGS = $(WRAPPER_CPPFLAGS)
+tests_unit_test_census_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_census_LDADD = libwrapper.la $(UNIT_LDADD) -lpthread
 
 # Node hardware model (topo/hw_*): pure model, discovery from fixtures, NCCL XML, rank policy.
 

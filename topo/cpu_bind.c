@@ -1,5 +1,9 @@
-/* bind.c — the CPUs of each worker (see bind.h). */
-#include "bind.h"
+/* cpu_bind.c — the CPUs of each process of a node (see cpu_bind.h). */
+#include "cpu_bind.h"
+
+#include <stdlib.h>
+
+#include "layout.h"
 
 int tt_cpus_split(const cpu_set_t *allowed, int nproc, int local, cpu_set_t *out)
 {
@@ -55,4 +59,36 @@ int tt_bind_workers(const cpu_set_t *allowed, const cpu_set_t *local, int n, cpu
 			return -1;
 	}
 	return 0;
+}
+
+int tt_bind_node_processes(const cpu_set_t *allowed, const struct tt_gpu_list *gpus,
+			   tt_getenv_fn get, void *ctx, const cpu_set_t *numa, int nnuma,
+			   uint32_t n, cpu_set_t *out)
+{
+	cpu_set_t *local = NULL;
+	int rc;
+
+	if (n < 1)
+		return -1;
+	if (numa && gpus && gpus->n > 0) {
+		local = calloc(n, sizeof(*local));
+		if (!local)
+			return -1;
+		for (uint32_t i = 0; i < n; i++) {
+			size_t first, count;
+
+			CPU_ZERO(&local[i]);
+			if (tt_gpu_split(gpus->n, n, i, &first, &count) < 0)
+				continue;
+			for (size_t g = first; g < first + count; g++) {
+				int idx = tt_gres_node_index(get, ctx, gpus, gpus->id[g]);
+
+				if (idx >= 0 && idx < nnuma)
+					CPU_OR(&local[i], &local[i], &numa[idx]);
+			}
+		}
+	}
+	rc = tt_bind_workers(allowed, local, (int)n, out);
+	free(local);
+	return rc;
 }
