@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_env(&f, &e);
 	/* train-run's workers: 1..8 per node, every one of them. */
 	for (uint32_t nproc = 1 + (size > 1 ? data[1] % 8 : 0), local = 0; local < nproc; local++)
-		if (tt_layout_compute_worker(&f, nproc, local, &e, &err) == 0) {
+		if (tt_layout_compute_worker(&f, nproc, NULL, local, &e, &err) == 0) {
 			check_env(&f, &e);
 			FUZZ_CHECK(e.local_world_size == nproc && e.local_rank == local);
 		}
