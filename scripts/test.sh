@@ -17,7 +17,11 @@ for log in tests/unit/test_*.log; do
 	echo "--- ${log%.log}"
 	sed -n '/^Run Summary/,/^Elapsed/p' "$log"
 done
-grep -E '^(# (TOTAL|PASS|FAIL|ERROR)|(PASS|FAIL|ERROR):)' make-check.out || true
+grep -E '^(# (TOTAL|PASS|SKIP|FAIL|ERROR)|(PASS|SKIP|FAIL|ERROR):)' make-check.out || true
+# A skipped program says why on its last SKIP line.
+for log in $(grep -l '^SKIP ' tests/*/*.log 2>/dev/null); do
+	echo "skipped ${log%.log}: $(grep '^SKIP:' "$log" | tail -n 1)"
+done
 if [ $unit_rc -ne 0 ]; then
 	echo "unit tests failed; details in the .log files above" >&2
 	tail -n 40 make-check.out >&2
