@@ -66,7 +66,7 @@ bench-timeouts: trainrt-bench
 # bench-ckpt: checkpoint write throughput vs dd conv=fsync into the same directory (bench/ckpt.sh).
 noinst_PROGRAMS += bench/ckpt-write
 bench_ckpt_write_SOURCES = bench/ckpt_write.c
-bench_ckpt_write_LDADD = libtrainmodel.la libtopo.la
+bench_ckpt_write_LDADD = libtrainmodel.la libttbase.la
 dist_noinst_SCRIPTS += bench/ckpt.sh
 BENCH_TARGETS += bench-ckpt
 bench-ckpt: bench/ckpt-write

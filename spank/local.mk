@@ -15,7 +15,7 @@ train_topo_la_SOURCES = \
 train_topo_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/spank $(SLURM_CPPFLAGS)
 train_topo_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared \
 	-Wl,--version-script=$(top_srcdir)/spank/train_topo.map
-train_topo_la_LIBADD = libttspank.la libtopo.la
+train_topo_la_LIBADD = libttspank.la libtthw.la libttlayout.la libttbase.la
 EXTRA_DIST += spank/train_topo.map
 EXTRA_train_topo_la_DEPENDENCIES = $(top_srcdir)/spank/train_topo.map
 

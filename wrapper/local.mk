@@ -16,7 +16,7 @@ train_run_SOURCES = wrapper/train_run.c \
 	wrapper/signals.h wrapper/signals.c
 train_run_CPPFLAGS = $(WRAPPER_CPPFLAGS)
 # libttspank: the relay's process-tree rules (is the plugin's relay above train-run?).
-train_run_LDADD = libwrapper.la libttspank.la libtopo.la
+train_run_LDADD = libwrapper.la libttspank.la libtthw.la libttlayout.la libttbase.la
 
 # End-to-end tests of the built train-run on this machine (no Slurm needed).
 dist_noinst_SCRIPTS += tests/wrapper/train_run.sh tests/wrapper/commands.sh

@@ -1,4 +1,4 @@
-/* fuzz_ckpt.c — checkpoint discovery and loading (runtime/ckpt): meta.txt and the rank files of
+/* fuzz_ckpt.c — checkpoint discovery and loading (trainer/ckpt): meta.txt and the rank files of
  * one step directory come from the input, which is
  *     byte 0: the loading plan (bits 0-1: world-1, 2-3: rank, 4-5: blocks-1) and what the
  *             harness leaves alone (bit 6: rank file CRC trailers, bit 7: the meta_crc line),

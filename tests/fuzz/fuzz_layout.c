@@ -1,4 +1,4 @@
-/* fuzz_layout.c — the env contract's fact gathering and formulas (topo/layout): the input is an
+/* fuzz_layout.c — the env contract's fact gathering and formulas (layout/layout): the input is an
  * environment, one NAME=VALUE per line (TT_FUZZ_PORT_RANGE=LO-HI stands for the plugin's
  * port_range setting). Facts that are accepted must give ranks inside their world, a MASTER_PORT
  * inside its range and every variable of the contract; tasks-per-node and port lists must parse

@@ -12,7 +12,7 @@
 #   FUZZ_TARGETS += NAME
 #   check_PROGRAMS += tests/fuzz/fuzz_NAME
 #   tests_fuzz_fuzz_NAME_SOURCES = tests/fuzz/fuzz_NAME.c tests/fuzz/fuzz_util.h
-#   tests_fuzz_fuzz_NAME_LDADD = $(FUZZ_LDADD) libtopo.la
+#   tests_fuzz_fuzz_NAME_LDADD = $(FUZZ_LDADD) libttbase.la
 FUZZ_TARGETS =
 FUZZ_SECONDS = 60
 FUZZ_SMOKE_SECONDS = 5
@@ -32,66 +32,66 @@ EXTRA_DIST += tests/fuzz/run.sh tests/fuzz/corpus tests/fuzz/regress $(FUZZ_DICT
 FUZZ_TARGETS += hostlist
 check_PROGRAMS += tests/fuzz/fuzz_hostlist
 tests_fuzz_fuzz_hostlist_SOURCES = tests/fuzz/fuzz_hostlist.c tests/fuzz/fuzz_util.h
-tests_fuzz_fuzz_hostlist_LDADD = $(FUZZ_LDADD) libtopo.la
+tests_fuzz_fuzz_hostlist_LDADD = $(FUZZ_LDADD) libttlayout.la libttbase.la
 
 FUZZ_TARGETS += gres
 check_PROGRAMS += tests/fuzz/fuzz_gres
 tests_fuzz_fuzz_gres_SOURCES = tests/fuzz/fuzz_gres.c tests/fuzz/fuzz_util.h
-tests_fuzz_fuzz_gres_LDADD = $(FUZZ_LDADD) libtopo.la
+tests_fuzz_fuzz_gres_LDADD = $(FUZZ_LDADD) libttlayout.la libttbase.la
 
 FUZZ_TARGETS += layout
 check_PROGRAMS += tests/fuzz/fuzz_layout
 tests_fuzz_fuzz_layout_SOURCES = tests/fuzz/fuzz_layout.c tests/fuzz/fuzz_util.h
-tests_fuzz_fuzz_layout_LDADD = $(FUZZ_LDADD) libtopo.la
+tests_fuzz_fuzz_layout_LDADD = $(FUZZ_LDADD) libttlayout.la libttbase.la
 
 FUZZ_TARGETS += plugin_config
 check_PROGRAMS += tests/fuzz/fuzz_plugin_config
 tests_fuzz_fuzz_plugin_config_SOURCES = tests/fuzz/fuzz_plugin_config.c tests/fuzz/fuzz_util.h
 tests_fuzz_fuzz_plugin_config_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/spank
-tests_fuzz_fuzz_plugin_config_LDADD = $(FUZZ_LDADD) libttspank.la libtopo.la
+tests_fuzz_fuzz_plugin_config_LDADD = $(FUZZ_LDADD) libttspank.la libtthw.la libttlayout.la libttbase.la
 
 FUZZ_TARGETS += sweep_grid
 check_PROGRAMS += tests/fuzz/fuzz_sweep_grid
 tests_fuzz_fuzz_sweep_grid_SOURCES = tests/fuzz/fuzz_sweep_grid.c tests/fuzz/fuzz_util.h
 tests_fuzz_fuzz_sweep_grid_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sweep
-tests_fuzz_fuzz_sweep_grid_LDADD = $(FUZZ_LDADD) libsweep.la libtopo.la
+tests_fuzz_fuzz_sweep_grid_LDADD = $(FUZZ_LDADD) libsweep.la libttbase.la
 
 FUZZ_TARGETS += sweep_summary
 check_PROGRAMS += tests/fuzz/fuzz_sweep_summary
 tests_fuzz_fuzz_sweep_summary_SOURCES = tests/fuzz/fuzz_sweep_summary.c tests/fuzz/fuzz_util.h
 tests_fuzz_fuzz_sweep_summary_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sweep
-tests_fuzz_fuzz_sweep_summary_LDADD = $(FUZZ_LDADD) libsweep.la libtopo.la
+tests_fuzz_fuzz_sweep_summary_LDADD = $(FUZZ_LDADD) libsweep.la libttbase.la
 
 FUZZ_TARGETS += options
 check_PROGRAMS += tests/fuzz/fuzz_options
 tests_fuzz_fuzz_options_SOURCES = tests/fuzz/fuzz_options.c tests/fuzz/fuzz_util.h
 tests_fuzz_fuzz_options_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/wrapper
-tests_fuzz_fuzz_options_LDADD = $(FUZZ_LDADD) libwrapper.la libtopo.la
+tests_fuzz_fuzz_options_LDADD = $(FUZZ_LDADD) libwrapper.la libttlayout.la libttbase.la
 
 FUZZ_TARGETS += train_opts
 check_PROGRAMS += tests/fuzz/fuzz_train_opts
 tests_fuzz_fuzz_train_opts_SOURCES = tests/fuzz/fuzz_train_opts.c tests/fuzz/fuzz_util.h
-tests_fuzz_fuzz_train_opts_LDADD = $(FUZZ_LDADD) libtrainmodel.la libtopo.la
+tests_fuzz_fuzz_train_opts_LDADD = $(FUZZ_LDADD) libtrainmodel.la libttbase.la
 
 FUZZ_TARGETS += idx
 check_PROGRAMS += tests/fuzz/fuzz_idx
 tests_fuzz_fuzz_idx_SOURCES = tests/fuzz/fuzz_idx.c tests/fuzz/fuzz_util.h
-tests_fuzz_fuzz_idx_LDADD = $(FUZZ_LDADD) libtrainmodel.la libtopo.la
+tests_fuzz_fuzz_idx_LDADD = $(FUZZ_LDADD) libtrainmodel.la libttbase.la
 
 FUZZ_TARGETS += ckpt
 check_PROGRAMS += tests/fuzz/fuzz_ckpt
 tests_fuzz_fuzz_ckpt_SOURCES = tests/fuzz/fuzz_ckpt.c tests/fuzz/fuzz_util.h
-tests_fuzz_fuzz_ckpt_LDADD = $(FUZZ_LDADD) libtrainmodel.la libtopo.la
+tests_fuzz_fuzz_ckpt_LDADD = $(FUZZ_LDADD) libtrainmodel.la libttbase.la
 
 FUZZ_TARGETS += hwloc
 check_PROGRAMS += tests/fuzz/fuzz_hwloc
 tests_fuzz_fuzz_hwloc_SOURCES = tests/fuzz/fuzz_hwloc.c tests/fuzz/fuzz_util.h
-tests_fuzz_fuzz_hwloc_LDADD = $(FUZZ_LDADD) libtopo.la
+tests_fuzz_fuzz_hwloc_LDADD = $(FUZZ_LDADD) libtthw.la libttbase.la
 
 FUZZ_TARGETS += store
 check_PROGRAMS += tests/fuzz/fuzz_store
 tests_fuzz_fuzz_store_SOURCES = tests/fuzz/fuzz_store.c tests/fuzz/fuzz_util.h
-tests_fuzz_fuzz_store_LDADD = $(FUZZ_LDADD) libtrainrt.la libtopo.la
+tests_fuzz_fuzz_store_LDADD = $(FUZZ_LDADD) libtrainrt.la libttbase.la
 
 # ---- make fuzz ---------------------------------------------------------------------------------
 FUZZ_DICTS = tests/fuzz/gres.dict tests/fuzz/layout.dict tests/fuzz/options.dict tests/fuzz/train_opts.dict \

@@ -14,7 +14,7 @@ tests_gpu_nccl_check_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/comm $(CUDA
 tests_gpu_nccl_check_LDADD = libtrainrt.la $(CUDA_LDFLAGS) $(CUDA_LIBS) -lm
 tests_gpu_mlp_check_SOURCES = tests/gpu/mlp_check.c
 tests_gpu_mlp_check_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS)
-tests_gpu_mlp_check_LDADD = libtrainrt.la libtrainmodel.la libtopo.la $(OPENBLAS_LIBS) -lz -lm
+tests_gpu_mlp_check_LDADD = libtrainrt.la libtrainmodel.la libttbase.la $(OPENBLAS_LIBS) -lz -lm
 
 gpu-bundle: all
 	$(SHELL) $(top_srcdir)/tests/gpu/bundle.sh $(abs_top_builddir) $(abs_top_srcdir) $(abs_top_builddir)/gpu-bundle

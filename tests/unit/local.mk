@@ -1,7 +1,7 @@
 # tests/unit/: CUnit programs, one per module, all sharing cunit_main.c. `make check` runs them.
 AM_TESTS_ENVIRONMENT = TT_TEST_SRCDIR='$(abs_top_srcdir)'; export TT_TEST_SRCDIR;
 UNIT_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS)
-UNIT_LDADD = libtopo.la $(CUNIT_LIBS)
+UNIT_LDADD = libtthw.la libttlayout.la libttbase.la $(CUNIT_LIBS)
 
 check_PROGRAMS += tests/unit/test_err
 tests_unit_test_err_SOURCES = tests/unit/test_err.c tests/unit/cunit_main.c tests/unit/cunit_main.h
@@ -69,7 +69,7 @@ tests_unit_test_census_CPPFLAGS = $(WRAPPER_CPPFLAGS)
 tests_unit_test_census_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_census_LDADD = libwrapper.la $(UNIT_LDADD) -lpthread
 
-# Node hardware model (topo/hw_*): pure model, discovery from fixtures, NCCL XML, rank policy.
+# Node hardware model (hw/hw_*): pure model, discovery from fixtures, NCCL XML, rank policy.
 
 check_PROGRAMS += tests/unit/test_hw_model
 tests_unit_test_hw_model_SOURCES = tests/unit/test_hw_model.c tests/unit/cunit_main.c tests/unit/cunit_main.h
@@ -162,20 +162,20 @@ tests_unit_test_dp_SOURCES = tests/unit/test_dp.c tests/unit/cunit_main.c tests/
 tests_unit_test_dp_CFLAGS = $(UNIT_CFLAGS) $(OPENBLAS_CFLAGS)
 tests_unit_test_dp_LDADD = libtrainrt.la libtrainmodel.la $(UNIT_LDADD) -lm
 
-# train-mlp's GPU step (runtime/dp_gpu.c) and tests/gpu/mlp_check, run on the host test double of
+# train-mlp's GPU step (trainer/dp_gpu.c) and tests/gpu/mlp_check, run on the host test double of
 # gpu_mlp.h, so every build checks what lies above the CUDA kernels (they run in tests/gpu/run.sh).
 # TESTS already holds every check program (TESTS += $(check_PROGRAMS) above).
 check_PROGRAMS += tests/unit/test_gpu_step_host
-tests_unit_test_gpu_step_host_SOURCES = tests/gpu/mlp_check.c tests/unit/gpu_host_double.c runtime/dp.c \
-	runtime/dp_gpu.c
+tests_unit_test_gpu_step_host_SOURCES = tests/gpu/mlp_check.c tests/unit/gpu_host_double.c trainer/dp.c \
+	trainer/dp_gpu.c
 tests_unit_test_gpu_step_host_CPPFLAGS = $(AM_CPPFLAGS) -DTT_HAVE_CUDA=1
 tests_unit_test_gpu_step_host_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS)
-tests_unit_test_gpu_step_host_LDADD = libtrainrt.la libtrainmodel.la libtopo.la $(OPENBLAS_LIBS) -lz -lm
+tests_unit_test_gpu_step_host_LDADD = libtrainrt.la libtrainmodel.la libttbase.la $(OPENBLAS_LIBS) -lz -lm
 # The same step with 2 ranks over shared memory (the double's memory is host memory).
 check_PROGRAMS += tests/unit/test_gpu_step_ranks
 tests_unit_test_gpu_step_ranks_SOURCES = tests/unit/test_gpu_step_ranks.c tests/unit/gpu_host_double.c \
 	tests/unit/comm_harness.c tests/unit/comm_harness.h tests/unit/cunit_main.c tests/unit/cunit_main.h \
-	runtime/dp.c runtime/dp_gpu.c
+	trainer/dp.c trainer/dp_gpu.c
 tests_unit_test_gpu_step_ranks_CPPFLAGS = $(AM_CPPFLAGS) -DTT_HAVE_CUDA=1
 tests_unit_test_gpu_step_ranks_CFLAGS = $(UNIT_CFLAGS) $(OPENBLAS_CFLAGS)
 tests_unit_test_gpu_step_ranks_LDADD = libtrainrt.la libtrainmodel.la $(UNIT_LDADD) $(OPENBLAS_LIBS) -lz -lm
