@@ -4,7 +4,9 @@
  * while receiving from the left (full duplex), so every link carries 2(n-1)/n of the data.
  * Partial sums travel as float32 (bf16 is widened once and rounded once at the end). On any
  * failure both connections are closed, so the neighbours fail at once and the error runs
- * around the ring instead of every rank waiting for its timeout. */
+ * around the ring instead of every rank waiting for its timeout. As the whole world's backend
+ * (TRAINRT_BACKEND=tcp, or a group spread irregularly over nodes) it also carries point-to-point
+ * messages, over p2p_net.c's direct connections. */
 #include "comm_backend.h"
 #include "rt_net.h"
 #include "rt_reduce.h"
@@ -32,6 +34,7 @@ typedef struct tcp_be {
 	double timeout;
 	float *work, *tmp;
 	size_t work_cap, tmp_cap;
+	rt_p2p_net *p2p; /* the whole world's backend only */
 } tcp_be;
 
 static int grow(float **buf, size_t *cap, size_t n, tt_err *err)
@@ -249,10 +252,27 @@ static void tcp_destroy(rt_backend *be)
 		close(t->right);
 	if (t->left >= 0)
 		close(t->left);
+	rt_p2p_net_destroy(t->p2p);
 	free(t->members);
 	free(t->work);
 	free(t->tmp);
 	free(t);
+}
+
+static int tcp_send(rt_backend *be, int peer, const rt_p2p_hdr *h, const void *buf, tt_err *err)
+{
+	return rt_p2p_net_send(((tcp_be *)be)->p2p, peer, h, buf, err);
+}
+
+static int tcp_recv(rt_backend *be, int peer, const rt_p2p_hdr *h, void *buf, tt_err *err)
+{
+	return rt_p2p_net_recv(((tcp_be *)be)->p2p, peer, h, buf, err);
+}
+
+static void tcp_abort_op(rt_backend *be, tt_err *err)
+{
+	(void)err;
+	rt_p2p_net_abort(((tcp_be *)be)->p2p);
 }
 
 static const struct rt_backend_ops tcp_ops = {
@@ -262,8 +282,33 @@ static const struct rt_backend_ops tcp_ops = {
 	.reducescatter = tcp_reducescatter,
 	.broadcast = tcp_broadcast,
 	.barrier = tcp_barrier,
+	.send = tcp_send,
+	.recv = tcp_recv,
+	.abort = tcp_abort_op,
 	.destroy = tcp_destroy,
 };
+
+int rt_tcp_hello_send(int fd, int from, const char *token, double timeout, tt_err *err)
+{
+	struct tcp_hello h = { .magic = TCP_MAGIC, .from = from };
+
+	snprintf(h.token, sizeof(h.token), "%s", token);
+	return rt_net_send_all(fd, &h, sizeof(h), timeout, err);
+}
+
+int rt_tcp_hello_recv(int fd, const char *token, double timeout, int *from)
+{
+	struct tcp_hello h;
+	tt_err ignored;
+
+	if (rt_net_recv_all(fd, &h, sizeof(h), 5.0 < timeout ? 5.0 : timeout, &ignored) != 0 || h.magic != TCP_MAGIC)
+		return -1;
+	h.token[RT_TOKEN_MAX - 1] = '\0';
+	if (!rt_token_equal(h.token, token))
+		return -1;
+	*from = h.from;
+	return 0;
+}
 
 /* Accepts connections until the left neighbour shows up with the job token; others (another
  * job's stray rank, a port scanner) are closed and ignored. */
@@ -273,18 +318,13 @@ static int accept_left(tcp_be *t, int lfd, const char *token, tt_err *err)
 	double deadline = rt_now() + t->timeout;
 
 	while (rt_now() < deadline) {
-		struct tcp_hello h;
-		int fd;
+		int fd, from;
 
 		if (rt_net_accept(lfd, deadline - rt_now(), &fd, err) != 0)
 			return tt_err_wrap(err, "waiting for rank %d to connect", t->members[want]);
-		if (rt_net_recv_all(fd, &h, sizeof(h), 5.0 < t->timeout ? 5.0 : t->timeout, err) == 0 &&
-		    h.magic == TCP_MAGIC && h.from == want) {
-			h.token[RT_TOKEN_MAX - 1] = '\0';
-			if (rt_token_equal(h.token, token)) {
-				t->left = fd;
-				return 0;
-			}
+		if (rt_tcp_hello_recv(fd, token, t->timeout, &from) == 0 && from == want) {
+			t->left = fd;
+			return 0;
 		}
 		close(fd);
 	}
@@ -296,7 +336,7 @@ static int accept_left(tcp_be *t, int lfd, const char *token, tt_err *err)
  * NCCL_SOCKET_IFNAME), else the one our store connection leaves from — unless that is loopback
  * only because MASTER_ADDR is a name this host maps to 127.0.1.1 (Debian's /etc/hosts), where
  * the first real interface is taken. */
-static int ring_address(const rt_world *w, char *ip, size_t len, tt_err *err)
+int rt_tcp_address(const rt_world *w, char *ip, size_t len, tt_err *err)
 {
 	const char *ifn = getenv("TRAINRT_SOCKET_IFNAME");
 
@@ -318,8 +358,7 @@ rt_backend *rt_tcp_create(const rt_world *w, int idx, int n, const int *members,
 			  tt_err *err)
 {
 	tcp_be *t = calloc(1, sizeof(*t));
-	char key[96], addr[128], ip[64];
-	struct tcp_hello h = { .magic = TCP_MAGIC, .from = idx };
+	char key[400], addr[128], ip[64];
 	int lfd = -1, port, rport;
 	size_t len;
 
@@ -336,13 +375,13 @@ rt_backend *rt_tcp_create(const rt_world *w, int idx, int n, const int *members,
 	t->timeout = w->timeout;
 	if (n == 1)
 		return &t->be;
-	if (ring_address(w, ip, sizeof(ip), err) != 0 || rt_net_listen(ip, 0, &lfd, &port, err) != 0)
+	if (rt_tcp_address(w, ip, sizeof(ip), err) != 0 || rt_net_listen(ip, 0, &lfd, &port, err) != 0)
 		goto fail;
-	snprintf(key, sizeof(key), "tcp/%s/%d", tag, idx);
+	rt_world_key(w, key, sizeof(key), "tcp/%s/%d", tag, idx);
 	snprintf(addr, sizeof(addr), "%s %d", ip, port);
 	if (rt_store_set(w->store, key, addr, strlen(addr) + 1, err) != 0)
 		goto fail;
-	snprintf(key, sizeof(key), "tcp/%s/%d", tag, (idx + 1) % n);
+	rt_world_key(w, key, sizeof(key), "tcp/%s/%d", tag, (idx + 1) % n);
 	if (rt_store_get(w->store, key, addr, sizeof(addr), &len, err) != 0)
 		goto fail;
 	addr[sizeof(addr) - 1] = '\0';
@@ -350,9 +389,8 @@ rt_backend *rt_tcp_create(const rt_world *w, int idx, int n, const int *members,
 		tt_err_set(err, "malformed ring address '%s' for rank %d", addr, members[(idx + 1) % n]);
 		goto fail;
 	}
-	snprintf(h.token, sizeof(h.token), "%s", w->token);
 	if (rt_net_connect(ip, rport, w->timeout, &t->right, err) != 0 ||
-	    rt_net_send_all(t->right, &h, sizeof(h), w->timeout, err) != 0)
+	    rt_tcp_hello_send(t->right, idx, w->token, w->timeout, err) != 0)
 		goto fail;
 	if (accept_left(t, lfd, w->token, err) != 0)
 		goto fail;
@@ -364,4 +402,28 @@ fail:
 	tt_err_wrap(err, "tcp backend (rank %d of ring '%s')", members[idx], tag);
 	tcp_destroy(&t->be);
 	return NULL;
+}
+
+rt_backend *rt_tcp_world_create(const rt_world *w, tt_err *err)
+{
+	int *members = malloc(sizeof(int) * (size_t)w->size);
+	rt_backend *be;
+	tcp_be *t;
+
+	if (!members) {
+		tt_err_set(err, "out of memory");
+		return NULL;
+	}
+	for (int i = 0; i < w->size; i++)
+		members[i] = rt_world_name(w, i);
+	be = rt_tcp_create(w, w->rank, w->size, members, "all", err);
+	free(members);
+	if (!be)
+		return NULL;
+	t = (tcp_be *)be;
+	if (w->size > 1 && !(t->p2p = rt_p2p_net_create(w, err))) {
+		tcp_destroy(be);
+		return NULL;
+	}
+	return be;
 }

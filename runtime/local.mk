@@ -9,7 +9,8 @@ libtrainrt_la_SOURCES += \
 	runtime/rt_reduce.h runtime/rt_reduce.c runtime/rt_net.h runtime/rt_net.c \
 	runtime/rt_token.h runtime/rt_token.c runtime/rt_store.h runtime/rt_store.c \
 	runtime/rt_pmix.h runtime/rt_pmix.c \
-	runtime/backend_shm.c runtime/backend_tcp.c runtime/backend_hier.c
+	runtime/backend_shm.c runtime/backend_tcp.c runtime/backend_hier.c \
+	runtime/comm_priv.h runtime/comm_p2p.c runtime/comm_group.c runtime/p2p_net.c
 libtrainrt_la_CFLAGS = $(AM_CFLAGS) $(PMIX_CFLAGS) $(OPENBLAS_CFLAGS)
 libtrainrt_la_CPPFLAGS = $(AM_CPPFLAGS)
 libtrainrt_la_LIBADD = libtopo.la $(PMIX_LIBS) $(OPENBLAS_LIBS) $(PTHREAD_LIBS) -lrt
