@@ -213,6 +213,8 @@ static void *progress_main(void *arg)
 			pthread_mutex_lock(&c->lock);
 			if (rc != 0)
 				rt_comm_fail_locked(c, err.msg);
+			else
+				c->bytes_sent += rt_op_wire_bytes(&r->op, c->w.size, c->w.rank);
 		}
 		c->head = r->next;
 		if (!c->head)
@@ -351,6 +353,8 @@ static int run_blocking(trainrt_comm *c, rt_kind kind, const void *send, void *r
 	c->inline_busy = 0;
 	if (rc != 0)
 		rt_comm_fail_locked(c, err.msg);
+	else
+		c->bytes_sent += rt_op_wire_bytes(&o, c->w.size, c->w.rank);
 	pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->lock);
 	return rc;
@@ -642,6 +646,18 @@ int trainrt_buffers_on_device(const trainrt_comm *c) { return c->be->ops->on_dev
 const char *trainrt_last_error(const trainrt_comm *c)
 {
 	return c->errmsg;
+}
+
+uint64_t trainrt_bytes_sent(trainrt_comm *c)
+{
+	uint64_t n;
+
+	if (!c)
+		return 0;
+	pthread_mutex_lock(&c->lock);
+	n = c->bytes_sent;
+	pthread_mutex_unlock(&c->lock);
+	return n;
 }
 
 void *trainrt_alloc(trainrt_comm *c, size_t bytes)

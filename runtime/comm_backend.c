@@ -69,6 +69,21 @@ int rt_p2p_hdr_check(const rt_p2p_hdr *mine, const rt_p2p_hdr *sent, int from, t
 	return 0;
 }
 
+uint64_t rt_op_wire_bytes(const rt_op *op, int n, int rank)
+{
+	uint64_t es = trainrt_dtype_size((trainrt_dtype)op->hdr.dtype), bytes = op->hdr.count * es;
+
+	switch (op->hdr.kind) {
+	case RT_ALLREDUCE: return n > 1 ? 2 * (uint64_t)(n - 1) * bytes / (uint64_t)n : 0;
+	case RT_ALLGATHER:
+	case RT_REDUCESCATTER: return (uint64_t)(n - 1) * bytes;
+	case RT_BROADCAST: return n > 1 && rank != (op->hdr.root + n - 1) % n ? bytes : 0;
+	case RT_SEND:
+	case RT_SENDRECV: return op->msg[0].count * trainrt_dtype_size((trainrt_dtype)op->msg[0].dtype);
+	default: return 0;
+	}
+}
+
 int rt_world_name(const rt_world *w, int r)
 {
 	return w->world_ranks ? w->world_ranks[r] : r;

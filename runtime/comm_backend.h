@@ -129,6 +129,11 @@ int rt_op_hdr_check(const rt_op_hdr *mine, const rt_op_hdr *peer, int peer_rank,
  * rank receives with; fills err naming both when they differ. */
 int rt_p2p_hdr_check(const rt_p2p_hdr *mine, const rt_p2p_hdr *sent, int from, tt_err *err);
 
+/* Bytes this rank (rank of n) sends for op, as a ring moves them (the measure busbw uses): an
+ * all-reduce 2(n-1)/n of the buffer, an all-gather or reduce-scatter (n-1) blocks of count, a
+ * broadcast the buffer on every rank but the ring's last, a message its size when sending. */
+uint64_t rt_op_wire_bytes(const rt_op *op, int n, int rank);
+
 /* Half-open element range [*lo, *hi) of part i when count elements are split into n parts
  * as evenly as possible (the first count % n parts get one more). */
 void rt_split(size_t count, int n, int i, size_t *lo, size_t *hi);

@@ -64,6 +64,8 @@ static void *chan_main(void *arg)
 			pthread_mutex_lock(&c->lock);
 			if (rc != 0)
 				rt_comm_fail_locked(c, err.msg);
+			else
+				c->bytes_sent += rt_op_wire_bytes(&r->op, c->w.size, c->w.rank);
 		}
 		ch->head = r->next;
 		if (!ch->head)

@@ -33,6 +33,7 @@ struct trainrt_comm {
 	rt_store_server *server;
 	rt_backend *be;
 	uint64_t seq;
+	uint64_t bytes_sent; /* by completed operations (rt_op_wire_bytes), under lock */
 
 	pthread_t progress;
 	int progress_started;

@@ -49,6 +49,7 @@ noinst_LTLIBRARIES += libtrainmodel.la
 libtrainmodel_la_SOURCES = \
 	runtime/rng.h \
 	runtime/mlp.h runtime/mlp.c \
+	runtime/parallel.h runtime/parallel.c runtime/pipeline.h runtime/pipeline.c \
 	runtime/adamw.h runtime/adamw.c \
 	runtime/idx.h runtime/idx.c \
 	runtime/dataset.h runtime/dataset.c \
@@ -78,9 +79,10 @@ train_mlp_SOURCES = runtime/train_mlp.c
 train_mlp_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS)
 train_mlp_LDADD = libtrainrt.la libtrainmodel.la libtopo.la $(OPENBLAS_LIBS) -lz -lm
 
-# Multi-process integration tests of train-mlp (ranks on 127.0.0.1 via launch_local.sh).
+# Multi-process integration tests of train-mlp (ranks on 127.0.0.1 via launch_local.sh); parallel.sh
+# runs every 3D layout of 8 ranks.
 dist_noinst_SCRIPTS += tests/trainer/launch_local.sh tests/trainer/resume.sh tests/trainer/equivalence.sh \
-	tests/trainer/signal.sh
-TESTS += tests/trainer/resume.sh tests/trainer/equivalence.sh tests/trainer/signal.sh
+	tests/trainer/signal.sh tests/trainer/parallel.sh
+TESTS += tests/trainer/resume.sh tests/trainer/equivalence.sh tests/trainer/signal.sh tests/trainer/parallel.sh
 EXTRA_DIST += tests/fixtures/trainer/train-images-idx3-ubyte tests/fixtures/trainer/train-labels-idx1-ubyte \
 	tests/fixtures/trainer/t10k-images-idx3-ubyte.gz tests/fixtures/trainer/t10k-labels-idx1-ubyte.gz

@@ -103,6 +103,12 @@ int trainrt_buffers_on_device(const trainrt_comm *comm);
  * (an exhausted arena, a store timeout); "" when none. */
 const char *trainrt_last_error(const trainrt_comm *comm);
 
+/* Bytes this rank has sent in the operations of comm that completed, counted as a ring moves them
+ * (the measure of busbw): an all-reduce of B bytes on n ranks 2(n-1)/n*B, an all-gather or
+ * reduce-scatter (n-1) blocks of count, a broadcast B on every rank but the ring's last, a send its
+ * size. For accounting what a training step costs; 0 for NULL. */
+uint64_t trainrt_bytes_sent(trainrt_comm *comm);
+
 /* Memory the backend works on directly: with shm/hier it lies in the node's shared segment
  * (NUMA-local to the caller by first touch), so peers read it without staging copies; with tcp
  * it is ordinary host memory; with nccl device memory. 64-byte aligned. NULL (and last_error)
