@@ -159,6 +159,12 @@ static int make_groups(train *t, tt_err *err)
 	return 0;
 }
 
+/* How a group talks (its backend), "alone" for none. */
+static const char *group_path(trainrt_comm *g)
+{
+	return g ? trainrt_backend_name(g) : "alone";
+}
+
 static int setup(train *t, tt_err *err)
 {
 	tt_dp_cfg cfg = { 0 };
@@ -688,6 +694,10 @@ int main(int argc, char **argv)
 		    "%ld steps/epoch, %ld steps", t.o.layers, t.model.n_params, t.world,
 		    t.comm ? trainrt_backend_name(t.comm) : "single process", lay, tt_dp_device(&t.dp), t.o.zero, t.o.batch,
 		    t.steps_per_epoch, t.total_steps);
+		if (t.lay.tp > 1 || t.lay.pp > 1)
+			say(&t, 0, "rank 0's groups: data-parallel %s, tensor-parallel %s, pipeline %s; %d micro-batches, "
+			    "schedule %s%s", group_path(t.g_dp), group_path(t.g_tp), group_path(t.g_pp), t.o.accum,
+			    tt_schedule_name(t.o.schedule), t.o.recompute ? ", recompute" : "");
 		t.start_step = t.step;
 		rc = run(&t, &err);
 	}
