@@ -1,7 +1,9 @@
 #!/bin/sh
 # accuracy.sh — `make bench-accuracy`: train-mlp 784-256-10 on Fashion-MNIST (Debian package
 # dataset-fashion-mnist) must reach >= 88% test accuracy on 1 rank and on 4 ranks (same global
-# batch and seed); prints accuracy and wall time of each. About 15-30 s per run on 2 cores.
+# batch and seed), and 784-256-256-256-10 on 4 ranks with tensor and pipeline parallelism (TP=2,
+# PP=2, 4 micro-batches, 6 epochs) too; prints accuracy and wall time of each. About 15-30 s per
+# run on 2 cores, the TP=2 PP=2 one about a minute.
 set -u
 TRAIN_MLP=${TRAIN_MLP:-./train-mlp}
 DATA=${FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
@@ -22,4 +24,12 @@ for world in 1 4; do
 	[ "$verdict" = ok ] || status=1
 	echo "fashion-mnist 784-256-10, 10 epochs, batch 128, world $world: test accuracy $acc, wall $wall s ($verdict)"
 done
+"$here/../tests/trainer/launch_local.sh" 4 $TRAIN_MLP --layers 784,256,256,256,10 --data "$DATA" --epochs 6 --batch 128 \
+	--accum 4 --tp 2 --pp 2 --lr 0.002 --warmup 100 --weight-decay 0.01 --seed 1 --log-every 100000 \
+	--summary "$tmp/a.json" 2>"$tmp/a.log" || { cat "$tmp/a.log"; exit 1; }
+acc=$(sed -n 's/.*"test_accuracy": \([0-9.]*\).*/\1/p' "$tmp/a.json")
+wall=$(sed -n 's/.*"wall_seconds": \([0-9.]*\).*/\1/p' "$tmp/a.json")
+verdict=$(awk -v a="$acc" 'BEGIN { print (a >= 0.88 ? "ok" : "BELOW 0.88") }')
+[ "$verdict" = ok ] || status=1
+echo "fashion-mnist 784-256-256-256-10, 6 epochs, batch 128 in 4 micro-batches, layout 1x2x2 (TP=2 PP=2): test accuracy $acc, wall $wall s ($verdict)"
 exit $status

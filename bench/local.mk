@@ -54,3 +54,11 @@ bench-tcp: trainrt-bench bench/tcp-stream train_topo.la
 	$(SHELL) $(srcdir)/bench/tcp.sh $(abs_top_builddir)
 dist_noinst_SCRIPTS += bench/tcp.sh
 .PHONY: bench-tcp
+
+# bench-parallel: 3D layouts (samples/s, peak RSS, bytes per step measured vs computed, bubble),
+# recomputation's memory, and PyTorch's pipeline (gloo send/recv) and DDP as peers (BENCHMARKS.md).
+dist_noinst_SCRIPTS += bench/parallel.sh bench/torch_pipeline.py
+BENCH_TARGETS += bench-parallel
+bench-parallel: train-mlp
+	TRAIN_MLP=./train-mlp $(SHELL) $(srcdir)/bench/parallel.sh
+.PHONY: bench-parallel
