@@ -6,33 +6,17 @@ backward in micro-batch order), synthetic data in memory, same global batch, mic
 threads per rank as train-mlp; prints one line "samples_per_sec N" from the last stage.
 usage: torch_pipeline.py --layers 512x8 --batch 128 --micro 4 --stages 2 --steps 20 --threads 1"""
 import argparse
-import os
-import socket
 import time
 
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 from torch import nn
 
-
-def dims_of(spec):
-    out = []
-    for tok in spec.split(","):
-        if "x" in tok:
-            d, n = tok.split("x")
-            out += [int(d)] * (int(n) + 1)
-        else:
-            out.append(int(tok))
-    return out
+from torch_ddp import dims_of, join, spawn
 
 
 def worker(rank, a, port):
-    torch.set_num_threads(a.threads)
-    os.environ["MASTER_ADDR"] = "127.0.0.1"
-    os.environ["MASTER_PORT"] = str(port)
-    dist.init_process_group("gloo", rank=rank, world_size=a.stages)
-    torch.manual_seed(0)
+    join(rank, a.stages, port, a.threads)
     dims = dims_of(a.layers)
     n_layers = len(dims) - 1
     per = n_layers // a.stages
@@ -102,10 +86,7 @@ def main():
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--threads", type=int, default=1)
     a = p.parse_args()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    mp.spawn(worker, args=(a, port), nprocs=a.stages, join=True)
+    spawn(worker, a, a.stages)
 
 
 if __name__ == "__main__":

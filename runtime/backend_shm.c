@@ -197,6 +197,22 @@ static int late_ranks(shm_be *s, uint64_t k, char *buf, size_t len)
 	return late;
 }
 
+/* One round of waiting for futex word w, last seen holding seen: a pause while round i is below
+ * s->spins, else a sleep of at most 50 ms (*start gets when the sleeping began). 1 after a sleep. */
+static int doze(shm_be *s, _Atomic uint32_t *w, uint32_t seen, int i, double *start)
+{
+	struct timespec ts = { 0, 50 * 1000 * 1000 };
+
+	if (i < s->spins) {
+		__builtin_ia32_pause();
+		return 0;
+	}
+	if (*start == 0)
+		*start = rt_now();
+	syscall(SYS_futex, w, FUTEX_WAIT, seen, &ts, NULL, 0);
+	return 1;
+}
+
 /* All local ranks meet. Short spin when ranks have their own cores (see barrier_spins), then
  * futex sleeps of 50 ms that re-check the abort flag, peer liveness and the timeout. */
 static int shm_barrier_raw(shm_be *s, const char *what, tt_err *err)
@@ -219,14 +235,8 @@ static int shm_barrier_raw(shm_be *s, const char *what, tt_err *err)
 			return 0;
 		if (aborted(s, err))
 			return -1;
-		if (i < s->spins) {
-			__builtin_ia32_pause();
+		if (!doze(s, &s->ctl->bar_gen, gen, i, &start))
 			continue;
-		}
-		if (start == 0)
-			start = rt_now();
-		struct timespec ts = { 0, 50 * 1000 * 1000 };
-		syscall(SYS_futex, &s->ctl->bar_gen, FUTEX_WAIT, gen, &ts, NULL, 0);
 		/* A peer may pass this barrier and exit before we look, so a death only counts when
 		 * the barrier is still open after it was seen. */
 		if (dead_peer(s, err) != 0) {
@@ -479,14 +489,8 @@ static int chan_wait(shm_be *s, struct shm_chan *ch, _Atomic uint64_t *counter, 
 			return 0;
 		if (aborted(s, err))
 			return -1;
-		if (i < s->spins) {
-			__builtin_ia32_pause();
+		if (!doze(s, &ch->wake, w, i, &start))
 			continue;
-		}
-		if (start == 0)
-			start = rt_now();
-		struct timespec ts = { 0, 50 * 1000 * 1000 };
-		syscall(SYS_futex, &ch->wake, FUTEX_WAIT, w, &ts, NULL, 0);
 		if (atomic_load(counter) >= need)
 			return 0;
 		if (peer_dead(s, q, err) != 0) {

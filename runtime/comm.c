@@ -190,6 +190,23 @@ void rt_comm_fail_locked(trainrt_comm *c, const char *msg)
 	pthread_cond_broadcast(&c->cond);
 }
 
+int rt_comm_run_locked(trainrt_comm *c, const rt_op *op)
+{
+	tt_err err = { "" };
+	int rc;
+
+	if (c->failed)
+		return -1;
+	pthread_mutex_unlock(&c->lock);
+	rc = rt_backend_run(c->be, op, &err);
+	pthread_mutex_lock(&c->lock);
+	if (rc != 0)
+		rt_comm_fail_locked(c, err.msg);
+	else
+		c->bytes_sent += rt_op_wire_bytes(op, c->w.size, c->w.rank);
+	return rc;
+}
+
 static void *progress_main(void *arg)
 {
 	trainrt_comm *c = arg;
@@ -197,7 +214,6 @@ static void *progress_main(void *arg)
 	pthread_mutex_lock(&c->lock);
 	for (;;) {
 		trainrt_req *r;
-		tt_err err = { "" };
 		int rc;
 
 		while ((!c->head && !c->stopping) || c->inline_busy)
@@ -205,17 +221,7 @@ static void *progress_main(void *arg)
 		if (!c->head)
 			break;
 		r = c->head;
-		if (c->failed) {
-			rc = -1;
-		} else {
-			pthread_mutex_unlock(&c->lock);
-			rc = rt_backend_run(c->be, &r->op, &err);
-			pthread_mutex_lock(&c->lock);
-			if (rc != 0)
-				rt_comm_fail_locked(c, err.msg);
-			else
-				c->bytes_sent += rt_op_wire_bytes(&r->op, c->w.size, c->w.rank);
-		}
+		rc = rt_comm_run_locked(c, &r->op); /* r stays at the head while it runs (rt_comm_hold) */
 		c->head = r->next;
 		if (!c->head)
 			c->tail = NULL;
@@ -330,7 +336,6 @@ static trainrt_req *submit(trainrt_comm *c, rt_kind kind, const void *send, void
 static int run_blocking(trainrt_comm *c, rt_kind kind, const void *send, void *recv, size_t count,
 			trainrt_dtype dtype, trainrt_redop op, int root)
 {
-	tt_err err = { "" };
 	rt_op o;
 	int rc;
 
@@ -347,14 +352,8 @@ static int run_blocking(trainrt_comm *c, rt_kind kind, const void *send, void *r
 	}
 	c->inline_busy = 1;
 	o.hdr.seq = ++c->seq;
-	pthread_mutex_unlock(&c->lock);
-	rc = rt_backend_run(c->be, &o, &err);
-	pthread_mutex_lock(&c->lock);
+	rc = rt_comm_run_locked(c, &o);
 	c->inline_busy = 0;
-	if (rc != 0)
-		rt_comm_fail_locked(c, err.msg);
-	else
-		c->bytes_sent += rt_op_wire_bytes(&o, c->w.size, c->w.rank);
 	pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->lock);
 	return rc;

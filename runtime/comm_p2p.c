@@ -50,23 +50,14 @@ static void *chan_main(void *arg)
 	pthread_mutex_lock(&c->lock);
 	for (;;) {
 		trainrt_req *r;
-		tt_err err = { "" };
-		int rc = -1;
+		int rc;
 
 		while (!ch->head && !c->stopping)
 			pthread_cond_wait(&c->cond, &c->lock);
 		if (!ch->head)
 			break;
 		r = ch->head;
-		if (!c->failed) {
-			pthread_mutex_unlock(&c->lock);
-			rc = rt_backend_run(c->be, &r->op, &err);
-			pthread_mutex_lock(&c->lock);
-			if (rc != 0)
-				rt_comm_fail_locked(c, err.msg);
-			else
-				c->bytes_sent += rt_op_wire_bytes(&r->op, c->w.size, c->w.rank);
-		}
+		rc = rt_comm_run_locked(c, &r->op);
 		ch->head = r->next;
 		if (!ch->head)
 			ch->tail = NULL;

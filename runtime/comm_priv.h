@@ -66,6 +66,10 @@ void rt_comm_error(trainrt_comm *c, const char *fmt, ...) __attribute__((format(
  * returns r, or NULL (r freed) when c has failed. */
 trainrt_req *rt_comm_enqueue(trainrt_comm *c, trainrt_req *r, int collective);
 
+/* Runs op on c's backend, with c->lock held on entry and exit and released while it runs, unless
+ * c has failed (-1); records a failure (rt_comm_fail_locked) or the bytes sent. */
+int rt_comm_run_locked(trainrt_comm *c, const rt_op *op);
+
 /* Records msg as the error that failed c (unless it failed before) and wakes every
  * point-to-point wait of its backend. Call with c->lock held. */
 void rt_comm_fail_locked(trainrt_comm *c, const char *msg);

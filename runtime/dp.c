@@ -41,18 +41,23 @@ int tt_dp_comm_fail(const tt_dp *dp, const char *what, tt_err *err)
 	return tt_err_set(err, "%s failed: %s", what, trainrt_last_error(dp->comm));
 }
 
-int tt_dp_wait(tt_dp *dp, trainrt_req **req, const char *what, tt_err *err)
+/* Waits for *req of comm c (none: at once), adding the time to *seconds; 0 when it succeeded. */
+static int wait_timed(trainrt_comm *c, trainrt_req **req, double *seconds)
 {
-	double t0;
+	double t0 = tt_dp_now();
 	int rc;
 
 	if (!*req)
 		return 0;
-	t0 = tt_dp_now();
-	rc = trainrt_wait(dp->comm, *req);
+	rc = trainrt_wait(c, *req);
 	*req = NULL;
-	dp->comm_wait_seconds += tt_dp_now() - t0;
-	return rc ? tt_dp_comm_fail(dp, what, err) : 0;
+	*seconds += tt_dp_now() - t0;
+	return rc;
+}
+
+int tt_dp_wait(tt_dp *dp, trainrt_req **req, const char *what, tt_err *err)
+{
+	return wait_timed(dp->comm, req, &dp->comm_wait_seconds) ? tt_dp_comm_fail(dp, what, err) : 0;
 }
 
 /* ---- setup ---------------------------------------------------------------------------------- */
@@ -554,16 +559,7 @@ static int pp_recv(tt_dp *dp, float *buf, size_t count, int stage, int tag, cons
 
 static int pp_wait(tt_dp *dp, trainrt_req **req, const char *what, tt_err *err)
 {
-	double t0;
-	int rc;
-
-	if (!*req)
-		return 0;
-	t0 = tt_dp_now();
-	rc = trainrt_wait(dp->pp_comm, *req);
-	*req = NULL;
-	dp->pp_wait_seconds += tt_dp_now() - t0;
-	return rc ? pp_fail(dp, what, err) : 0;
+	return wait_timed(dp->pp_comm, req, &dp->pp_wait_seconds) ? pp_fail(dp, what, err) : 0;
 }
 
 /* The view of a forward pass in slot k: kept buffers where the slot has them, two alternating
