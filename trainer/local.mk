@@ -24,6 +24,7 @@ noinst_LTLIBRARIES += libtrainmodel.la
 libtrainmodel_la_SOURCES = \
 	trainer/rng.h \
 	trainer/mlp.h trainer/mlp.c \
+	trainer/parallel.h trainer/parallel.c trainer/pipeline.h trainer/pipeline.c \
 	trainer/adamw.h trainer/adamw.c \
 	trainer/idx.h trainer/idx.c \
 	trainer/dataset.h trainer/dataset.c \
@@ -53,10 +54,12 @@ train_mlp_SOURCES = trainer/train_mlp.c
 train_mlp_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS)
 train_mlp_LDADD = libtrainrt.la libtrainmodel.la libttbase.la $(OPENBLAS_LIBS) -lz -lm
 
-# Multi-process integration tests of train-mlp (ranks on 127.0.0.1 via launch_local.sh).
+# Multi-process integration tests of train-mlp (ranks on 127.0.0.1 via launch_local.sh); parallel.sh
+# runs every 3D layout of 8 ranks.
 dist_noinst_SCRIPTS += tests/trainer/launch_local.sh tests/trainer/resume.sh tests/trainer/equivalence.sh \
-	tests/trainer/signal.sh tests/trainer/summary.sh
-TESTS += tests/trainer/resume.sh tests/trainer/equivalence.sh tests/trainer/signal.sh tests/trainer/summary.sh
+	tests/trainer/signal.sh tests/trainer/summary.sh tests/trainer/parallel.sh
+TESTS += tests/trainer/resume.sh tests/trainer/equivalence.sh tests/trainer/signal.sh tests/trainer/summary.sh \
+	tests/trainer/parallel.sh
 # train-mlp's float32 step against PyTorch (torch_oracle.py) on the weights and batches mlp_dump writes.
 noinst_PROGRAMS += tests/trainer/mlp_dump
 tests_trainer_mlp_dump_SOURCES = tests/trainer/mlp_dump.c

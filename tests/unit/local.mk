@@ -116,6 +116,11 @@ tests_unit_test_comm_SOURCES = tests/unit/test_comm.c tests/unit/comm_harness.c 
 	tests/unit/comm_harness.h tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_comm_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_comm_LDADD = libtrainrt.la $(UNIT_LDADD) -lm
+check_PROGRAMS += tests/unit/test_comm_group
+tests_unit_test_comm_group_SOURCES = tests/unit/test_comm_group.c tests/unit/comm_harness.c \
+	tests/unit/comm_harness.h tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_comm_group_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_comm_group_LDADD = libtrainrt.la $(UNIT_LDADD) -lm
 check_PROGRAMS += tests/unit/test_rt_reduce tests/unit/test_rt_store
 tests_unit_test_rt_reduce_SOURCES = tests/unit/test_rt_reduce.c tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_rt_reduce_CFLAGS = $(UNIT_CFLAGS)
@@ -146,6 +151,10 @@ tests_unit_test_ckpt_LDADD = $(TRAIN_UNIT_LDADD)
 tests_unit_test_train_opts_SOURCES = tests/unit/test_train_opts.c tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_train_opts_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_train_opts_LDADD = $(TRAIN_UNIT_LDADD)
+check_PROGRAMS += tests/unit/test_parallel
+tests_unit_test_parallel_SOURCES = tests/unit/test_parallel.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_parallel_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_parallel_LDADD = $(TRAIN_UNIT_LDADD) -lm
 check_PROGRAMS += tests/unit/test_throughput
 tests_unit_test_throughput_SOURCES = tests/unit/test_throughput.c tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_throughput_CFLAGS = $(UNIT_CFLAGS)
