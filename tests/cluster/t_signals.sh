@@ -78,8 +78,10 @@ test_signal_without_plugin_does_not_reach_shell_child() {
 # The delivery matrix inside batch jobs: how the signal is sent x how the trainers start, every
 # cell one step of the same job, the four ways of sending four concurrent jobs.
 #   HOW:    scancel (scancel --signal=USR1: the steps), scancel_batch (scancel --batch
-#           --signal=USR1), time_step (--signal=USR1@90), time_batch (--signal=B:USR1@90); with
-#           --time=2 the timed signals come 30-60 s in (slurmctld checks about every 30 s)
+#           --signal=USR1), time_step (--signal=USR1@120), time_batch (--signal=B:USR1@120);
+#           with --time=3 the timed signals come 60-90 s in (slurmctld checks about every 30 s),
+#           after every trainer is up even when torchrun's Python start takes half a minute on a
+#           loaded 2-core machine (a signal before a trainer handles it kills that step)
 #   LAUNCH: direct (srun starts the trainer), shell (a shell's child), train_run (2 workers per
 #           node), torchrun (python3 -m torch.distributed.run, 2 workers per node, each in a new
 #           session), setsid (a shell's child in a new session)
@@ -119,8 +121,8 @@ matrix_job() {
 		done
 	} >"$how/job.sh"
 	case $how in
-	time_step) sbatch_args=(--time=2 --signal=USR1@90) ;;
-	time_batch) sbatch_args=(--time=2 --signal=B:USR1@90) ;;
+	time_step) sbatch_args=(--time=3 --signal=USR1@120) ;;
+	time_batch) sbatch_args=(--time=3 --signal=B:USR1@120) ;;
 	esac
 	sbatch --parsable -J "ttest-matrix-$how" --output="$PWD/$how/out.txt" -N2 --ntasks-per-node=1 \
 		--gres=gpu:2 --train-topo=env "${sbatch_args[@]}" "$how/job.sh"
@@ -133,6 +135,8 @@ matrix_total() {
 	echo $n
 }
 
+# The timed signals come 60-90 s in; the whole matrix takes about two minutes.
+timeout_test_signal_matrix_exactly_once=300
 test_signal_matrix_exactly_once() {
 	local how launch port=29410 total id ids=() deadline
 	command -v /usr/bin/python3 >/dev/null && /usr/bin/python3 -c 'import torch.distributed' 2>/dev/null ||
