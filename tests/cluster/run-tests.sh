@@ -10,7 +10,8 @@ TT_BUILDDIR=${TT_BUILDDIR:-$TT_SRCDIR}
 TT_CLUSTER_DIR=${TT_CLUSTER_DIR:-/var/lib/traintopo-cluster}
 TT_TEST_TIMEOUT=${TT_TEST_TIMEOUT:-180}
 export TT_SRCDIR TT_BUILDDIR TT_CLUSTER_DIR
-export SLURM_CONF=$TT_CLUSTER_DIR/etc/slurm.conf
+# SLURM_CONF, and PATH when the cluster runs a Slurm built under a prefix (cluster.sh up --slurm).
+eval "$("$here/cluster.sh" env)"
 pattern=${1:-}
 
 "$here/cluster.sh" status >/dev/null 2>&1 || {
