@@ -54,3 +54,14 @@ bench-tcp: trainrt-bench bench/tcp-stream train_topo.la
 	$(SHELL) $(srcdir)/bench/tcp.sh $(abs_top_builddir)
 dist_noinst_SCRIPTS += bench/tcp.sh
 .PHONY: bench-tcp
+
+# bench-ports: MASTER_PORT of co-resident jobs on the test cluster, and the formula's collision
+# rates vs the birthday estimate (bench/ports.sh; needs the cluster lock).
+noinst_PROGRAMS += bench/port-collisions
+bench_port_collisions_SOURCES = bench/port_collisions.c
+bench_port_collisions_LDADD = libtopo.la
+BENCH_TARGETS += bench-ports
+bench-ports: bench/port-collisions train-run$(EXEEXT) train_topo.la
+	$(SHELL) $(srcdir)/bench/ports.sh $(abs_top_builddir)
+dist_noinst_SCRIPTS += bench/ports.sh
+.PHONY: bench-ports
