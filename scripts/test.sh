@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# test.sh — the README's test command: installs dependencies, builds, runs the CUnit unit tests
-# (make check), brings up the embedded Slurm test cluster with the freshly built plugin, runs the
-# cluster integration tests on 2 nodes, then the 4-node ones on 4, and brings the cluster down
-# again. Exit 0 only if everything passed.
+# test.sh — the README's test command: installs dependencies, builds, runs the unit tests (make
+# check, with the plugin compiled against every Slurm release's headers), then the cluster
+# integration tests on each Slurm release: Debian's 22.05 and the releases in TT_SLURM_RELEASES
+# (default 26.05.3) built from ../shared by scripts/build-slurm.sh (cached per machine; SKIP when
+# ../shared is absent). Per release: the suite on 2 nodes, the 4-node tests on 4, and the
+# configuration tests (test_cfg_*) on a cluster with device constraints and a private /tmp per job,
+# and on one with SlurmdParameters=contain_spank (24.05 and later). Prints one summary line per
+# release and closes with the combined "cluster: N passed, N failed, N skipped". Exit 0 only if
+# everything passed.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -17,6 +22,8 @@ for log in tests/unit/test_*.log; do
 	echo "--- ${log%.log}"
 	sed -n '/^Run Summary/,/^Elapsed/p' "$log"
 done
+echo "--- the plugin against each Slurm release's headers (tests/slurm-headers.sh)"
+grep -E '^(PASS|FAIL|SKIP|Slurm header sets)' tests/slurm-headers.log || true
 grep -E '^(# (TOTAL|PASS|FAIL|ERROR)|(PASS|FAIL|ERROR):)' make-check.out || true
 if [ $unit_rc -ne 0 ]; then
 	echo "unit tests failed; details in the .log files above" >&2
@@ -24,15 +31,73 @@ if [ $unit_rc -ne 0 ]; then
 	exit 1
 fi
 
-echo "== cluster tests"
 export PATH="$top:$top/sbatch-templates:$PATH"
 trap 'tests/cluster/cluster.sh down >/dev/null 2>&1 || true' EXIT
-tests/cluster/cluster.sh up --nodes 2 --plugin "$top/.libs/train_topo.so" --share "$top"
-cluster_rc=0
-tests/cluster/run-tests.sh || cluster_rc=1
-# The few tests that need 4 nodes (test_n4_*) run on the cluster brought up again with 4.
-echo "== cluster tests on 4 nodes"
-tests/cluster/cluster.sh down
-tests/cluster/cluster.sh up --nodes 4 --plugin "$top/.libs/train_topo.so" --share "$top"
-tests/cluster/run-tests.sh n4_ || cluster_rc=1
-exit $cluster_rc
+total_p=0 total_f=0 total_s=0 summaries=() releases=()
+
+# cluster_run WHAT PATTERN UP-ARGS...: brings the cluster up with UP-ARGS, runs the tests matching
+# PATTERN ("" = all; TT_TESTS_EXCLUDE applies), brings it down; adds the counts to rel_*.
+cluster_run() {
+	local what=$1 pattern=$2 out=$top/cluster-run.out line rc=0
+	shift 2
+	echo "== cluster $release: $what"
+	tests/cluster/cluster.sh up "$@" --share "$top" 2>"$out" || rc=$?
+	cat "$out" >&2
+	if [ $rc -eq 77 ]; then
+		echo "SKIP: cluster $release ($what): $(sed 's/^cluster: //' "$out")"
+		rel_s=$((rel_s + 1))
+		return
+	elif [ $rc -ne 0 ]; then
+		echo "FAIL: cluster $release ($what) did not come up"
+		rel_f=$((rel_f + 1))
+		tests/cluster/cluster.sh down >/dev/null 2>&1 || true
+		return
+	fi
+	tests/cluster/run-tests.sh "$pattern" | tee "$out" || true
+	tests/cluster/cluster.sh down
+	line=$(grep -E '^cluster: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$out" | tail -n1)
+	if [ -z "$line" ]; then
+		echo "FAIL: cluster $release ($what): no summary from run-tests.sh"
+		rel_f=$((rel_f + 1))
+		return
+	fi
+	read -r p f s < <(sed -E 's/^cluster: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/' <<<"$line")
+	rel_p=$((rel_p + p)) rel_f=$((rel_f + f)) rel_s=$((rel_s + s))
+}
+
+# cluster_release SLURM-UP-ARGS...: every cluster run of one release (its daemons and plugin).
+cluster_release() {
+	rel_p=0 rel_f=0 rel_s=0
+	TT_TESTS_EXCLUDE=cfg_ cluster_run "2 nodes" "" --nodes 2 "$@"
+	cluster_run "4 nodes" n4_ --nodes 4 "$@"
+	cluster_run "ConstrainDevices=yes, job_container/tmpfs" cfg_ --nodes 2 --constrain-devices --job-container "$@"
+	cluster_run "job_container/tmpfs with contain_spank" cfg_ --nodes 2 --job-container --contain-spank "$@"
+	summaries+=("cluster $release: $rel_p passed, $rel_f failed, $rel_s skipped")
+	releases+=("$release")
+	total_p=$((total_p + rel_p)) total_f=$((total_f + rel_f)) total_s=$((total_s + rel_s))
+}
+
+release="$(slurmd -V | awk '{print $2}') (Debian)"
+cluster_release --plugin "$top/.libs/train_topo.so"
+
+for release in ${TT_SLURM_RELEASES-26.05.3}; do
+	echo "== Slurm $release from ../shared (scripts/build-slurm.sh)"
+	built=$top/build-slurm-$release.out rc=0
+	scripts/build-slurm.sh "$release" >"$built" || rc=$?
+	if [ $rc -eq 77 ]; then
+		summaries+=("cluster $release: 0 passed, 0 failed, 1 skipped ($(sed -n 's/^SKIP: //p' "$built"))")
+		echo "SKIP: ${summaries[-1]}"
+		total_s=$((total_s + 1))
+		continue
+	elif [ $rc -ne 0 ]; then
+		summaries+=("cluster $release: 0 passed, 1 failed, 0 skipped (scripts/build-slurm.sh $release failed)")
+		total_f=$((total_f + 1))
+		continue
+	fi
+	cluster_release --slurm "$(sed -n 's/^prefix=//p' "$built")" --plugin "$(sed -n 's/^plugin=//p' "$built")"
+done
+
+echo "== summary"
+printf '%s\n' "${summaries[@]}"
+echo "cluster: $total_p passed, $total_f failed, $total_s skipped (releases: ${releases[*]})"
+[ "$total_f" -eq 0 ]

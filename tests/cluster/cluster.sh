@@ -14,7 +14,8 @@
 #        cluster.sh exec [--node NAME] -- CMD...    run a command as a cluster client
 # --constrain-devices: cgroup.conf ConstrainDevices=yes (tasks can open only their GPUs);
 # --job-container: a private /tmp per job (job_container/tmpfs, since 25.11 namespace/tmpfs);
-# --contain-spank: SlurmdParameters=contain_spank (Slurm >= 24.05): SPANK's user_init runs in it.
+# --contain-spank: SlurmdParameters=contain_spank (Slurm >= 24.05): SPANK's user_init runs in it;
+#   up exits 77 on an older release.
 set -euo pipefail
 
 STATE=${TT_CLUSTER_DIR:-/var/lib/traintopo-cluster}
@@ -254,6 +255,15 @@ done <"$state/shared-dirs"
 umount "$state/run/host-tmp"
 # This node's own munged answers at the path slurm.conf names (see start_munge).
 mount --bind "$state/munge/$node" "$state/munge/socket"
+# With a Slurm under a prefix, its client commands stand in for the system's inside the node, as
+# on a site where that release is installed: a job started with --export=NONE finds srun on the
+# default PATH.
+prefix=$(cat "$state/slurm-prefix")
+if [ -n "$prefix" ]; then
+	for cmd in "$prefix"/bin/*; do
+		[ ! -e "/usr/bin/${cmd##*/}" ] || mount --bind "$cmd" "/usr/bin/${cmd##*/}"
+	done
+fi
 mount -t tmpfs -o mode=755 cgroup_root /sys/fs/cgroup
 mkdir -p /sys/fs/cgroup/.hierarchy
 for c in "$@"; do
@@ -362,11 +372,13 @@ cmd_up() {
 	echo "$prefix" >"$STATE/slurm-prefix"
 	use_slurm
 	need_tools
-	[ "$CONTAIN_SPANK" = no ] || release_at_least 24.05 ||
-		die "--contain-spank: Slurm $(slurm_release) has no SlurmdParameters=contain_spank (24.05 and later)"
+	if [ "$CONTAIN_SPANK" = yes ] && ! release_at_least 24.05; then
+		# Exit 77: what was asked for does not exist in this release (a skip, not an error).
+		echo "cluster: --contain-spank: Slurm $(slurm_release) has no SlurmdParameters=contain_spank (24.05 and later)" >&2
+		exit 77
+	fi
 	say "starting controller + $n nodes of Slurm $(slurm_release) under $STATE"
-	# Nothing of an earlier cluster (perhaps another release, whose state files this one refuses).
-	rm -rf "$STATE"/{ctld,spool,containers,log,up-config}
+	rm -rf "$STATE"/{containers,log,up-config}
 	write_config "$n"
 	printf '%s\n' "${shared[@]}" >"$STATE/shared-dirs"
 	if [ -n "$plugin" ]; then install_plugin "$plugin" "$plugin_args"; fi
@@ -444,6 +456,9 @@ cmd_down() {
 	for i in $(seq 1 "$((n > 16 ? 16 : n))"); do cgroup_cleanup "$(node_name "$i")"; done
 	hosts_remove
 	rm -f "$STATE"/run/*.pid
+	# Controller and node state of this release would stop another release's daemons (and
+	# slurmctld -c keeps some of it): the next cluster starts from nothing.
+	rm -rf "$STATE/ctld" "$STATE/spool"
 	say "down"
 }
 

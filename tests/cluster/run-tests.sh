@@ -3,6 +3,7 @@
 # cluster (tests/cluster/cluster.sh up) and prints one closing line "N passed, N failed, N skipped".
 # A test that exits 77 (lib.sh's skip) is skipped, with its reason printed; never counted as passed.
 # usage: run-tests.sh [PATTERN]   (only tests whose name contains PATTERN)
+#        TT_TESTS_EXCLUDE=TEXT: not the tests whose name contains TEXT
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 TT_SRCDIR=$(cd "$here/../.." && pwd)
@@ -42,6 +43,7 @@ nodes=$(sinfo -h -N -o %N 2>/dev/null | sort -u | wc -l)
 passed=0 failed=0 skipped=0 n4_skipped=0 failures=() skips=()
 for t in $(declare -F | awk '{print $3}' | grep '^test_'); do
 	[ -z "$pattern" ] || [[ $t == *"$pattern"* ]] || continue
+	[ -z "${TT_TESTS_EXCLUDE:-}" ] || [[ $t != *"$TT_TESTS_EXCLUDE"* ]] || continue
 	if [[ $t == test_n4_* ]] && [ "$nodes" -lt 4 ]; then
 		n4_skipped=$((n4_skipped + 1))
 		continue
