@@ -149,7 +149,7 @@ write_job_container() {
 	local key=JobContainerType type=job_container/tmpfs
 	if release_at_least 25.11; then key=NamespaceType type=namespace/tmpfs; fi
 	printf '%s\n' "$key=$type" "PrologFlags=Contain" >>"$STATE/etc/slurm.conf"
-	echo "AutoBasePath=true BasePath=$STATE/containers/%n" >"$STATE/etc/job_container.conf"
+	printf '%s\n' "AutoBasePath=true" "BasePath=$STATE/containers/%n" >"$STATE/etc/job_container.conf"
 }
 
 # plugstack.conf line for the installed plugin; "required" so a broken plugin fails loudly.
@@ -299,21 +299,30 @@ start_daemons() {
 	done
 }
 
+# Whether slurmctld and the slurmd of each of the n nodes still run (as started).
+daemons_alive() {
+	local i
+	pid_alive "$(read_pid "$STATE/run/slurmctld.launch.pid")" || return 1
+	for i in $(seq 1 "$1"); do
+		pid_alive "$(read_pid "$STATE/run/node$i.launch.pid")" || return 1
+	done
+}
+
 wait_idle() {
 	local n=$1 deadline=$((SECONDS + UP_TIMEOUT)) states=""
 	client_env
 	while [ $SECONDS -lt $deadline ]; do
-		pid_alive "$(read_pid "$STATE/run/slurmctld.launch.pid")" || break
+		daemons_alive "$n" || break
 		states=$(sinfo -h -N -o '%N %t' 2>/dev/null | sort -u || true)
 		if [ "$(echo "$states" | grep -c ' idle$')" = "$n" ]; then
 			return 0
 		fi
 		sleep 1
 	done
-	if pid_alive "$(read_pid "$STATE/run/slurmctld.launch.pid")"; then
+	if daemons_alive "$n"; then
 		echo "cluster: error: nodes not idle after ${UP_TIMEOUT}s; sinfo says:" >&2
 	else
-		echo "cluster: error: slurmctld exited (see its log below); sinfo says:" >&2
+		echo "cluster: error: a daemon exited (see the logs below); sinfo says:" >&2
 	fi
 	echo "${states:-<no answer from slurmctld>}" | sed 's/^/  /' >&2
 	for f in "$STATE"/log/slurmctld.log "$STATE"/log/slurmd-node*.log "$STATE"/log/*.out "$STATE"/log/*.init.log; do

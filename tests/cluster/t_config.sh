@@ -159,8 +159,8 @@ JOB
 test_cfg_steps_exclusive() {
 	cat >job.sh <<JOB
 #!/bin/bash
-TT_TASK_SLEEP=2 srun --exclusive -N2 --ntasks-per-node=1 --gres=gpu:4 --train-topo=env "$TASK_ENV" >a.txt &
-TT_TASK_SLEEP=2 srun --exclusive -N2 --ntasks-per-node=1 --gres=gpu:4 --train-topo=env "$TASK_ENV" >b.txt &
+TT_TASK_SLEEP=2 srun --exclusive -N2 -n2 --ntasks-per-node=1 --gres=gpu:4 --train-topo=env "$TASK_ENV" >a.txt &
+TT_TASK_SLEEP=2 srun --exclusive -N2 -n2 --ntasks-per-node=1 --gres=gpu:4 --train-topo=env "$TASK_ENV" >b.txt &
 wait
 JOB
 	sbatch_wait out.txt -N2 --ntasks-per-node=2 --gres=gpu:8 job.sh
