@@ -4,10 +4,11 @@
 # integration tests on each Slurm release: Debian's 22.05 and the releases in TT_SLURM_RELEASES
 # (default 26.05.3) built from ../shared by scripts/build-slurm.sh (cached per machine; SKIP when
 # ../shared is absent). Per release: the suite on 2 nodes, the 4-node tests on 4, and the
-# configuration tests (test_cfg_*) on a cluster with device constraints and a private /tmp per job,
-# and on one with SlurmdParameters=contain_spank (24.05 and later). Prints one summary line per
-# release and closes with the combined "cluster: N passed, N failed, N skipped". Exit 0 only if
-# everything passed.
+# configuration tests (test_cfg_*) on a cluster with device constraints, on one with a private /tmp
+# per job, and on one with that and SlurmdParameters=contain_spank (24.05 and later). Prints one
+# summary line per release and closes with the combined "cluster: N passed, N failed, N skipped".
+# Exit 0 only if everything passed. TT_CLUSTER_LOCK=FILE: hold that flock for each cluster only
+# (on a machine where others bring the test cluster up too).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -32,7 +33,18 @@ if [ $unit_rc -ne 0 ]; then
 fi
 
 export PATH="$top:$top/sbatch-templates:$PATH"
-trap 'tests/cluster/cluster.sh down >/dev/null 2>&1 || true' EXIT
+# Whether this script brought the cluster up: only then may it bring it down (under a lock it is
+# someone else's between our runs).
+ours=no
+trap '[ $ours = no ] || tests/cluster/cluster.sh down >/dev/null 2>&1 || true' EXIT
+lock_cluster() {
+	[ -z "${TT_CLUSTER_LOCK:-}" ] || { exec 8>"$TT_CLUSTER_LOCK" && flock 8; }
+	ours=yes
+}
+unlock_cluster() {
+	ours=no
+	[ -z "${TT_CLUSTER_LOCK:-}" ] || flock -u 8
+}
 total_p=0 total_f=0 total_s=0 summaries=() releases=()
 
 # cluster_run WHAT PATTERN UP-ARGS...: brings the cluster up with UP-ARGS, runs the tests matching
@@ -41,20 +53,24 @@ cluster_run() {
 	local what=$1 pattern=$2 out=$top/cluster-run.out line rc=0
 	shift 2
 	echo "== cluster $release: $what"
+	lock_cluster
 	tests/cluster/cluster.sh up "$@" --share "$top" 2>"$out" || rc=$?
 	cat "$out" >&2
 	if [ $rc -eq 77 ]; then
+		unlock_cluster
 		echo "SKIP: cluster $release ($what): $(sed 's/^cluster: //' "$out")"
 		rel_s=$((rel_s + 1))
 		return
 	elif [ $rc -ne 0 ]; then
+		tests/cluster/cluster.sh down >/dev/null 2>&1 || true
+		unlock_cluster
 		echo "FAIL: cluster $release ($what) did not come up"
 		rel_f=$((rel_f + 1))
-		tests/cluster/cluster.sh down >/dev/null 2>&1 || true
 		return
 	fi
 	tests/cluster/run-tests.sh "$pattern" | tee "$out" || true
 	tests/cluster/cluster.sh down
+	unlock_cluster
 	line=$(grep -E '^cluster: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$out" | tail -n1)
 	if [ -z "$line" ]; then
 		echo "FAIL: cluster $release ($what): no summary from run-tests.sh"
@@ -70,8 +86,10 @@ cluster_release() {
 	rel_p=0 rel_f=0 rel_s=0
 	TT_TESTS_EXCLUDE=cfg_ cluster_run "2 nodes" "" --nodes 2 "$@"
 	cluster_run "4 nodes" n4_ --nodes 4 "$@"
-	cluster_run "ConstrainDevices=yes, job_container/tmpfs" cfg_ --nodes 2 --constrain-devices --job-container "$@"
-	cluster_run "job_container/tmpfs with contain_spank" cfg_ --nodes 2 --job-container --contain-spank "$@"
+	# One cluster per configuration: 22.05 fails to create job containers once ConstrainDevices=yes.
+	cluster_run "ConstrainDevices=yes" cfg_ --nodes 2 --constrain-devices "$@"
+	cluster_run "job_container/tmpfs" cfg_ --nodes 2 --job-container "$@"
+	cluster_run "job_container/tmpfs, contain_spank" cfg_ --nodes 2 --job-container --contain-spank "$@"
 	summaries+=("cluster $release: $rel_p passed, $rel_f failed, $rel_s skipped")
 	releases+=("$release")
 	total_p=$((total_p + rel_p)) total_f=$((total_f + rel_f)) total_s=$((total_s + rel_s))

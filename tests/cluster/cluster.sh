@@ -146,10 +146,12 @@ EOF
 # A private /tmp and /dev/shm per job under each node's own base directory (the job's namespace is
 # made by the extern step, hence PrologFlags=Contain).
 write_job_container() {
-	local key=JobContainerType type=job_container/tmpfs
+	local key=JobContainerType type=job_container/tmpfs base=$STATE/containers/%n
 	if release_at_least 25.11; then key=NamespaceType type=namespace/tmpfs; fi
+	# Before 23.02 no %n: a multiple-slurmd build (Debian's 22.05) appends the node name itself.
+	release_at_least 23.02 || base=$STATE/containers
 	printf '%s\n' "$key=$type" "PrologFlags=Contain" >>"$STATE/etc/slurm.conf"
-	printf '%s\n' "AutoBasePath=true" "BasePath=$STATE/containers/%n" >"$STATE/etc/job_container.conf"
+	printf '%s\n' "AutoBasePath=true" "BasePath=$base" >"$STATE/etc/job_container.conf"
 }
 
 # plugstack.conf line for the installed plugin; "required" so a broken plugin fails loudly.

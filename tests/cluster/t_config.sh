@@ -3,8 +3,8 @@
 # device constraints (cluster.sh up --constrain-devices) and a private /tmp per job (--job-container,
 # with and without --contain-spank). Every task's contract is checked against Slurm's own
 # variables and against the devices the task can actually open (tests/cluster/bin/task-env.sh).
-# scripts/test.sh runs the test_cfg_* tests on the default cluster and again on one brought up with
-# those options, on each Slurm release.
+# scripts/test.sh runs the test_cfg_* tests on each Slurm release on clusters brought up with each
+# of those options (a test needing another one skips).
 
 TASK_ENV=$TT_SRCDIR/tests/cluster/bin/task-env.sh
 
@@ -12,8 +12,10 @@ TASK_ENV=$TT_SRCDIR/tests/cluster/bin/task-env.sh
 # the tasks printed, local ranks and node ranks consistent per host, MASTER_ADDR the host of rank 0,
 # one MASTER_PORT (the first reserved port when Slurm reserved some), and GPUs: local index i of
 # CUDA_VISIBLE_DEVICES is the i-th device the task can open (what CUDA enumerates under a device
-# cgroup), it is one of the step's GPUs on the node (SLURM_STEP_GPUS), no GPU goes to two tasks of
-# a node, and each task gets an equal share: floor(step GPUs on the node / tasks on the node).
+# cgroup), it is one of the step's GPUs on the node, no GPU goes to two tasks of a node, and each
+# task gets an equal share: floor(step GPUs on the node / tasks on the node). The step's GPUs on a
+# node: under a device cgroup (a task cannot open every device) those its tasks can open, else
+# SLURM_STEP_GPUS (under per-task constraints 26.05 numbers that one per task, from 0).
 CONTRACT_AWK='
 function bad(msg) { print "FAIL: " msg; nbad++ }
 function split_set(list, out,   n, a, i, lo, hi, r) {
@@ -58,10 +60,18 @@ END {
 		if (port !~ /^[0-9]+$/) bad("rank " rank ": MASTER_PORT \"" port "\"")
 		if (r > 1 && port != d[1, "MASTER_PORT"]) bad("rank " rank ": MASTER_PORT " port ", rank of line 1 " d[1, "MASTER_PORT"])
 		if (d[r, "resv"] != "-") { split(d[r, "resv"], rp, /[-,]/); if (rp[1] != port) bad("rank " rank ": MASTER_PORT " port ", reserved " d[r, "resv"]) }
-		# GPUs
-		delete step; split_set(d[r, "step_gpus"], step)
-		for (g in step) step_host[h, g] = 1
-		if (d[r, "step_gpus"] == "-") continue
+	}
+	# GPUs: the step GPUs of each host first, then every task against them.
+	for (r = 1; r <= n; r++) {
+		h = d[r, "host"]
+		delete step
+		if (split(d[r, "open"], open, ",") < ndev) split_set(d[r, "open"], step)
+		else split_set(d[r, "step_gpus"], step)
+		for (g in step) if (!((h, g) in step_host)) { step_host[h, g] = 1; nstep[h]++ }
+	}
+	for (r = 1; r <= n; r++) {
+		h = d[r, "host"]; rank = d[r, "RANK"]
+		if (!(h in nstep)) continue
 		cvd = d[r, "CUDA_VISIBLE_DEVICES"]
 		if (cvd == "-") { bad("rank " rank ": no CUDA_VISIBLE_DEVICES, step GPUs " d[r, "step_gpus"]); continue }
 		nopen = split(d[r, "open"], open, ",")
@@ -73,12 +83,11 @@ END {
 			mine[g] = 1
 			if ((h, g) in owner) bad(h ": GPU " g " given to ranks " owner[h, g] " and " rank)
 			owner[h, g] = rank
-			if (!(g in step)) bad("rank " rank ": GPU " g " (index " idx[i] ") outside the step GPUs " d[r, "step_gpus"])
+			if (!((h, g) in step_host)) bad("rank " rank ": GPU " g " (index " idx[i] ") is not one of the step GPUs on " h)
 		}
 		delete mine
 		ngpus[r] = ncvd
 	}
-	for (k in step_host) { split(k, hg, SUBSEP); nstep[hg[1]]++ }
 	for (r = 1; r <= n; r++) {
 		h = d[r, "host"]
 		if (h in nstep && ngpus[r] != int(nstep[h] / ntask[h]))
@@ -91,7 +100,8 @@ END {
 contract_ok() {
 	cat "$1"
 	expect_eq "task lines" "$2" "$(grep -c '^host=' "$1")"
-	awk "$CONTRACT_AWK" "$1" || fail "env contract broken in $1 (lines above)"
+	awk -v ndev="$(compgen -G "$TT_CLUSTER_DIR/dev/nvidia*" | wc -l)" "$CONTRACT_AWK" "$1" ||
+		fail "env contract broken in $1 (lines above)"
 }
 
 # config_value KEY: the running cluster's value of KEY from scontrol show config ("" if absent).
@@ -202,7 +212,7 @@ test_cfg_devices_constrained_local_indices() {
 	cat plain.txt
 	local l
 	while read -r l; do
-		expect_eq "SLURM_STEP_GPUS (node indices)" 4-7 "$(kv step_gpus "$l")"
+		expect_eq "SLURM_STEP_GPUS (node indices)" 4,5,6,7 "$(kv step_gpus "$l")"
 		expect_eq "devices the task can open" 4,5,6,7 "$(kv open "$l")"
 		expect_eq "Slurm's CUDA_VISIBLE_DEVICES (local indices)" 0,1,2,3 "$(kv CUDA_VISIBLE_DEVICES "$l")"
 	done <plain.txt
