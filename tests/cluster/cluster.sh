@@ -255,6 +255,12 @@ while read -r dir; do
 	case $dir in /tmp/?*) mkdir -p "$dir" && mount --bind "$state/run/host-tmp/${dir#/tmp/}" "$dir" ;; esac
 done <"$state/shared-dirs"
 umount "$state/run/host-tmp"
+# /sys of this node's network namespace (its eth0 under /sys/class/net), as ip netns exec mounts it.
+mount -t sysfs -o nosuid,nodev,noexec sysfs /sys
+# The base of job containers (cluster.sh up --job-container) on a file system of this node alone,
+# as on a site's local disk.
+mkdir -p "$state/containers/$node"
+mount -t tmpfs -o mode=755 containers "$state/containers/$node"
 # This node's own munged answers at the path slurm.conf names (see start_munge).
 mount --bind "$state/munge/$node" "$state/munge/socket"
 # With a Slurm under a prefix, its client commands stand in for the system's inside the node, as
@@ -294,7 +300,10 @@ start_daemons() {
 	echo $! >"$STATE/run/slurmctld.launch.pid"
 	write_node_init
 	for i in $(seq 1 "$n"); do
-		setsid ip netns exec "$(node_netns "$i")" unshare --uts --mount --propagation private \
+		# nsenter joins the node's network namespace only (ip netns exec would add a mount
+		# namespace of its own); unshare gives the node one mount namespace, where node-init.sh
+		# mounts the node's /sys and the base of its job containers.
+		setsid nsenter --net="/run/netns/$(node_netns "$i")" unshare --uts --mount --propagation private \
 			"$STATE/lib/node-init.sh" "$STATE" "$(node_name "$i")" $CGROUP_CONTROLLERS \
 			</dev/null >>"$STATE/log/node$i.init.log" 2>&1 &
 		echo $! >"$STATE/run/node$i.launch.pid"
