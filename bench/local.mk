@@ -39,11 +39,12 @@ bench-train: train-mlp bench/sgemm-peak
 	TRAIN_MLP=./train-mlp SGEMM_PEAK=./bench/sgemm-peak $(SHELL) $(srcdir)/bench/train.sh
 .PHONY: bench-train
 
-# bench-accuracy: 784-256-10 on Fashion-MNIST reaches >= 88% on 1 and on 4 ranks.
-dist_noinst_SCRIPTS += bench/accuracy.sh
+# bench-accuracy: 784-256-10 on Fashion-MNIST reaches >= 88% on 1 and on 4 ranks; the same script
+# is a make check test (tests/trainer/accuracy.sh), here for its wall times, plus a deeper model on
+# 4 ranks with tensor and pipeline parallelism (TP=2 PP=2, about a minute more).
 BENCH_TARGETS += bench-accuracy
 bench-accuracy: train-mlp
-	TRAIN_MLP=./train-mlp $(SHELL) $(srcdir)/bench/accuracy.sh
+	TRAIN_MLP=./train-mlp $(SHELL) $(srcdir)/tests/trainer/accuracy.sh --with-tp-pp
 .PHONY: bench-accuracy
 
 # bench-tcp: TCP all-reduce between two test-cluster nodes vs a raw TCP stream (bench/tcp.sh).
@@ -59,9 +60,35 @@ dist_noinst_SCRIPTS += bench/tcp.sh
 # rates vs the birthday estimate (bench/ports.sh; needs the cluster lock).
 noinst_PROGRAMS += bench/port-collisions
 bench_port_collisions_SOURCES = bench/port_collisions.c
-bench_port_collisions_LDADD = libtopo.la
+bench_port_collisions_LDADD = libttlayout.la libttbase.la
 BENCH_TARGETS += bench-ports
 bench-ports: bench/port-collisions train-run$(EXEEXT) train_topo.la
 	$(SHELL) $(srcdir)/bench/ports.sh $(abs_top_builddir)
 dist_noinst_SCRIPTS += bench/ports.sh
 .PHONY: bench-ports
+
+# bench-timeouts: how long libtrainrt takes to give up (no rank 0, a peer that never comes, a killed
+# or a stopped peer) against TRAINRT_TIMEOUT; the unit tests assert only that and why it gives up.
+dist_noinst_SCRIPTS += bench/timeouts.sh
+BENCH_TARGETS += bench-timeouts
+bench-timeouts: trainrt-bench
+	TRAINRT_BENCH=./trainrt-bench $(SHELL) $(srcdir)/bench/timeouts.sh
+.PHONY: bench-timeouts
+
+# bench-ckpt: checkpoint write throughput vs dd conv=fsync into the same directory (bench/ckpt.sh).
+noinst_PROGRAMS += bench/ckpt-write
+bench_ckpt_write_SOURCES = bench/ckpt_write.c
+bench_ckpt_write_LDADD = libtrainmodel.la libttbase.la
+dist_noinst_SCRIPTS += bench/ckpt.sh
+BENCH_TARGETS += bench-ckpt
+bench-ckpt: bench/ckpt-write
+	CKPT_WRITE=./bench/ckpt-write $(SHELL) $(srcdir)/bench/ckpt.sh
+.PHONY: bench-ckpt
+
+# bench-parallel: 3D layouts (samples/s, peak RSS, bytes per step measured vs computed, bubble),
+# recomputation's memory, and PyTorch's pipeline (gloo send/recv) and DDP as peers (BENCHMARKS.md).
+dist_noinst_SCRIPTS += bench/parallel.sh bench/torch_pipeline.py
+BENCH_TARGETS += bench-parallel
+bench-parallel: train-mlp
+	TRAIN_MLP=./train-mlp $(SHELL) $(srcdir)/bench/parallel.sh
+.PHONY: bench-parallel

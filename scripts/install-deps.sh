@@ -7,7 +7,7 @@ packages=(
 	gcc make autoconf automake libtool pkg-config
 	# libraries
 	libslurm-dev libhwloc-dev libibverbs-dev ibverbs-providers libpmix-dev libcunit1-dev
-	libopenblas-dev zlib1g-dev
+	libopenblas-dev zlib1g-dev libssl-dev
 	# the embedded test cluster and commands the tests use
 	slurmctld slurmd slurm-client munge iproute2 util-linux procps hwloc-nox
 	# Slurm releases built from ../shared for the cluster tests (scripts/build-slurm.sh)
@@ -18,6 +18,9 @@ packages=(
 	python3-torch
 	# memory checking (make check-valgrind)
 	valgrind
+	# fuzzing (make fuzz, make fuzz-smoke): clang and its libFuzzer runtime (libclang_rt.fuzzer,
+	# in libclang-rt-14-dev on Debian 12, which libclang-rt-dev pulls in)
+	clang libclang-rt-dev
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # test.sh — the README's test command: installs dependencies, builds, runs the unit tests (make
-# check, with the plugin compiled against every Slurm release's headers), then the cluster
-# integration tests on each Slurm release: Debian's 22.05 and the releases in TT_SLURM_RELEASES
-# (default 26.05.3) built from ../shared by scripts/build-slurm.sh (cached per machine; SKIP when
-# ../shared is absent). Per release: the suite on 2 nodes, the 4-node tests on 4, and the
-# configuration tests (test_cfg_*) on a cluster with device constraints, on one with a private /tmp
-# per job, and on one with that and SlurmdParameters=contain_spank (24.05 and later). Prints one
-# summary line per release and closes with the combined "cluster: N passed, N failed, N skipped".
-# Exit 0 only if everything passed. TT_CLUSTER_LOCK=FILE: hold that flock for each cluster only
-# (on a machine where others bring the test cluster up too).
+# check, with the plugin compiled against every Slurm release's headers), a short pass of every
+# libFuzzer harness (make fuzz-smoke), then the cluster integration tests on each Slurm release:
+# Debian's 22.05 and the releases in TT_SLURM_RELEASES (default 26.05.3) built from ../shared by
+# scripts/build-slurm.sh (cached per machine; SKIP when ../shared is absent). Per release: the
+# suite on 2 nodes, the 4-node tests on 4 without reserved ports, and the configuration tests
+# (test_cfg_*) on one cluster with device constraints, a private /tmp per job and
+# SlurmdParameters=contain_spank; on 22.05, which cannot create job containers under
+# ConstrainDevices=yes and has no contain_spank, on two (devices; job container) and a SKIP.
+# Prints one summary line per release and closes with the combined "cluster: N passed, N failed,
+# N skipped". Exit 0 only if everything passed. TT_CLUSTER_LOCK=FILE: hold that flock for each
+# cluster only (on a machine where others bring the test cluster up too).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -25,12 +27,47 @@ for log in tests/unit/test_*.log; do
 done
 echo "--- the plugin against each Slurm release's headers (tests/slurm-headers.sh)"
 grep -E '^(PASS|FAIL|SKIP|Slurm header sets)' tests/slurm-headers.log || true
-grep -E '^(# (TOTAL|PASS|FAIL|ERROR)|(PASS|FAIL|ERROR):)' make-check.out || true
+grep -E '^(# (TOTAL|PASS|SKIP|FAIL|ERROR)|(PASS|SKIP|FAIL|ERROR):)' make-check.out || true
+# A skipped program says why on its last SKIP line.
+for log in $(grep -l '^SKIP ' tests/*/*.log 2>/dev/null); do
+	echo "skipped ${log%.log}: $(grep '^SKIP:' "$log" | tail -n 1)"
+done
 if [ $unit_rc -ne 0 ]; then
 	echo "unit tests failed; details in the .log files above" >&2
 	tail -n 40 make-check.out >&2
 	exit 1
 fi
+
+echo "== fuzz smoke (make fuzz-smoke: every libFuzzer harness for a few seconds)"
+fuzz_rc=0
+make -j"$(nproc)" fuzz-smoke >make-fuzz.out 2>&1 || fuzz_rc=$?
+grep -E '^(fuzz |    )' make-fuzz.out || true
+if [ $fuzz_rc -ne 0 ]; then
+	echo "fuzz smoke failed: crash inputs in fuzz-crashes/, logs in fuzz-build/src/fuzz-work/logs/" >&2
+	tail -n 20 make-fuzz.out >&2
+fi
+
+total_p=0 total_f=0 total_s=0 summaries=() releases=()
+
+# The releases from ../shared are built before any cluster (and any wait for the lock).
+built_releases=()
+for release in ${TT_SLURM_RELEASES-26.05.3}; do
+	echo "== Slurm $release from ../shared (scripts/build-slurm.sh)"
+	built=$top/build-slurm-$release.out rc=0 start=$SECONDS
+	scripts/build-slurm.sh "$release" >"$built" || rc=$?
+	echo "scripts/build-slurm.sh $release: exit $rc after $((SECONDS - start)) s"
+	if [ $rc -eq 77 ]; then
+		summaries+=("cluster $release: 0 passed, 0 failed, 1 skipped ($(sed -n 's/^SKIP: //p' "$built"))")
+		echo "SKIP: ${summaries[-1]}"
+		total_s=$((total_s + 1))
+	elif [ $rc -ne 0 ]; then
+		summaries+=("cluster $release: 0 passed, 1 failed, 0 skipped (scripts/build-slurm.sh $release failed)")
+		echo "FAIL: ${summaries[-1]}"
+		total_f=$((total_f + 1))
+	else
+		built_releases+=("$release")
+	fi
+done
 
 export PATH="$top:$top/sbatch-templates:$PATH"
 # Whether this script brought the cluster up: only then may it bring it down (under a lock it is
@@ -45,15 +82,15 @@ unlock_cluster() {
 	ours=no
 	[ -z "${TT_CLUSTER_LOCK:-}" ] || flock -u 8
 }
-total_p=0 total_f=0 total_s=0 summaries=() releases=()
 
 # cluster_run WHAT PATTERN UP-ARGS...: brings the cluster up with UP-ARGS, runs the tests matching
 # PATTERN ("" = all; TT_TESTS_EXCLUDE applies), brings it down; adds the counts to rel_*.
 cluster_run() {
-	local what=$1 pattern=$2 out=$top/cluster-run.out line rc=0
+	local what=$1 pattern=$2 out=$top/cluster-run.out line rc=0 start
 	shift 2
 	echo "== cluster $release: $what"
 	lock_cluster
+	start=$SECONDS
 	tests/cluster/cluster.sh up "$@" --share "$top" 2>"$out" || rc=$?
 	cat "$out" >&2
 	if [ $rc -eq 77 ]; then
@@ -71,6 +108,7 @@ cluster_run() {
 	tests/cluster/run-tests.sh "$pattern" | tee "$out" || true
 	tests/cluster/cluster.sh down
 	unlock_cluster
+	echo "cluster $release ($what): $((SECONDS - start)) s with the lock"
 	line=$(grep -E '^cluster: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$out" | tail -n1)
 	if [ -z "$line" ]; then
 		echo "FAIL: cluster $release ($what): no summary from run-tests.sh"
@@ -83,39 +121,33 @@ cluster_run() {
 
 # cluster_release SLURM-UP-ARGS...: every cluster run of one release (its daemons and plugin).
 cluster_release() {
+	local start=$SECONDS
 	rel_p=0 rel_f=0 rel_s=0
 	TT_TESTS_EXCLUDE=cfg_ cluster_run "2 nodes" "" --nodes 2 "$@"
-	cluster_run "4 nodes" n4_ --nodes 4 "$@"
-	# One cluster per configuration: 22.05 fails to create job containers once ConstrainDevices=yes.
-	cluster_run "ConstrainDevices=yes" cfg_ --nodes 2 --constrain-devices "$@"
-	cluster_run "job_container/tmpfs" cfg_ --nodes 2 --job-container "$@"
-	cluster_run "job_container/tmpfs, contain_spank" cfg_ --nodes 2 --job-container --contain-spank "$@"
-	summaries+=("cluster $release: $rel_p passed, $rel_f failed, $rel_s skipped")
+	# Without MpiParams=ports, so steps get MASTER_PORT from the plugin's formula as on most sites.
+	cluster_run "4 nodes, no reserved ports" n4_ --nodes 4 --no-resv-ports "$@"
+	if [[ $release == 22.05.* ]]; then
+		# 22.05 fails to create job containers once ConstrainDevices=yes; no contain_spank (a SKIP).
+		cluster_run "ConstrainDevices=yes" cfg_ --nodes 2 --constrain-devices "$@"
+		cluster_run "job_container/tmpfs" cfg_ --nodes 2 --job-container "$@"
+		cluster_run "job_container/tmpfs, contain_spank" cfg_ --nodes 2 --job-container --contain-spank "$@"
+	else
+		cluster_run "ConstrainDevices=yes, job_container/tmpfs, contain_spank" cfg_ --nodes 2 \
+			--constrain-devices --job-container --contain-spank "$@"
+	fi
+	summaries+=("cluster $release: $rel_p passed, $rel_f failed, $rel_s skipped ($(((SECONDS - start + 30) / 60)) min)")
 	releases+=("$release")
 	total_p=$((total_p + rel_p)) total_f=$((total_f + rel_f)) total_s=$((total_s + rel_s))
 }
 
 release="$(slurmd -V | awk '{print $2}') (Debian)"
 cluster_release --plugin "$top/.libs/train_topo.so"
-
-for release in ${TT_SLURM_RELEASES-26.05.3}; do
-	echo "== Slurm $release from ../shared (scripts/build-slurm.sh)"
-	built=$top/build-slurm-$release.out rc=0
-	scripts/build-slurm.sh "$release" >"$built" || rc=$?
-	if [ $rc -eq 77 ]; then
-		summaries+=("cluster $release: 0 passed, 0 failed, 1 skipped ($(sed -n 's/^SKIP: //p' "$built"))")
-		echo "SKIP: ${summaries[-1]}"
-		total_s=$((total_s + 1))
-		continue
-	elif [ $rc -ne 0 ]; then
-		summaries+=("cluster $release: 0 passed, 1 failed, 0 skipped (scripts/build-slurm.sh $release failed)")
-		total_f=$((total_f + 1))
-		continue
-	fi
+for release in ${built_releases[@]+"${built_releases[@]}"}; do
+	built=$top/build-slurm-$release.out
 	cluster_release --slurm "$(sed -n 's/^prefix=//p' "$built")" --plugin "$(sed -n 's/^plugin=//p' "$built")"
 done
 
 echo "== summary"
 printf '%s\n' "${summaries[@]}"
 echo "cluster: $total_p passed, $total_f failed, $total_s skipped (releases: ${releases[*]})"
-[ "$total_f" -eq 0 ]
+[ "$total_f" -eq 0 ] && [ "$fuzz_rc" -eq 0 ]

@@ -1,20 +1,21 @@
-# spank/: the train_topo SPANK plugin. Pure parts (plugstack parser, relay rules) live in a
-# convenience library the unit tests link too; only the hook files include slurm/spank.h.
+# spank/: the train_topo SPANK plugin. Pure parts (plugstack parser, relay rules, the topology
+# file's life) live in a convenience library the unit tests link too; only the hook files
+# include slurm/spank.h.
 noinst_LTLIBRARIES += libttspank.la
 libttspank_la_SOURCES = \
 	spank/plugin_config.h spank/plugin_config.c \
 	spank/proctree.h spank/proctree.c \
-	spank/relay.h spank/relay.c
+	spank/relay.h spank/relay.c \
+	spank/topo_file.h spank/topo_file.c
 libttspank_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/spank
 
 spank_LTLIBRARIES += train_topo.la
 train_topo_la_SOURCES = \
-	spank/plugin.h spank/train_topo.c spank/local.c spank/remote.c \
-	spank/topo_file.h spank/topo_file.c
+	spank/plugin.h spank/train_topo.c spank/local.c spank/remote.c
 train_topo_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/spank $(SLURM_CPPFLAGS)
 train_topo_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared \
 	-Wl,--version-script=$(top_srcdir)/spank/train_topo.map
-train_topo_la_LIBADD = libttspank.la libtopo.la
+train_topo_la_LIBADD = libttspank.la libtthw.la libttlayout.la libttbase.la
 EXTRA_DIST += spank/train_topo.map
 EXTRA_train_topo_la_DEPENDENCIES = $(top_srcdir)/spank/train_topo.map
 

@@ -23,8 +23,14 @@ struct tt_plugin {
 	enum tt_mode mode;	/* resolved for this step (remote) or command (local) */
 	uint32_t job_id, step_id;
 	char topo_file[PATH_MAX];	/* NCCL_TOPO_FILE of this step on this node, "" when none */
+	struct tt_topo_dir topo_dir;	/* the job's directory holding it, for removal */
 	tt_err topo_problem;	/* why there is none, for the task's warning */
-	struct tt_node_policy policy;	/* NCCL_IB_HCA per GPU, NCCL_SOCKET_IFNAME */
+	struct tt_node_policy policy;	/* NCCL_IB_HCA, NCCL_SOCKET_IFNAME, GPUs' CPUs, notes for the node */
+	/* In slurmstepd, an error found before the tasks exist (a bad TRAIN_TOPO_MODE, plugstack
+	 * arguments): returned from init, Slurm 22.05 would report "launch failed" and srun would
+	 * exit 0, so each task fails with it instead (non-zero status on every Slurm). "" = none. */
+	tt_err problem;
+	char topo_set[TT_SET_LIST_LEN];	/* TRAIN_TOPO_SET of the task being set up */
 };
 
 extern struct tt_plugin tt_plugin;

@@ -20,7 +20,7 @@ static const struct {
 	[KEY_TOPO_DIR] = {"topo_dir", "an absolute directory path"},
 	[KEY_HWLOC_XML] = {"hwloc_xml", "an absolute file path"},
 	[KEY_STRICT] = {"strict", "yes or no"},
-	[KEY_SIGNAL] = {"signal", "USR1, USR2, HUP, INT, TERM or URG"},
+	[KEY_SIGNAL] = {"signal", NULL},	/* the checkpoint names of tt_signal.h */
 };
 
 void tt_plugin_config_defaults(struct tt_plugin_config *cfg)
@@ -45,6 +45,14 @@ int tt_mode_parse(const char *s, enum tt_mode *m, tt_err *err)
 	else
 		return tt_err_set(err, "--train-topo='%s' is not a mode: use full (the default for "
 				  "--train-topo alone), env or off", s);
+	return 0;
+}
+
+int tt_mode_from_env(const char *value, enum tt_mode *m, tt_err *err)
+{
+	if (!*value || tt_mode_parse(value, m, NULL) != 0)
+		return tt_err_set(err, "TRAIN_TOPO_MODE='%s' in the environment is not a mode: use full, "
+				  "env or off (as for --train-topo=MODE), or unset it", value);
 	return 0;
 }
 
@@ -83,6 +91,7 @@ static int parse_signal(const char *value, int *signo)
 static int apply(struct tt_plugin_config *cfg, enum key k, const char *value, int pos,
 		 const char *arg, tt_err *err)
 {
+	char names[64];
 	int ok = 0;
 
 	switch (k) {
@@ -113,8 +122,9 @@ static int apply(struct tt_plugin_config *cfg, enum key k, const char *value, in
 	}
 	if (ok)
 		return 0;
+	tt_signal_checkpoint_names(names, sizeof(names));
 	return tt_err_set(err, "plugstack.conf argument %d '%s': bad value for %s: use %s", pos,
-			  arg, keys[k].name, keys[k].valid);
+			  arg, keys[k].name, keys[k].valid ? keys[k].valid : names);
 }
 
 int tt_plugin_config_parse(int argc, char **argv, struct tt_plugin_config *cfg, tt_err *err)

@@ -52,6 +52,11 @@ int tt_plugin_config_parse(int argc, char **argv, struct tt_plugin_config *cfg, 
  * "env", "off". -1 with err naming the text and the valid modes. */
 int tt_mode_parse(const char *s, enum tt_mode *m, tt_err *err);
 
+/* Parses TRAIN_TOPO_MODE as it arrives in an environment (the plugin sets it for nested steps;
+ * users may too): "full", "env" or "off". -1 with err naming the variable and the valid modes
+ * (the empty value too). */
+int tt_mode_from_env(const char *value, enum tt_mode *m, tt_err *err);
+
 /* Name of a mode as the option spells it ("off", "env", "full"). */
 const char *tt_mode_name(enum tt_mode m);
 

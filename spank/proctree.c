@@ -1,4 +1,5 @@
-/* proctree.c — /proc snapshot and the descendant-selection rule of the signal relay. */
+/* proctree.c — /proc snapshot, the descendant-selection rule of the signal relay, and the
+ * ancestor check a launcher uses to find a relay above it. */
 #include "proctree.h"
 
 #include <ctype.h>
@@ -77,6 +78,39 @@ int tt_proc_snapshot(const char *proc_root, struct tt_proc **procs, size_t *n, t
 	closedir(dir);
 	*procs = list;
 	*n = count;
+	return 0;
+}
+
+static pid_t parent_of(const char *proc_root, pid_t pid)
+{
+	char path[512], line[256];
+	pid_t ppid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d/status", proc_root, (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		int v;
+
+		if (sscanf(line, "PPid: %d", &v) == 1) {
+			ppid = v;
+			break;
+		}
+	}
+	fclose(f);
+	return ppid;
+}
+
+int tt_proc_is_ancestor(const char *proc_root, pid_t pid, pid_t ancestor)
+{
+	/* A bound on the walk: a chain longer than this is a loop in a corrupt snapshot. */
+	for (int depth = 0; depth < 4096 && pid > 1 && ancestor > 0; depth++) {
+		pid = parent_of(proc_root, pid);
+		if (pid == ancestor)
+			return 1;
+	}
 	return 0;
 }
 

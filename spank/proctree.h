@@ -1,4 +1,4 @@
-/* proctree.h — which processes a relayed signal should reach.
+/* proctree.h — which processes a relayed signal should reach, and whether a relay is above us.
  * Under proctrack/cgroup Slurm signals only a task's direct child; the relay uses this to find the
  * task's descendants that actually handle the signal, so training processes see a checkpoint signal
  * without killing helpers (shells, sleep, launchers) that would die from its default action. */
@@ -21,6 +21,12 @@ struct tt_proc {
 /* Reads pid, ppid, SigCgt and SigBlk of every process under proc_root ("/proc"). Processes that vanish
  * while reading are skipped. *procs is malloc'd; free it. */
 int tt_proc_snapshot(const char *proc_root, struct tt_proc **procs, size_t *n, tt_err *err);
+
+/* Whether ancestor is a strict ancestor of pid: walks PPid: lines under proc_root ("/proc") from
+ * pid up to pid 1. 0 when it is not, or when the chain cannot be read. A launcher uses it to
+ * trust a relay pid it found in its environment only when that relay really is above it (the
+ * value may have been inherited across a step boundary, where the relay is someone else's). */
+int tt_proc_is_ancestor(const char *proc_root, pid_t pid, pid_t ancestor);
 
 /* The relay rule: every descendant of root (not root itself) that handles sig (see handled). Writes up to cap
  * pids to out and returns how many there are (may exceed cap: then only cap were written).

@@ -1,6 +1,7 @@
 /* relay.c — fork-and-forward signal relay for tasks under proctrack/cgroup (see relay.h). */
 #include "relay.h"
 #include "proctree.h"
+#include "tt_signal.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -11,12 +12,6 @@
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-/* Signals slurmstepd, srun or scancel send that the program must still see. SIGKILL and SIGSTOP
- * cannot be caught and reach the whole cgroup anyway. */
-static const int relayed_signals[] = {
-	SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCONT, SIGALRM, SIGXCPU,
-};
 
 #define MAX_TARGETS 4096
 
@@ -93,13 +88,12 @@ static void __attribute__((noreturn)) relay_loop(const struct tt_relay_config *c
 int tt_relay_start(const struct tt_relay_config *cfg, tt_err *err)
 {
 	sigset_t relayed, old;
-	size_t i;
 	pid_t child;
 	int fd;
 
+	/* What slurmstepd, srun or scancel may send that the program must still see (tt_signal.h). */
 	sigemptyset(&relayed);
-	for (i = 0; i < sizeof(relayed_signals) / sizeof(relayed_signals[0]); i++)
-		sigaddset(&relayed, relayed_signals[i]);
+	tt_signal_forwarded_set(&relayed);
 	sigaddset(&relayed, cfg->checkpoint_signal);
 	sigaddset(&relayed, SIGCHLD);
 	/* Blocked before the fork so no signal can arrive between fork and signalfd. */

@@ -1,40 +1,48 @@
-/* remote.c — slurmstepd: resolve the step's mode, and per task apply the env contract and start
- * the checkpoint-signal relay. The batch step only passes the mode on to its srun steps and relays
- * signals to them; the extern and interactive steps are left alone. */
+/* remote.c — slurmstepd: resolve the step's mode, and per task apply the env contract, bind the
+ * task's CPUs when Slurm did not, publish what a launcher below needs (TRAIN_TOPO_SET, the
+ * relay), and start the checkpoint-signal relay. The batch step only passes the mode on to its
+ * srun steps and relays signals to them; the extern and interactive steps are left alone. */
 #include "plugin.h"
+#include "cpu_bind.h"
+#include "hw_model.h"
 #include "layout.h"
 #include "relay.h"
 #include "topo_file.h"
+#include "tt_signal.h"
 
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static bool is_special_step(uint32_t step_id)
 {
 	return step_id == TT_STEP_EXTERN || step_id == TT_STEP_INTERACTIVE;
 }
 
+/* Errors here are kept in tt_plugin.problem and fail each task in task_init (see plugin.h). */
 int tt_remote_init_post_opt(spank_t sp)
 {
 	char value[64];
-	tt_err err;
+	spank_err_t rc;
 
+	tt_plugin.mode = tt_plugin.cfg.default_mode;
 	if (spank_get_item(sp, S_JOB_ID, &tt_plugin.job_id) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_STEPID, &tt_plugin.step_id) != ESPANK_SUCCESS) {
-		slurm_error(TT_PLUGIN ": cannot read the job and step id of this step");
-		return -1;
+		tt_err_set(&tt_plugin.problem, "cannot read the job and step id of this step");
+		return 0;
 	}
 	if (tt_plugin.option_given) {
 		tt_plugin.mode = tt_plugin.option_mode;
-	} else if (spank_getenv(sp, TT_MODE_ENV, value, sizeof(value)) == ESPANK_SUCCESS) {
-		if (tt_mode_parse(value, &tt_plugin.mode, &err) != 0) {
-			slurm_error(TT_PLUGIN ": %s in the job's environment: %s", TT_MODE_ENV, err.msg);
-			return -1;
-		}
-	} else {
-		tt_plugin.mode = tt_plugin.cfg.default_mode;
+		return 0;
 	}
+	rc = spank_getenv(sp, TT_MODE_ENV, value, sizeof(value));
+	if (rc == ESPANK_NOSPACE)
+		tt_err_set(&tt_plugin.problem, "%s in the environment is longer than any mode: use "
+			   "full, env or off, or unset it", TT_MODE_ENV);
+	else if (rc == ESPANK_SUCCESS)
+		tt_mode_from_env(value, &tt_plugin.mode, &tt_plugin.problem);
 	return 0;
 }
 
@@ -45,8 +53,8 @@ int tt_remote_user_init(spank_t sp)
 	    tt_plugin.step_id == TT_STEP_BATCH)
 		return 0;
 	if (tt_topo_file_create(&tt_plugin.cfg, tt_plugin.job_id, tt_plugin.step_id,
-				tt_plugin.topo_file, sizeof(tt_plugin.topo_file), &tt_plugin.policy,
-				&tt_plugin.topo_problem) != 0) {
+				tt_plugin.topo_file, sizeof(tt_plugin.topo_file), &tt_plugin.topo_dir,
+				&tt_plugin.policy, &tt_plugin.topo_problem) != 0) {
 		/* A failure here would end the step with exit code 0 ("could not execve"): each
 		 * task reports it instead (see apply_topology). */
 		tt_plugin.topo_file[0] = '\0';
@@ -66,35 +74,91 @@ static int apply_var(void *ctx, const char *name, const char *value)
 	return 0;
 }
 
-static unsigned task_cpu_count(void)
+/* tt_getenv_fn over the task's environment as it is now (spank_setenv may move the array, so
+ * it is looked up on every call). */
+static const char *task_getenv(void *ctx, const char *name)
 {
-	cpu_set_t set;
+	char **env = NULL;
 
-	if (sched_getaffinity(0, sizeof(set), &set) != 0)
-		return 0;
-	return (unsigned)CPU_COUNT(&set);
+	if (spank_get_item((spank_t)ctx, S_JOB_ENV, &env) != ESPANK_SUCCESS)
+		return NULL;
+	return tt_env_array(env, name);
 }
 
-/* Like apply_var, but a value the user set already wins (NCCL's own variables). */
+/* Remembers that the plugin set name for this task as a default (TRAIN_TOPO_SET). */
+static int note_default(const char *name)
+{
+	if (tt_env_set_list_add(tt_plugin.topo_set, sizeof(tt_plugin.topo_set), name) != 0) {
+		slurm_error(TT_PLUGIN ": internal: %s does not fit in %s", name, TT_ENV_SET);
+		return -1;
+	}
+	return 0;
+}
+
+/* Like apply_var, but a value the user set already wins (NCCL's own variables); one the plugin
+ * set for an enclosing task (listed in its TRAIN_TOPO_SET) does not. */
 static int apply_default(spank_t sp, const char *name, const char *value)
 {
-	char current[8];
-	spank_err_t rc;
-
-	if (!value[0])
+	if (!value[0] || tt_env_user_set(task_getenv, sp, name))
 		return 0;
-	rc = spank_getenv(sp, name, current, sizeof(current));
-	if (rc == ESPANK_SUCCESS || rc == ESPANK_NOSPACE)
-		return 0;
-	return apply_var(sp, name, value);
+	if (apply_var(sp, name, value) != 0)
+		return -1;
+	return note_default(name);
 }
 
-/* Mode full: the step's topology file and this task's NCCL_IB_HCA / NCCL_SOCKET_IFNAME. */
-static int apply_topology(spank_t sp, char **job_env, const struct tt_step_facts *facts,
-			  const struct tt_task_env *env)
+/* Whether Slurm chose this task's CPUs: srun --cpu-bind (none included: the user's choice) or
+ * task/affinity's automatic binding, which both leave SLURM_CPU_BIND_TYPE. */
+static bool slurm_chose_cpus(spank_t sp)
 {
-	int gpu;
+	const char *type = task_getenv(sp, "SLURM_CPU_BIND_TYPE");
 
+	return type && *type;
+}
+
+/* The task's CPUs: Slurm's when it chose them; else train-run's rule for local rank
+ * facts->local_id among the tasks of this node (cpu_bind.h), which the task is bound to here,
+ * with the NUMA locality the topology probe found (mode full). */
+static int bind_task(spank_t sp, const struct tt_step_facts *f, uint32_t on_node, cpu_set_t *mine)
+{
+	const struct tt_gpu_list *gpus = f->slurm_bound_gpus ? NULL : &f->gpus;
+	const cpu_set_t *numa = tt_plugin.topo_file[0] ? tt_plugin.policy.cpus : NULL;
+	cpu_set_t allowed, *all;
+	int rc = -1;
+
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) {
+		slurm_error(TT_PLUGIN ": cannot read the task's CPUs: %m");
+		return -1;
+	}
+	*mine = allowed;
+	if (slurm_chose_cpus(sp))
+		return 0;
+	all = calloc(on_node, sizeof(*all));
+	if (!all) {
+		slurm_error(TT_PLUGIN ": out of memory binding %u tasks", on_node);
+		return -1;
+	}
+	if (tt_bind_node_processes(&allowed, gpus, task_getenv, sp, numa, tt_plugin.policy.ngpus,
+				   on_node, all) != 0) {
+		slurm_error(TT_PLUGIN ": cannot share %d CPUs among %u tasks", CPU_COUNT(&allowed),
+			    on_node);
+		goto out;
+	}
+	*mine = all[f->local_id];
+	if (sched_setaffinity(0, sizeof(*mine), mine) != 0) {
+		fprintf(stderr, TT_PLUGIN ": warning: cannot bind task %u to its CPUs: %m\n", f->task_id);
+		*mine = allowed;
+	}
+	rc = 0;
+out:
+	free(all);
+	return rc;
+}
+
+/* Mode full: the step's topology file and the node's NCCL_IB_HCA / NCCL_SOCKET_IFNAME. Without a
+ * complete file NCCL_TOPO_FILE stays unset (NCCL then reads the node itself): the job is never
+ * worse off for the plugin, only warned, once per node, or stopped with strict=yes. */
+static int apply_topology(spank_t sp, const struct tt_step_facts *facts)
+{
 	if (tt_plugin.mode != TT_MODE_FULL)
 		return 0;
 	if (!tt_plugin.topo_file[0]) {
@@ -110,60 +174,99 @@ static int apply_topology(spank_t sp, char **job_env, const struct tt_step_facts
 				tt_plugin.topo_problem.msg);
 		return 0;
 	}
-	gpu = tt_gres_node_index(tt_env_array, job_env, &facts->gpus, env->cuda_visible_devices);
+	for (int i = 0; i < tt_plugin.policy.nnotes && facts->local_id == 0; i++)
+		fprintf(stderr, TT_PLUGIN ": warning: %s\n", tt_plugin.policy.notes[i]);
 	if (apply_default(sp, "NCCL_TOPO_FILE", tt_plugin.topo_file) != 0 ||
-	    apply_default(sp, "NCCL_SOCKET_IFNAME", tt_plugin.policy.socket_ifname) != 0)
-		return -1;
-	if (gpu >= 0 && gpu < tt_plugin.policy.ngpus &&
-	    apply_default(sp, "NCCL_IB_HCA", tt_plugin.policy.ib_hca[gpu]) != 0)
+	    apply_default(sp, "NCCL_SOCKET_IFNAME", tt_plugin.policy.socket_ifname) != 0 ||
+	    apply_default(sp, "NCCL_IB_HCA", tt_plugin.policy.ib_hca) != 0)
 		return -1;
 	return 0;
 }
 
-/* The env contract for this task, then its topology settings. */
+/* Publishes TRAIN_TOPO_SET: the defaults the plugin set for this task, which a launcher below
+ * computes again per worker. An inherited list that no longer applies is removed. */
+static int publish_defaults(spank_t sp)
+{
+	if (tt_plugin.topo_set[0])
+		return apply_var(sp, TT_ENV_SET, tt_plugin.topo_set);
+	spank_unsetenv(sp, TT_ENV_SET);
+	return 0;
+}
+
+/* The env contract for this task, its CPUs, then its topology settings. */
 static int apply_task_env(spank_t sp)
 {
 	struct tt_step_facts facts;
 	struct tt_task_env env;
-	char **job_env = NULL;
+	cpu_set_t cpus;
 	tt_err err;
 	size_t i;
 
-	if (spank_get_item(sp, S_JOB_ENV, &job_env) != ESPANK_SUCCESS || !job_env) {
-		slurm_error(TT_PLUGIN ": cannot read the task's environment");
-		return -1;
-	}
-	if (tt_step_facts_from_env(&facts, tt_env_array, job_env, &err) != 0) {
+	tt_plugin.topo_set[0] = '\0';
+	if (tt_step_facts_from_env(&facts, task_getenv, sp, &err) != 0) {
 		slurm_error(TT_PLUGIN ": reading the step's layout: %s", err.msg);
 		return -1;
 	}
-	facts.cpus = task_cpu_count();
 	facts.ports = tt_plugin.cfg.ports;
+	/* Twice: the layout says how many tasks share the node, the binding then gives this
+	 * task's CPU count, which OMP_NUM_THREADS follows. */
 	if (tt_layout_compute(&facts, &env, &err) != 0) {
 		slurm_error(TT_PLUGIN ": computing the rank environment: %s", err.msg);
 		return -1;
 	}
-	if (tt_task_env_foreach(&env, apply_var, sp) != 0)
+	if (bind_task(sp, &facts, env.local_world_size, &cpus) != 0)
+		return -1;
+	facts.cpus = (unsigned)CPU_COUNT(&cpus);
+	if (tt_layout_compute(&facts, &env, &err) != 0)
+		return -1;
+	if (tt_cpuset_to_list(&cpus, env.cpu_list, sizeof(env.cpu_list)) != 0)
+		env.cpu_list[0] = '\0';
+	if (tt_task_env_foreach(&env, apply_var, sp) != 0 ||
+	    (env.omp_num_threads && note_default("OMP_NUM_THREADS") != 0) ||
+	    (env.cuda_visible_devices[0] && note_default("CUDA_VISIBLE_DEVICES") != 0))
 		return -1;
 	/* The node's first task speaks for all of them, so a warning appears once per node. */
 	for (i = 0; i < env.nwarnings && facts.local_id == 0; i++)
 		fprintf(stderr, TT_PLUGIN ": warning: %s\n", env.warnings[i]);
-	return apply_topology(sp, job_env, &facts, &env);
+	if (tt_plugin.mode == TT_MODE_FULL && tt_plugin.cfg.hwloc_xml[0] &&
+	    apply_var(sp, TT_ENV_HWLOC_XML, tt_plugin.cfg.hwloc_xml) != 0)
+		return -1;
+	if (apply_topology(sp, &facts) != 0)
+		return -1;
+	return publish_defaults(sp);
 }
 
-static int start_relay(void)
+/* Starts the relay and tells the task about it: this process stays the relay (its pid is the
+ * task's TRAIN_TOPO_RELAY_PID), the child goes on to exec the program. A launcher that finds
+ * the relay among its ancestors leaves the checkpoint signal to it (one owner per subtree). */
+static int start_relay(spank_t sp)
 {
 	struct tt_relay_config relay = { .checkpoint_signal = tt_plugin.cfg.signal };
+	char pid[16];
 	tt_err err;
 
-	if (tt_relay_start(&relay, &err) != 0)
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	if (apply_var(sp, TT_ENV_RELAY_PID, pid) != 0 ||
+	    apply_var(sp, TT_ENV_RELAY_SIGNAL, tt_signal_name(relay.checkpoint_signal)) != 0)
+		return -1;
+	if (tt_relay_start(&relay, &err) != 0) {
 		fprintf(stderr, TT_PLUGIN ": warning: %s\n", err.msg);
+		spank_unsetenv(sp, TT_ENV_RELAY_PID);
+		spank_unsetenv(sp, TT_ENV_RELAY_SIGNAL);
+	}
 	return 0;
 }
 
 int tt_remote_task_init(spank_t sp)
 {
-	if (tt_plugin.mode == TT_MODE_OFF || is_special_step(tt_plugin.step_id))
+	if (is_special_step(tt_plugin.step_id))
+		return 0;
+	if (tt_plugin.problem.msg[0]) {
+		slurm_error(TT_PLUGIN ": %s", tt_plugin.problem.msg);
+		fprintf(stderr, TT_PLUGIN ": error: %s\n", tt_plugin.problem.msg);
+		return -1;
+	}
+	if (tt_plugin.mode == TT_MODE_OFF)
 		return 0;
 	/* Every task carries the mode, so srun steps started from it (the batch script's, or a
 	 * nested srun's) inherit it even with --export=NONE. */
@@ -172,7 +275,7 @@ int tt_remote_task_init(spank_t sp)
 	/* The batch script gets no rank env: it is not a rank. */
 	if (tt_plugin.step_id != TT_STEP_BATCH && apply_task_env(sp) != 0)
 		return -1;
-	return start_relay();
+	return start_relay(sp);
 }
 
 int tt_remote_exit(spank_t sp)
@@ -181,7 +284,7 @@ int tt_remote_exit(spank_t sp)
 
 	(void)sp;
 	if (tt_plugin.topo_file[0] &&
-	    tt_topo_file_remove(&tt_plugin.cfg, tt_plugin.job_id, tt_plugin.topo_file, &err) != 0) {
+	    tt_topo_file_remove(&tt_plugin.cfg, &tt_plugin.topo_dir, tt_plugin.topo_file, &err) != 0) {
 		slurm_error(TT_PLUGIN ": %s", err.msg);
 		return -1;
 	}

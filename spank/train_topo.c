@@ -1,7 +1,9 @@
 /* train_topo.c — the SPANK plugin's entry points: option table, plugstack.conf arguments, and
  * dispatch to the code of each Slurm context. Every hook returns 0 when the plugin has nothing to
  * do and -1 (never a positive value, which Slurm 22.05 ignores) on error, after one slurm_error
- * line prefixed "train_topo:". */
+ * line prefixed "train_topo:". In slurmstepd an error found before the tasks exist fails each
+ * task in task_init instead, the one place where a failure gives srun a non-zero status on
+ * Slurm 22.05 as on later releases (see plugin.h). */
 #include "plugin.h"
 
 #include <string.h>
@@ -50,7 +52,11 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	tt_plugin_config_defaults(&tt_plugin.cfg);
 	if (tt_plugin_config_parse(ac, av, &tt_plugin.cfg, &err) != 0) {
 		slurm_error(TT_PLUGIN ": plugstack.conf arguments: %s", err.msg);
-		return -1;
+		if (ctx != S_CTX_REMOTE)
+			return -1;
+		/* slurmstepd: fail the tasks instead (see plugin.h), with the defaults meanwhile. */
+		tt_err_set(&tt_plugin.problem, "plugstack.conf arguments: %s", err.msg);
+		tt_plugin_config_defaults(&tt_plugin.cfg);
 	}
 	if (ctx == S_CTX_SLURMD || ctx == S_CTX_JOB_SCRIPT)
 		return 0;

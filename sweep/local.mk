@@ -8,7 +8,7 @@ libsweep_la_CPPFLAGS = $(SWEEP_CPPFLAGS)
 bin_PROGRAMS += train-sweep
 train_sweep_SOURCES = sweep/train_sweep.c
 train_sweep_CPPFLAGS = $(SWEEP_CPPFLAGS)
-train_sweep_LDADD = libsweep.la libtopo.la -lm
+train_sweep_LDADD = libsweep.la libttbase.la -lm
 # train-sweep and sweep.sh end to end without Slurm (a stand-in srun).
 dist_noinst_SCRIPTS += tests/sweep/train_sweep_cli.sh
 TESTS += tests/sweep/train_sweep_cli.sh

@@ -108,9 +108,12 @@ static int parse_line(struct sweep_grid *grid, const char *p, const char *end, c
 	if (key_end == key || p == end || *p != '=')
 		return tt_err_set(err, "%s: line %d: expected 'option = value, value, ...' with a train-mlp "
 				  "option in lower case (e.g. 'lr = 1e-3, 3e-3')", name, line);
-	if (key[0] == '-')
+	if (key[0] == '-') {
+		const char *bare = key + strspn(key, "-"); /* stops inside the key: '=' follows it */
+
 		return tt_err_set(err, "%s: line %d: write the option without dashes ('%.*s' -> '%.*s')", name,
-				  line, (int)(key_end - key), key, (int)(key_end - key) - 2, key + 2);
+				  line, (int)(key_end - key), key, (int)(key_end - bare), bare);
+	}
 	for (const char *const *r = reserved_keys; *r; r++)
 		if (strlen(*r) == (size_t)(key_end - key) && memcmp(*r, key, (size_t)(key_end - key)) == 0)
 			return tt_err_set(err, "%s: line %d: '%s' is set by the sweep itself for every point; "

@@ -78,6 +78,19 @@ static int number_at(const char *p, const char *end, const char *key, int allow_
 	return 0;
 }
 
+/* A non-negative whole count (steps, world size), range-checked before it becomes a long. */
+static int count_at(const char *p, const char *end, const char *key, long *out, tt_err *err)
+{
+	double v;
+
+	if (number_at(p, end, key, 0, &v, err) != 0)
+		return -1;
+	if (!(v >= 0 && v <= (double)(1L << 53)) || v != (double)(long)v)
+		return tt_err_set(err, "\"%s\" is not a whole number from 0 to 2^53", key);
+	*out = (long)v;
+	return 0;
+}
+
 static int parse_history(const char *text, const char *end, struct sweep_summary *sum, tt_err *err)
 {
 	const char *p = find_key(text, end, "history");
@@ -87,19 +100,17 @@ static int parse_history(const char *text, const char *end, struct sweep_summary
 	for (p++;;) {
 		const char *open = strpbrk(p, "{]"), *close;
 		struct sweep_history h, *bigger;
-		double step;
 
 		if (!open || *open == ']')
 			return 0;
 		close = strchr(open, '}');
 		if (!close)
 			return tt_err_set(err, "history entry without its closing brace");
-		if (number_at(open, close, "step", 0, &step, err) != 0 ||
+		if (count_at(open, close, "step", &h.step, err) != 0 ||
 		    number_at(open, close, "loss", 0, &h.loss, err) != 0)
 			return tt_err_wrap(err, "history entry %zu", sum->nhistory);
 		if (number_at(open, close, "test_acc", 1, &h.test_acc, err) != 0)
 			h.test_acc = NAN;
-		h.step = (long)step;
 		bigger = realloc(sum->history, (sum->nhistory + 1) * sizeof(*bigger));
 		if (!bigger)
 			return tt_err_set(err, "out of memory");
@@ -113,7 +124,6 @@ int sweep_summary_parse(const char *text, struct sweep_summary *sum, tt_err *err
 {
 	const char *end = text + strlen(text), *hist = find_key(text, end, "history");
 	const char *top_end = hist ? hist : end;
-	double steps, world;
 	const char *crc;
 
 	memset(sum, 0, sizeof(*sum));
@@ -123,11 +133,9 @@ int sweep_summary_parse(const char *text, struct sweep_summary *sum, tt_err *err
 	    number_at(text, top_end, "test_loss", 0, &sum->test_loss, err) != 0 ||
 	    number_at(text, top_end, "samples_per_sec", 0, &sum->samples_per_sec, err) != 0 ||
 	    number_at(text, top_end, "wall_seconds", 0, &sum->wall_seconds, err) != 0 ||
-	    number_at(text, top_end, "steps", 0, &steps, err) != 0 ||
-	    number_at(text, top_end, "world_size", 0, &world, err) != 0)
+	    count_at(text, top_end, "steps", &sum->steps, err) != 0 ||
+	    count_at(text, top_end, "world_size", &sum->world_size, err) != 0)
 		return -1;
-	sum->steps = (long)steps;
-	sum->world_size = (long)world;
 	crc = find_key(text, top_end, "weights_crc32");
 	if (crc && *crc == '"') {
 		size_t n = strcspn(crc + 1, "\"");

@@ -1,5 +1,7 @@
 /* train_sweep.c — the train-sweep command: the grid of a hyperparameter sweep for sweep.sh
  * (size, point) and the report of a finished sweep directory (table, report.csv, report.png). */
+#include "config.h"
+
 #include "sweep_grid.h"
 #include "sweep_report.h"
 #include "tt_file.h"
@@ -208,6 +210,10 @@ int main(int argc, char **argv)
 		fputs(usage, stdout);
 		return 0;
 	}
+	if (argc >= 2 && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0)) {
+		printf("train-sweep (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
+		return 0;
+	}
 	if (argc == 3 && strcmp(argv[1], "size") == 0)
 		return cmd_size(argv[2]);
 	if (argc == 4 && strcmp(argv[1], "point") == 0)
@@ -218,6 +224,7 @@ int main(int argc, char **argv)
 		return cmd_report(argv[2], NULL);
 	if (argc == 5 && strcmp(argv[1], "report") == 0 && strcmp(argv[2], "--sweep") == 0)
 		return cmd_report(argv[4], argv[3]);
-	fputs(usage, stderr);
+	fprintf(stderr, "train-sweep: %s%s%s: expected size, point or report with their arguments\n%s",
+		argc >= 2 ? "'" : "", argc >= 2 ? argv[1] : "no command", argc >= 2 ? "'" : "", usage);
 	return 2;
 }

@@ -5,8 +5,8 @@ libwrapper_la_SOURCES = \
 	wrapper/proctable.h wrapper/proctable.c \
 	wrapper/output.h wrapper/output.c \
 	wrapper/options.h wrapper/options.c \
-	wrapper/bind.h wrapper/bind.c
-WRAPPER_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/wrapper
+	wrapper/census.h wrapper/census.c
+WRAPPER_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/wrapper -I$(top_srcdir)/spank
 libwrapper_la_CPPFLAGS = $(WRAPPER_CPPFLAGS)
 
 bin_PROGRAMS += train-run
@@ -15,9 +15,10 @@ train_run_SOURCES = wrapper/train_run.c \
 	wrapper/spawn.h wrapper/spawn.c \
 	wrapper/signals.h wrapper/signals.c
 train_run_CPPFLAGS = $(WRAPPER_CPPFLAGS)
-train_run_LDADD = libwrapper.la libtopo.la
+# libttspank: the relay's process-tree rules (is the plugin's relay above train-run?).
+train_run_LDADD = libwrapper.la libttspank.la libtthw.la libttlayout.la libttbase.la
 
 # End-to-end tests of the built train-run on this machine (no Slurm needed).
-dist_noinst_SCRIPTS += tests/wrapper/train_run.sh
-TESTS += tests/wrapper/train_run.sh
+dist_noinst_SCRIPTS += tests/wrapper/train_run.sh tests/wrapper/commands.sh
+TESTS += tests/wrapper/train_run.sh tests/wrapper/commands.sh
 EXTRA_DIST += tests/wrapper/lsan.supp

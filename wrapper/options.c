@@ -13,55 +13,79 @@ const char tt_run_usage[] =
 	"Usage: train-run [OPTIONS] [--] PROGRAM [ARGS...]\n"
 	"Starts one worker per GPU of this node (or --nproc-per-node workers), each with RANK,\n"
 	"WORLD_SIZE, LOCAL_RANK, MASTER_ADDR/PORT, its GPU and its NUMA-local CPUs; forwards signals;\n"
-	"the first failing worker ends the group. See train-run(1).\n"
+	"the first failing worker ends the group. torchrun's options mean what they mean to torchrun.\n"
+	"See train-run(1).\n"
 	"\n"
 	"  --nproc-per-node N|gpu|cpu|auto  workers on this node (default: one per GPU, else 1)\n"
-	"  --nnodes N                       nodes in the job (default: from Slurm, else 1)\n"
+	"  --nnodes N|MIN:MAX               nodes in the job (default: from Slurm, else 1)\n"
 	"  --node-rank N                    this node's index (default: from Slurm, else 0)\n"
 	"  --master-addr HOST               rendezvous host (default: first node, or 127.0.0.1)\n"
 	"  --master-port PORT               rendezvous port (default: per job and step, or a free port)\n"
+	"  --rdzv-endpoint HOST[:PORT]      the same as --master-addr HOST --master-port PORT\n"
+	"  --rdzv-backend static|c10d       accepted; every node's workers start at once\n"
+	"  --rdzv-id ID                     TORCHELASTIC_RUN_ID (default: the Slurm job id, or none)\n"
+	"  --rdzv-conf K=V,...              accepted and checked; train-run has no rendezvous to tune\n"
+	"  --standalone                     ignore Slurm's environment: one node, this host\n"
+	"  --local-addr ADDR                MASTER_ADDR of a one-node run\n"
 	"  --max-restarts N                 restart the node's workers up to N times after a failure\n"
+	"  --monitor-interval SECONDS       accepted; train-run sees a worker exit at once\n"
+	"  --start-method spawn|fork|forkserver  accepted; workers are always fork+exec'd\n"
+	"  --role NAME                      ROLE_NAME (default: default)\n"
+	"  -m, --module                     PROGRAM is a Python module: python3 -m PROGRAM ARGS\n"
+	"  --no-python                      run PROGRAM.py itself, not through python3\n"
+	"  --run-path                       run PROGRAM through python3 whatever its name\n"
+	"  --log-dir DIR                    where --redirects/--tee write (default: a new temp dir)\n"
+	"  -r, --redirects 0-3|LR:0-3,...   workers' stdout (1), stderr (2), both (3) to log files only\n"
+	"  -t, --tee 0-3|LR:0-3,...         the same to log files and the console\n"
+	"  --local-ranks-filter LR,...      console output of these local ranks only\n"
 	"  --grace SECONDS                  wait between SIGTERM and SIGKILL (default 30)\n"
 	"  --tag-output                     prefix every output line with [rank N]\n"
 	"  --rank0-only                     show only rank 0's output\n"
-	"  --standalone                     ignore Slurm's environment: one node, this host\n"
 	"  --topology FILE                  read this node's hardware from an hwloc XML export\n"
-	"  --no-python                      run PROGRAM.py itself, not through python3\n"
-	"  --signal-scope group|worker      SIGUSR1/2 to each worker's process group (default) or\n"
-	"                                   to the worker alone (helpers such as data loaders\n"
-	"                                   that do not catch them would die)\n"
-	"  --help, --version\n"
-	"Underscore spellings (--nproc_per_node, --master_addr, ...) are accepted too.\n";
+	"  --signal-scope group|worker      application signals (SIGUSR1/2, URG, ALRM, XCPU) to each\n"
+	"                                   worker's process group (default) or the worker alone\n"
+	"  -h, --help; -V, --version\n"
+	"Underscore spellings (--nproc_per_node, --rdzv_endpoint, ...) are accepted too.\n";
 
 enum {
 	OPT_NPROC = 256, OPT_NNODES, OPT_NODE_RANK, OPT_MASTER_ADDR, OPT_MASTER_PORT,
-	OPT_MAX_RESTARTS, OPT_GRACE, OPT_TAG, OPT_RANK0, OPT_STANDALONE, OPT_TOPOLOGY, OPT_NO_PYTHON, OPT_SIGNAL_SCOPE, OPT_HELP,
-	OPT_VERSION,
+	OPT_MAX_RESTARTS, OPT_GRACE, OPT_TAG, OPT_RANK0, OPT_STANDALONE, OPT_TOPOLOGY, OPT_NO_PYTHON,
+	OPT_SIGNAL_SCOPE, OPT_RDZV_ENDPOINT, OPT_RDZV_BACKEND, OPT_RDZV_ID, OPT_RDZV_CONF,
+	OPT_MONITOR, OPT_START_METHOD, OPT_ROLE, OPT_RUN_PATH, OPT_LOG_DIR, OPT_FILTER,
+	OPT_LOCAL_ADDR,
+	OPT_HELP = 'h', OPT_VERSION = 'V', OPT_MODULE = 'm', OPT_REDIRECTS = 'r', OPT_TEE = 't',
 };
 
+/* Each option with torchrun's dash and underscore spellings (one spelling where both agree). */
+#define BOTH(dash, under, arg, code) { dash, arg, NULL, code }, { under, arg, NULL, code }
 static const struct option long_opts[] = {
-	{ "nproc-per-node", required_argument, NULL, OPT_NPROC },
-	{ "nproc_per_node", required_argument, NULL, OPT_NPROC },
+	BOTH("nproc-per-node", "nproc_per_node", required_argument, OPT_NPROC),
 	{ "nnodes", required_argument, NULL, OPT_NNODES },
-	{ "node-rank", required_argument, NULL, OPT_NODE_RANK },
-	{ "node_rank", required_argument, NULL, OPT_NODE_RANK },
-	{ "master-addr", required_argument, NULL, OPT_MASTER_ADDR },
-	{ "master_addr", required_argument, NULL, OPT_MASTER_ADDR },
-	{ "master-port", required_argument, NULL, OPT_MASTER_PORT },
-	{ "master_port", required_argument, NULL, OPT_MASTER_PORT },
-	{ "max-restarts", required_argument, NULL, OPT_MAX_RESTARTS },
-	{ "max_restarts", required_argument, NULL, OPT_MAX_RESTARTS },
-	{ "grace", required_argument, NULL, OPT_GRACE },
-	{ "tag-output", no_argument, NULL, OPT_TAG },
-	{ "tag_output", no_argument, NULL, OPT_TAG },
-	{ "rank0-only", no_argument, NULL, OPT_RANK0 },
-	{ "rank0_only", no_argument, NULL, OPT_RANK0 },
+	BOTH("node-rank", "node_rank", required_argument, OPT_NODE_RANK),
+	BOTH("master-addr", "master_addr", required_argument, OPT_MASTER_ADDR),
+	BOTH("master-port", "master_port", required_argument, OPT_MASTER_PORT),
+	BOTH("rdzv-endpoint", "rdzv_endpoint", required_argument, OPT_RDZV_ENDPOINT),
+	BOTH("rdzv-backend", "rdzv_backend", required_argument, OPT_RDZV_BACKEND),
+	BOTH("rdzv-id", "rdzv_id", required_argument, OPT_RDZV_ID),
+	BOTH("rdzv-conf", "rdzv_conf", required_argument, OPT_RDZV_CONF),
+	BOTH("max-restarts", "max_restarts", required_argument, OPT_MAX_RESTARTS),
+	BOTH("monitor-interval", "monitor_interval", required_argument, OPT_MONITOR),
+	BOTH("start-method", "start_method", required_argument, OPT_START_METHOD),
+	{ "role", required_argument, NULL, OPT_ROLE },
+	{ "module", no_argument, NULL, OPT_MODULE },
+	BOTH("no-python", "no_python", no_argument, OPT_NO_PYTHON),
+	BOTH("run-path", "run_path", no_argument, OPT_RUN_PATH),
+	BOTH("log-dir", "log_dir", required_argument, OPT_LOG_DIR),
+	{ "redirects", required_argument, NULL, OPT_REDIRECTS },
+	{ "tee", required_argument, NULL, OPT_TEE },
+	BOTH("local-ranks-filter", "local_ranks_filter", required_argument, OPT_FILTER),
+	BOTH("local-addr", "local_addr", required_argument, OPT_LOCAL_ADDR),
 	{ "standalone", no_argument, NULL, OPT_STANDALONE },
+	{ "grace", required_argument, NULL, OPT_GRACE },
+	BOTH("tag-output", "tag_output", no_argument, OPT_TAG),
+	BOTH("rank0-only", "rank0_only", no_argument, OPT_RANK0),
 	{ "topology", required_argument, NULL, OPT_TOPOLOGY },
-	{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
-	{ "no_python", no_argument, NULL, OPT_NO_PYTHON },
-	{ "signal-scope", required_argument, NULL, OPT_SIGNAL_SCOPE },
-	{ "signal_scope", required_argument, NULL, OPT_SIGNAL_SCOPE },
+	BOTH("signal-scope", "signal_scope", required_argument, OPT_SIGNAL_SCOPE),
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -96,29 +120,167 @@ static int parse_nproc(struct tt_run_opts *o, const char *s, tt_err *err)
 	return 0;
 }
 
+/* --nnodes N or MIN:MAX (torchrun's elastic range). */
+static int parse_nnodes(struct tt_run_opts *o, const char *s, tt_err *err)
+{
+	const char *colon = strchr(s, ':');
+	char min[16] = "";
+
+	if (colon && (size_t)(colon - s) < sizeof(min))
+		memcpy(min, s, (size_t)(colon - s));
+	if (parse_int("--nnodes", colon ? min : s, 1, 1000000, &o->nnodes_min, NULL) != 0 ||
+	    parse_int("--nnodes", colon ? colon + 1 : s, 1, 1000000, &o->nnodes_max, NULL) != 0 ||
+	    o->nnodes_min > o->nnodes_max)
+		return tt_err_set(err, "--nnodes '%s': expected N or MIN:MAX with 1 <= MIN <= MAX", s);
+	return 0;
+}
+
+/* --rdzv-endpoint HOST[:PORT], "[v6addr]" or "[v6addr]:PORT". */
+static int parse_endpoint(struct tt_run_opts *o, const char *s, tt_err *err)
+{
+	const char *host = s, *port = NULL;
+	size_t hlen;
+
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+
+		if (!close || (close[1] && close[1] != ':'))
+			goto bad;
+		host = s + 1;
+		hlen = (size_t)(close - host);
+		port = close[1] ? close + 2 : NULL;
+	} else {
+		const char *colon = strrchr(s, ':');
+
+		if (colon && strchr(s, ':') != colon)
+			goto bad;	/* a bare IPv6 address: torchrun wants it in brackets */
+		hlen = colon ? (size_t)(colon - s) : strlen(s);
+		port = colon ? colon + 1 : NULL;
+	}
+	if (hlen == 0 || hlen >= sizeof(o->endpoint_host))
+		goto bad;
+	memcpy(o->endpoint_host, host, hlen);
+	o->endpoint_host[hlen] = '\0';
+	o->endpoint_port = 0;
+	if (port && parse_int("--rdzv-endpoint", port, 1, 65535, &o->endpoint_port, NULL) != 0)
+		goto bad;
+	o->rdzv_endpoint = s;
+	return 0;
+bad:
+	return tt_err_set(err, "--rdzv-endpoint '%s': expected HOST, HOST:PORT or [IPv6]:PORT with "
+			  "a port from 1 to 65535", s);
+}
+
+/* --rdzv-conf KEY=VALUE,...: checked as torchrun checks it, then not used. */
+static int check_rdzv_conf(const char *s, tt_err *err)
+{
+	for (const char *p = s; *p;) {
+		size_t len = strcspn(p, ",");
+		const char *eq = memchr(p, '=', len);
+
+		if (!eq || eq == p || eq == p + len - 1)
+			return tt_err_set(err, "--rdzv-conf '%s': element '%.*s' is not KEY=VALUE", s,
+					  (int)len, p);
+		p += len + (p[len] == ',');
+	}
+	return 0;
+}
+
+/* Whether s is a comma list of non-negative local ranks, each with ":V" when with_value
+ * (V in 0-3). */
+static int valid_rank_list(const char *s, int with_value)
+{
+	if (!*s)
+		return 0;
+	for (const char *p = s; *p;) {
+		size_t len = strcspn(p, ","), digits = strspn(p, "0123456789");
+
+		if (digits == 0 || digits > 6)
+			return 0;
+		if (!with_value && len != digits)
+			return 0;
+		if (with_value && (len != digits + 2 || p[digits] != ':' ||
+				   p[digits + 1] < '0' || p[digits + 1] > '3'))
+			return 0;
+		p += len;
+		if (*p == ',' && !*++p)
+			return 0;	/* a trailing comma */
+	}
+	return 1;
+}
+
+static int parse_std(const char *opt, const char *s, const char **out, tt_err *err)
+{
+	if (!((strlen(s) == 1 && strchr("0123", s[0])) || valid_rank_list(s, 1)))
+		return tt_err_set(err, "%s '%s': expected 0 (none), 1 (stdout), 2 (stderr), 3 (both), "
+				  "or LOCAL_RANK:VALUE pairs like 0:3,1:2", opt, s);
+	*out = s;
+	return 0;
+}
+
+static int parse_word(const char *opt, const char *s, const char *const *words, const char *list,
+		      tt_err *err)
+{
+	for (; *words; words++)
+		if (!strcmp(s, *words))
+			return 0;
+	return tt_err_set(err, "%s '%s': expected %s", opt, s, list);
+}
+
+static int parse_nonempty(const char *opt, const char *s, const char *what, const char **out,
+			  tt_err *err)
+{
+	if (!*s)
+		return tt_err_set(err, "%s '': expected %s", opt, what);
+	*out = s;
+	return 0;
+}
+
 static int parse_one(struct tt_run_opts *o, int c, const char *arg, tt_err *err)
 {
+	static const char *const backends[] = { "static", "c10d", NULL };
+	static const char *const methods[] = { "spawn", "fork", "forkserver", NULL };
+	char *end;
+
 	switch (c) {
 	case OPT_NPROC: return parse_nproc(o, arg, err);
-	case OPT_NNODES: return parse_int("--nnodes", arg, 1, 1000000, &o->nnodes, err);
+	case OPT_NNODES: return parse_nnodes(o, arg, err);
 	case OPT_NODE_RANK: return parse_int("--node-rank", arg, 0, 999999, &o->node_rank, err);
 	case OPT_MASTER_PORT: return parse_int("--master-port", arg, 1, 65535, &o->master_port, err);
 	case OPT_MAX_RESTARTS: return parse_int("--max-restarts", arg, 0, 1000000, &o->max_restarts, err);
 	case OPT_GRACE: return parse_int("--grace", arg, 0, 86400, &o->grace_s, err);
 	case OPT_MASTER_ADDR:
-		if (!*arg)
-			return tt_err_set(err, "--master-addr '': expected a host name or address");
-		o->master_addr = arg;
+		return parse_nonempty("--master-addr", arg, "a host name or address", &o->master_addr, err);
+	case OPT_TOPOLOGY: return parse_nonempty("--topology", arg, "an hwloc XML file", &o->topology, err);
+	case OPT_RDZV_ENDPOINT: return parse_endpoint(o, arg, err);
+	case OPT_RDZV_BACKEND:
+		return parse_word("--rdzv-backend", arg, backends, "static or c10d (train-run starts "
+				  "every node's workers at once; it has no elastic rendezvous)", err);
+	case OPT_RDZV_ID: return parse_nonempty("--rdzv-id", arg, "a job id", &o->run_id, err);
+	case OPT_RDZV_CONF: return check_rdzv_conf(arg, err);
+	case OPT_MONITOR:
+		if (!*arg || strtod(arg, &end) < 0 || *end)
+			return tt_err_set(err, "--monitor-interval '%s': expected a number of seconds >= 0", arg);
 		return 0;
-	case OPT_TOPOLOGY:
-		if (!*arg)
-			return tt_err_set(err, "--topology '': expected an hwloc XML file");
-		o->topology = arg;
+	case OPT_START_METHOD:
+		return parse_word("--start-method", arg, methods, "spawn, fork or forkserver", err);
+	case OPT_ROLE: return parse_nonempty("--role", arg, "a role name", &o->role, err);
+	case OPT_LOG_DIR: return parse_nonempty("--log-dir", arg, "a directory", &o->log_dir, err);
+	case OPT_REDIRECTS: return parse_std("--redirects", arg, &o->redirects, err);
+	case OPT_TEE: return parse_std("--tee", arg, &o->tee, err);
+	case OPT_FILTER:
+		if (!valid_rank_list(arg, 0))
+			return tt_err_set(err, "--local-ranks-filter '%s': expected local ranks like 0,1,2", arg);
+		o->local_ranks_filter = arg;
 		return 0;
+	case OPT_LOCAL_ADDR:
+		return parse_nonempty("--local-addr", arg, "a host name or address", &o->local_addr, err);
 	case OPT_TAG: o->tag_output = 1; return 0;
 	case OPT_RANK0: o->rank0_only = 1; return 0;
 	case OPT_STANDALONE: o->standalone = 1; return 0;
 	case OPT_NO_PYTHON: o->no_python = 1; return 0;
+	case OPT_MODULE: o->module = 1; return 0;
+	case OPT_RUN_PATH: o->run_path = 1; return 0;
 	case OPT_SIGNAL_SCOPE:
 		if (strcmp(arg, "group") && strcmp(arg, "worker"))
 			return tt_err_set(err, "--signal-scope '%s': expected group or worker", arg);
@@ -130,27 +292,49 @@ static int parse_one(struct tt_run_opts *o, int c, const char *arg, tt_err *err)
 	return tt_err_set(err, "internal: option code %d has no handler", c);
 }
 
+/* Rules between options, checked once all are read. */
+static int check_combination(const struct tt_run_opts *o, tt_err *err)
+{
+	if (o->node_rank >= 0 && o->nnodes_max > 0 && o->node_rank >= o->nnodes_max)
+		return tt_err_set(err, "--node-rank %d: must be below --nnodes %d", o->node_rank,
+				  o->nnodes_max);
+	if (o->rdzv_endpoint && o->master_addr)
+		return tt_err_set(err, "--rdzv-endpoint %s and --master-addr %s both name the rendezvous "
+				  "host: give one", o->rdzv_endpoint, o->master_addr);
+	if (o->rdzv_endpoint && o->endpoint_port && o->master_port)
+		return tt_err_set(err, "--rdzv-endpoint %s and --master-port %d both name the rendezvous "
+				  "port: give one", o->rdzv_endpoint, o->master_port);
+	if (o->module && o->no_python)
+		return tt_err_set(err, "--module runs PROGRAM with python3 -m, --no-python without "
+				  "python3: give one (as torchrun)");
+	return 0;
+}
+
 int tt_run_parse_args(struct tt_run_opts *o, int argc, char **argv, tt_err *err)
 {
 	int c;
 
 	memset(o, 0, sizeof(*o));
 	o->nproc_mode = TT_NPROC_DEFAULT;
-	o->nnodes = -1;
+	o->nnodes_min = o->nnodes_max = -1;
 	o->node_rank = -1;
 	o->grace_s = 30;
+	o->role = "default";
 	optind = 0;	/* GNU: full re-initialisation, so the parser can run more than once */
 	opterr = 0;	/* errors go into err, not to stderr */
-	while ((c = getopt_long(argc, argv, "+:", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:hVmr:t:", long_opts, NULL)) != -1) {
 		if (c == ':')
 			return tt_err_set(err, "option '%s' needs a value; see train-run --help", argv[optind - 1]);
-		if (c == '?')
+		if (c == '?') {
+			if (optopt && optopt < 256)
+				return tt_err_set(err, "unknown option '-%c'; see train-run --help", optopt);
 			return tt_err_set(err, "unknown option '%s'; see train-run --help", argv[optind - 1]);
+		}
 		if (parse_one(o, c, optarg, err) != 0)
 			return -1;
 	}
-	if (o->node_rank >= 0 && o->nnodes > 0 && o->node_rank >= o->nnodes)
-		return tt_err_set(err, "--node-rank %d: must be below --nnodes %d", o->node_rank, o->nnodes);
+	if (check_combination(o, err) != 0)
+		return -1;
 	o->argv = argv + optind;
 	o->argc = argc - optind;
 	if (!o->help && !o->version && o->argc == 0)
@@ -162,5 +346,39 @@ int tt_run_wants_python(const struct tt_run_opts *o)
 {
 	size_t len = o->argc > 0 ? strlen(o->argv[0]) : 0;
 
+	if (o->module || o->run_path)
+		return 1;
 	return !o->no_python && len > 3 && !strcmp(o->argv[0] + len - 3, ".py");
+}
+
+int tt_run_std_for(const char *spec, int local_rank)
+{
+	if (!spec)
+		return 0;
+	if (!strchr(spec, ':'))
+		return spec[0] - '0';
+	for (const char *p = spec; *p;) {
+		char *end;
+		long r = strtol(p, &end, 10);
+
+		if (r == local_rank)
+			return end[1] - '0';
+		p = end + 2;
+		p += *p == ',';
+	}
+	return 0;
+}
+
+int tt_run_console_shows(const char *filter, int local_rank)
+{
+	if (!filter)
+		return 1;
+	for (const char *p = filter; *p;) {
+		char *end;
+
+		if (strtol(p, &end, 10) == local_rank)
+			return 1;
+		p = end + (*end == ',');
+	}
+	return 0;
 }

@@ -2,38 +2,20 @@
  * group, so a signal also reaches the helpers it started (data loaders, shells), which is what
  * Slurm's proctrack/cgroup does not do for descendants (see shared notes on signals). */
 #include "signals.h"
+#include "tt_signal.h"
 
 #include <errno.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-static const int forwarded[] = { SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGCONT };
-
-int tt_sig_is_termination(int signo)
-{
-	return signo == SIGTERM || signo == SIGINT || signo == SIGHUP;
-}
-
-int tt_sig_is_forwarded(int signo)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
-		if (forwarded[i] == signo)
-			return 1;
-	return 0;
-}
-
 int tt_sig_open(sigset_t *old, tt_err *err)
 {
 	sigset_t set;
-	size_t i;
 	int fd;
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
-	for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
-		sigaddset(&set, forwarded[i]);
+	tt_signal_forwarded_set(&set);
 	if (sigprocmask(SIG_BLOCK, &set, old) != 0)
 		return tt_err_errno(err, "blocking the forwarded signals");
 	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
@@ -49,11 +31,6 @@ void tt_sig_child_reset(const sigset_t *old)
 	/* An ignored signal stays ignored across exec: give the worker the defaults back. */
 	signal(SIGPIPE, SIG_DFL);
 	sigprocmask(SIG_SETMASK, old, NULL);
-}
-
-int tt_sig_is_user(int signo)
-{
-	return signo == SIGUSR1 || signo == SIGUSR2;
 }
 
 int tt_sig_send_worker(pid_t pid, int signo, int group)

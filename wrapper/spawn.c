@@ -19,16 +19,69 @@ static int setenv_pair(void *ctx, const char *name, const char *value)
 	return setenv(name, value, 1);
 }
 
-/* A site's or user's own value wins over what the topology suggests. */
+/* A site's or user's own value wins over what traintopo suggests. */
 static int setenv_default(const char *name, const char *value)
 {
 	return value && *value ? setenv(name, value, 0) : 0;
 }
 
+/* A value train-run owns for this worker (the user did not set it): train-run's, or none,
+ * whatever the plugin chose for the launcher task. */
+static int setenv_owned(int users, const char *name, const char *value)
+{
+	if (users)
+		return 0;
+	return value && *value ? setenv(name, value, 1) : unsetenv(name);
+}
+
+static int setenv_u(const char *name, unsigned value)
+{
+	char buf[16];
+
+	snprintf(buf, sizeof(buf), "%u", value);
+	return setenv(name, buf, 1);
+}
+
+/* What torchrun's agent sets besides the contract (torch/distributed/elastic/agent/server/
+ * local_elastic_agent.py). train-run hosts no store: TORCHELASTIC_USE_AGENT_STORE=False makes
+ * init_method env:// start its own at MASTER_ADDR:MASTER_PORT, as under torchrun's c10d. */
+static int set_torchrun_env(const struct tt_spawn_req *req)
+{
+	const struct tt_task_env *e = req->env;
+	const struct tt_group_env *g = req->group;
+
+	return setenv_u("TRAIN_RESTART_COUNT", req->restart_count) ||
+	       setenv_u("TORCHELASTIC_RESTART_COUNT", req->restart_count) ||
+	       setenv_u("TORCHELASTIC_MAX_RESTARTS", (unsigned)g->max_restarts) ||
+	       setenv("TORCHELASTIC_RUN_ID", g->run_id, 1) ||
+	       setenv("TORCHELASTIC_USE_AGENT_STORE", "False", 1) ||
+	       setenv("ROLE_NAME", g->role, 1) || setenv_u("ROLE_RANK", e->rank) ||
+	       setenv_u("ROLE_WORLD_SIZE", e->world_size) ||
+	       setenv_u("GROUP_WORLD_SIZE", e->nnodes) ? -1 : 0;
+}
+
+/* The worker's TRAIN_TOPO_SET: the group's, and every default train-run set for this worker. */
+static int set_topo_set(const struct tt_spawn_req *req)
+{
+	const struct tt_group_env *g = req->group;
+	char list[TT_SET_LIST_LEN];
+
+	snprintf(list, sizeof(list), "%s", g->topo_set);
+	if ((req->env->omp_num_threads && tt_env_set_list_add(list, sizeof(list), "OMP_NUM_THREADS")) ||
+	    (req->env->cuda_visible_devices[0] &&
+	     tt_env_set_list_add(list, sizeof(list), "CUDA_VISIBLE_DEVICES")) ||
+	    (!g->user_nccl_ib_hca && req->nccl_ib_hca && req->nccl_ib_hca[0] &&
+	     tt_env_set_list_add(list, sizeof(list), "NCCL_IB_HCA")) ||
+	    (!g->user_nccl_socket_ifname && req->nccl_socket_ifname && req->nccl_socket_ifname[0] &&
+	     tt_env_set_list_add(list, sizeof(list), "NCCL_SOCKET_IFNAME")))
+		return -1;
+	return list[0] ? setenv(TT_ENV_SET, list, 1) : unsetenv(TT_ENV_SET);
+}
+
 /* Runs in the child; never returns. */
 static void worker_exec(const struct tt_spawn_req *req, pid_t parent)
 {
-	char count[16];
+	const struct tt_group_env *g = req->group;
 
 	setpgid(0, 0);
 	/* A worker must not outlive a train-run that was SIGKILLed (no orphaned GPU holders). */
@@ -37,11 +90,10 @@ static void worker_exec(const struct tt_spawn_req *req, pid_t parent)
 	if (dup2(req->out_fd, STDOUT_FILENO) < 0 || dup2(req->err_fd, STDERR_FILENO) < 0)
 		_exit(126);
 	tt_sig_child_reset(req->sigmask);
-	snprintf(count, sizeof(count), "%u", req->restart_count);
-	if (tt_task_env_foreach(req->env, setenv_pair, NULL) != 0 ||
-	    setenv("TRAIN_RESTART_COUNT", count, 1) != 0 ||
-	    setenv_default("NCCL_IB_HCA", req->nccl_ib_hca) != 0 ||
-	    setenv_default("NCCL_SOCKET_IFNAME", req->nccl_socket_ifname) != 0 ||
+	if (tt_task_env_foreach(req->env, setenv_pair, NULL) != 0 || set_torchrun_env(req) != 0 ||
+	    setenv_owned(g->user_nccl_ib_hca, "NCCL_IB_HCA", req->nccl_ib_hca) != 0 ||
+	    setenv_owned(g->user_nccl_socket_ifname, "NCCL_SOCKET_IFNAME", req->nccl_socket_ifname) != 0 ||
+	    set_topo_set(req) != 0 ||
 	    setenv_default("PYTHONUNBUFFERED", "1") != 0 ||
 	    /* GPU indices here (Slurm's, the topology model's) count in PCI bus order. */
 	    setenv_default("CUDA_DEVICE_ORDER", "PCI_BUS_ID") != 0) {

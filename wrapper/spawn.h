@@ -11,13 +11,28 @@
 #include "layout.h"
 #include "tt_err.h"
 
+/* What every worker of the group shares beyond its own contract: torchrun's variables and who
+ * owns the NCCL defaults. */
+struct tt_group_env {
+	const char *run_id;		/* TORCHELASTIC_RUN_ID */
+	const char *role;		/* ROLE_NAME */
+	int max_restarts;		/* TORCHELASTIC_MAX_RESTARTS */
+	int user_nccl_ib_hca;		/* the user set NCCL_IB_HCA (tt_env_user_set): keep it */
+	int user_nccl_socket_ifname;	/* likewise NCCL_SOCKET_IFNAME */
+	char topo_set[TT_SET_LIST_LEN];	/* traintopo's defaults every worker keeps (NCCL_TOPO_FILE
+					 * of the plugin); each worker's TRAIN_TOPO_SET adds those
+					 * train-run set for it */
+};
+
 struct tt_spawn_req {
 	const char *path;		/* PROGRAM resolved by tt_resolve_program */
 	char *const *argv;
 	const struct tt_task_env *env;	/* the worker's env contract */
-	unsigned restart_count;		/* TRAIN_RESTART_COUNT */
+	const struct tt_group_env *group;
+	unsigned restart_count;		/* TRAIN_RESTART_COUNT, TORCHELASTIC_RESTART_COUNT */
 	const cpu_set_t *cpus;		/* NULL: inherit train-run's */
-	const char *nccl_ib_hca;	/* the GPU's nearest HCAs, set unless already set; NULL/"": none */
+	const char *nccl_ib_hca;	/* the GPU's nearest HCAs; NULL or "": none (then unset
+					 * unless the user's) */
 	const char *nccl_socket_ifname;	/* likewise */
 	int out_fd, err_fd;		/* become the worker's stdout and stderr */
 	const sigset_t *sigmask;	/* the mask to restore in the worker */

@@ -5,18 +5,22 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "options.h"
 #include "signals.h"
 #include "spawn.h"
+#include "tt_signal.h"
 
 #define READ_CHUNK 65536
 /* Reads per stream per wake-up: a worker that never stops writing cannot starve the signals. */
@@ -67,6 +71,9 @@ static void stream_close(struct tt_supervisor *s, struct tt_stream *st)
 	tt_out_flush(&st->lines, emit_line, &e);
 	close(st->fd);
 	st->fd = -1;
+	if (st->log_fd >= 0)
+		close(st->log_fd);
+	st->log_fd = -1;
 }
 
 /* Reads what the pipe holds now, at most max_reads chunks; closes the stream at end of file. */
@@ -79,6 +86,11 @@ static void stream_read(struct tt_supervisor *s, struct tt_stream *st, int max_r
 		ssize_t n = read(st->fd, buf, sizeof(buf));
 
 		if (n > 0) {
+			/* A log file that fails (disk full) is dropped; the console goes on. */
+			if (st->log_fd >= 0 && write_all(st->log_fd, buf, (size_t)n) != 0) {
+				close(st->log_fd);
+				st->log_fd = -1;
+			}
 			tt_out_feed(&st->lines, buf, (size_t)n, emit_line, &e);
 			continue;
 		}
@@ -124,7 +136,7 @@ static void disarm_grace(struct tt_supervisor *s)
 
 static int signal_running(struct tt_supervisor *s, int signo)
 {
-	int group = !tt_sig_is_user(signo) || s->user_signals_to_group;
+	int group = tt_signal_to_whole_group(signo) || s->user_signals_to_group;
 	int i, n = 0;
 
 	for (i = 0; i < s->nworkers; i++)
@@ -149,23 +161,56 @@ static void report_failure(struct tt_supervisor *s, int i)
 		s->host, w->rank, w->local_rank, (int)w->pid, what, others, others == 1 ? "" : "s");
 }
 
-/* Opens the two pipes of worker i, or points both at /dev/null (--rank0-only, rank != 0). */
+/* Opens log file NAME.log of worker i in this round's LOG_DIR/attempt_N/LOCAL_RANK/. */
+static int open_log(struct tt_supervisor *s, int i, const char *name, tt_err *err)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/attempt_%d", s->log_dir, s->pt.restarts);
+	if (mkdir(path, 0777) != 0 && errno != EEXIST)
+		return tt_err_errno(err, "creating the log directory %s", path);
+	snprintf(path, sizeof(path), "%s/attempt_%d/%d", s->log_dir, s->pt.restarts, i);
+	if (mkdir(path, 0777) != 0 && errno != EEXIST)
+		return tt_err_errno(err, "creating the log directory %s", path);
+	snprintf(path, sizeof(path), "%s/attempt_%d/%d/%s.log", s->log_dir, s->pt.restarts, i, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return tt_err_errno(err, "creating the log file %s", path);
+	return fd;
+}
+
+/* Where worker i's stdout (k 0) and stderr (k 1) go, as torchrun decides it: --tee to its log
+ * file and the console, --redirects to the log file only, else the console; --rank0-only and
+ * --local-ranks-filter keep it off the console. The worker writes straight into the log file or
+ * /dev/null when nothing reaches the console; otherwise into a pipe train-run reads. */
 static int open_streams(struct tt_supervisor *s, int i, int child_fds[2], tt_err *err)
 {
-	int k;
+	int rank = (int)s->setup[i].env.rank, k;
+	int console = !(s->rank0_only && rank != 0) && tt_run_console_shows(s->console_filter, i);
 
 	for (k = 0; k < 2; k++) {
 		struct tt_stream *st = &s->streams[2 * i + k];
+		int bit = k ? 2 : 1;
+		int tee = tt_run_std_for(s->tee, i) & bit;
+		int logged = tee || (tt_run_std_for(s->redirects, i) & bit);
+		int log_fd = logged ? open_log(s, i, k ? "stderr" : "stdout", err) : -1;
 		int p[2];
 
-		if (s->rank0_only && s->setup[i].env.rank != 0) {
-			child_fds[k] = s->devnull;
+		if (logged && log_fd < 0)
+			return -1;
+		if (!(console && (tee || !logged))) {
+			child_fds[k] = logged ? log_fd : s->devnull;
 			continue;
 		}
-		if (pipe2(p, O_CLOEXEC) != 0)
-			return tt_err_errno(err, "creating the output pipe of rank %u", s->setup[i].env.rank);
+		if (pipe2(p, O_CLOEXEC) != 0) {
+			if (log_fd >= 0)
+				close(log_fd);
+			return tt_err_errno(err, "creating the output pipe of rank %d", rank);
+		}
 		fcntl(p[0], F_SETFL, O_NONBLOCK);
 		st->fd = p[0];
+		st->log_fd = log_fd;
 		child_fds[k] = p[1];
 	}
 	return 0;
@@ -181,18 +226,19 @@ static int start_round(struct tt_supervisor *s, tt_err *err)
 		int child_fds[2] = { -1, -1 };
 		const struct tt_worker_setup *w = &s->setup[i];
 		struct tt_spawn_req req = {
-			.path = s->path, .argv = s->argv, .env = &w->env,
+			.path = s->path, .argv = s->argv, .env = &w->env, .group = s->group,
 			.restart_count = (unsigned)s->pt.restarts, .cpus = &w->cpus,
 			.nccl_ib_hca = w->nccl_ib_hca, .nccl_socket_ifname = w->nccl_socket_ifname,
 			.sigmask = &s->oldmask,
 		};
 		pid_t pid;
 
-		if (open_streams(s, i, child_fds, err) != 0)
-			return -1;
-		req.out_fd = child_fds[0];
-		req.err_fd = child_fds[1];
-		pid = tt_spawn_worker(&req, err);
+		pid = -1;
+		if (open_streams(s, i, child_fds, err) == 0) {
+			req.out_fd = child_fds[0];
+			req.err_fd = child_fds[1];
+			pid = tt_spawn_worker(&req, err);
+		}
 		for (k = 0; k < 2; k++)
 			if (child_fds[k] >= 0 && child_fds[k] != s->devnull)
 				close(child_fds[k]);
@@ -266,10 +312,12 @@ static int on_signals(struct tt_supervisor *s, tt_err *err)
 				return 1;
 			continue;
 		}
-		if (!tt_sig_is_forwarded(signo))
+		if (!tt_signal_is_forwarded(signo))
 			continue;
-		signal_running(s, signo);
-		if (tt_sig_is_termination(signo) && tt_pt_stop_requested(&s->pt, signo)) {
+		/* One owner per subtree: the relay already reached every worker that handles it. */
+		if (signo != s->relay_signal)
+			signal_running(s, signo);
+		if (tt_signal_is_termination(signo) && tt_pt_stop_requested(&s->pt, signo)) {
 			fprintf(stderr, "train-run: got SIG%s, passed it to %d workers; SIGKILL in %d s\n",
 				sigabbrev_np(signo), tt_pt_running(&s->pt), s->grace_s);
 			arm_grace(s);
@@ -340,6 +388,8 @@ static void teardown(struct tt_supervisor *s)
 		for (i = 0; i < 2 * s->nworkers; i++) {
 			if (s->streams[i].fd >= 0)
 				close(s->streams[i].fd);
+			if (s->streams[i].log_fd >= 0)
+				close(s->streams[i].log_fd);
 			tt_out_free(&s->streams[i].lines);
 		}
 		free(s->streams);
@@ -372,6 +422,7 @@ int tt_supervise(struct tt_supervisor *s, tt_err *err)
 		char prefix[32] = "";
 
 		s->streams[i].fd = -1;
+		s->streams[i].log_fd = -1;
 		s->streams[i].dest = i % 2 ? STDERR_FILENO : STDOUT_FILENO;
 		if (s->tag_output)
 			tt_out_rank_prefix(prefix, sizeof(prefix), (int)s->setup[i / 2].env.rank);

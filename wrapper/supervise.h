@@ -12,18 +12,21 @@
 #include "proctable.h"
 #include "tt_err.h"
 
+#include "spawn.h"
+
 /* What train-run computed for one worker before starting any. */
 struct tt_worker_setup {
 	struct tt_task_env env;		/* the env contract */
-	cpu_set_t cpus;			/* its CPU binding (bind.h) */
+	cpu_set_t cpus;			/* its CPU binding (cpu_bind.h) */
 	char nccl_ib_hca[512];		/* from the topology policy, "" when none */
 	char nccl_socket_ifname[34];
 };
 
-/* One worker output stream: the read end of its pipe and where its lines go. */
+/* One worker output stream: the read end of its pipe and where its bytes go. */
 struct tt_stream {
 	int fd;			/* -1 when closed */
 	int dest;		/* STDOUT_FILENO or STDERR_FILENO */
+	int log_fd;		/* --tee: its log file, written too; -1 when none */
 	struct tt_linesplit lines;
 };
 
@@ -33,7 +36,14 @@ struct tt_supervisor {
 	int grace_s;
 	int tag_output;
 	int rank0_only;
-	int user_signals_to_group;	/* SIGUSR1/2 to the worker's process group, not just the worker */
+	int user_signals_to_group;	/* application signals to the worker's process group, not
+					 * just the worker (tt_signal_to_whole_group for the rest) */
+	int relay_signal;		/* delivered by the plugin's relay above train-run to every
+					 * process that handles it: not forwarded again; 0 = none */
+	const char *console_filter;	/* --local-ranks-filter, NULL: every local rank */
+	const char *redirects, *tee;	/* torchrun's std specs (options.h), NULL: none */
+	const char *log_dir;		/* where attempt_N/LOCAL_RANK/std{out,err}.log go */
+	const struct tt_group_env *group;
 	const char *path;		/* resolved PROGRAM */
 	char *const *argv;
 	int nworkers;

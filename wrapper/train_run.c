@@ -1,10 +1,12 @@
 /* train_run.c — main() of train-run: parse the command line, gather the step's facts (from
- * Slurm's environment through the layout module, or standalone like torchrun), compute each
- * worker's env contract and CPUs, then hand the group to the supervisor. Only this file prints
- * errors; every rule it applies lives in the module named at the call. */
+ * Slurm's environment through the layout module, or standalone like torchrun), learn every
+ * node's worker count (census.h), compute each worker's env contract and CPUs, then hand the
+ * group to the supervisor. Only this file prints errors; every rule it applies lives in the
+ * module named at the call. */
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <sched.h>
@@ -12,16 +14,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include "bind.h"
+#include "census.h"
+#include "cpu_bind.h"
 #include "gres.h"
+#include "hostlist.h"
 #include "hw_policy.h"
 #include "layout.h"
 #include "options.h"
+#include "proctree.h"
 #include "signals.h"
 #include "spawn.h"
 #include "supervise.h"
+#include "tt_signal.h"
 
 /* torchrun's default port when several standalone nodes must agree without Slurm. */
 #define STANDALONE_PORT 29500
@@ -37,6 +44,11 @@ struct launch {
 	char path[PATH_MAX];
 	char **argv;			/* what the workers exec: PROGRAM ARGS, or python3 PROGRAM ARGS */
 	struct tt_hw_model *hw;		/* the node's hardware, NULL when not needed or unknown */
+	uint32_t *per_node;		/* every node's worker count (census.h), NULL: all nproc */
+	int relay_signal;		/* the checkpoint signal a relay above delivers, or 0 */
+	struct tt_group_env group;
+	char run_id[64];
+	char log_dir[PATH_MAX];		/* this run's --redirects/--tee directory, "" when none */
 	char host[256];
 };
 
@@ -64,13 +76,18 @@ static int free_port(uint16_t *port, tt_err *err)
 static int standalone_facts(struct launch *l, tt_err *err)
 {
 	struct tt_step_facts *f = &l->facts;
-	int nnodes = l->opts.nnodes > 0 ? l->opts.nnodes : 1;
+	int nnodes = l->opts.nnodes_max > 0 ? l->opts.nnodes_max : 1;
 	int node = l->opts.node_rank >= 0 ? l->opts.node_rank : 0;
 
+	if (l->opts.nnodes_min != l->opts.nnodes_max)
+		return tt_err_set(err, "--nnodes %d:%d without Slurm: train-run starts every node's workers "
+				  "at once and cannot wait for nodes to join; give --nnodes N",
+				  l->opts.nnodes_min, l->opts.nnodes_max);
 	if (node >= nnodes)
 		return tt_err_set(err, "--node-rank %d: must be below --nnodes %d", node, nnodes);
-	if (nnodes > 1 && !l->opts.master_addr)
-		return tt_err_set(err, "--nnodes %d without Slurm: pass --master-addr (the host of node rank 0)", nnodes);
+	if (nnodes > 1 && !l->opts.master_addr && !l->opts.rdzv_endpoint)
+		return tt_err_set(err, "--nnodes %d without Slurm: pass --master-addr or --rdzv-endpoint "
+				  "(the host of node rank 0)", nnodes);
 	memset(f, 0, sizeof(*f));
 	if (nnodes == 1)
 		snprintf(f->nodelist, sizeof(f->nodelist), "node0");
@@ -79,6 +96,7 @@ static int standalone_facts(struct launch *l, tt_err *err)
 	f->node_index = (uint32_t)node;
 	f->ports.lo = TT_PORT_LO_DEFAULT;
 	f->ports.hi = TT_PORT_HI_DEFAULT;
+	f->omp_set = tt_env_user_set(tt_env_process, NULL, "OMP_NUM_THREADS");
 	return tt_gres_node_gpus(tt_env_process, NULL, &f->gpus, f->gpus_checked, sizeof(f->gpus_checked), err);
 }
 
@@ -99,6 +117,45 @@ static int slurm_facts(struct launch *l, tt_err *err)
 		return tt_err_set(err, "--node-rank %d contradicts SLURM_NODEID=%u; drop the option under Slurm",
 				  l->opts.node_rank, l->facts.node_index);
 	return 0;
+}
+
+/* --nnodes under Slurm: the step's node count must be in the range (torchrun's MIN:MAX). */
+static int check_nnodes(const struct launch *l, tt_err *err)
+{
+	size_t nnodes;
+
+	if (!l->slurm || l->opts.nnodes_max < 0)
+		return 0;
+	if (tt_hostlist_count(l->facts.nodelist, &nnodes, err) != 0)
+		return -1;
+	if (nnodes < (size_t)l->opts.nnodes_min || nnodes > (size_t)l->opts.nnodes_max) {
+		if (l->opts.nnodes_min == l->opts.nnodes_max)
+			return tt_err_set(err, "--nnodes %d, but the step has %zu nodes (%s); drop the option "
+					  "under Slurm", l->opts.nnodes_max, nnodes, l->facts.nodelist);
+		return tt_err_set(err, "--nnodes %d:%d, but the step has %zu nodes (%s)", l->opts.nnodes_min,
+				  l->opts.nnodes_max, nnodes, l->facts.nodelist);
+	}
+	return 0;
+}
+
+/* The checkpoint signal of the plugin's relay when that relay is one of train-run's ancestors
+ * (it then delivers that signal to every process of the task that handles it, the workers
+ * included), else 0. A TRAIN_TOPO_RELAY_PID inherited from another step, e.g. the batch step,
+ * or under --train-topo=off, names a process that is not above train-run and is ignored. */
+static int relay_signal_above(void)
+{
+	const char *pid = getenv(TT_ENV_RELAY_PID), *name = getenv(TT_ENV_RELAY_SIGNAL);
+	char *end;
+	long relay;
+	int sig;
+
+	if (!pid || !*pid || !name)
+		return 0;
+	relay = strtol(pid, &end, 10);
+	sig = tt_signal_by_name(name);
+	if (*end || relay <= 1 || relay > INT32_MAX || sig < 0)
+		return 0;
+	return tt_proc_is_ancestor("/proc", getpid(), (pid_t)relay) ? sig : 0;
 }
 
 /* Outside Slurm with CUDA_VISIBLE_DEVICES unset, the GPUs are the node's own (torchrun asks
@@ -139,46 +196,108 @@ static int choose_nproc(struct launch *l, tt_err *err)
 	return 0;
 }
 
-/* Each worker's contract, with the rendezvous address overridden where the user or the
- * plugin chose it. */
-static int compute_envs(struct launch *l, tt_err *err)
+/* Whether the worker count may differ between nodes (it follows each node's GPUs or CPUs):
+ * then every node must learn the others' counts before ranks can be given out. */
+static int counts_may_differ(const struct launch *l)
+{
+	return l->opts.nproc_mode != TT_NPROC_COUNT;
+}
+
+/* The rendezvous host and port every worker gets, when the user, torchrun's options or the
+ * plugin chose them (else the contract's: NULL and 0). */
+static int rendezvous(const struct launch *l, const char **addr, uint16_t *port, tt_err *err)
 {
 	const char *env_addr = l->slurm ? getenv("MASTER_ADDR") : NULL;
 	const char *env_port = l->slurm ? getenv("MASTER_PORT") : NULL;
+	char *end;
+	long v;
+
+	*addr = l->opts.master_addr ? l->opts.master_addr :
+		l->opts.rdzv_endpoint ? l->opts.endpoint_host :
+		env_addr && *env_addr ? env_addr : NULL;
+	*port = (uint16_t)(l->opts.master_port ? l->opts.master_port : l->opts.endpoint_port);
+	if (!*addr && l->opts.local_addr)
+		*addr = l->opts.local_addr;
+	if (!*addr && !l->slurm)
+		*addr = "127.0.0.1";
+	if (*port || !env_port || !*env_port)
+		return 0;
+	v = strtol(env_port, &end, 10);
+	if (*end || v < 1 || v > 65535)
+		return tt_err_set(err, "MASTER_PORT='%s' in the environment is not a port number (1-65535); "
+				  "unset it or pass --master-port", env_port);
+	*port = (uint16_t)v;
+	return 0;
+}
+
+/* Every node's worker count: from the census when the counts may differ, else NULL (all
+ * nproc). The census runs at node 0's host (the first of the step, or the rendezvous host
+ * without Slurm) on the workers' port. */
+static int learn_node_counts(struct launch *l, const struct tt_task_env *contract, tt_err *err)
+{
+	struct tt_census c = {
+		.port = contract->master_port, .nnodes = contract->nnodes,
+		.node = l->facts.node_index, .count = (uint32_t)l->nproc,
+		.timeout_s = TT_CENSUS_TIMEOUT_S,
+	};
+	char node0[TT_HOSTNAME_LEN], id[128];
+
+	if (contract->nnodes <= 1 || !counts_may_differ(l))
+		return 0;
+	if (l->slurm && tt_hostlist_first(l->facts.nodelist, node0, sizeof(node0), err) != 0)
+		return -1;
+	c.server = l->slurm ? node0 : contract->master_addr;
+	/* The run id and the port: the same on every node of this launch, different for the
+	 * job's other steps. */
+	snprintf(id, sizeof(id), "%s.%u", l->run_id, contract->master_port);
+	c.id = id;
+	l->per_node = calloc(contract->nnodes, sizeof(*l->per_node));
+	if (!l->per_node)
+		return tt_err_errno(err, "allocating the worker counts of %u nodes", contract->nnodes);
+	return tt_census_run(&c, l->per_node, err);
+}
+
+/* Each worker's contract, with the rendezvous address overridden where the user, torchrun's
+ * options or the plugin chose it. */
+static int compute_envs(struct launch *l, tt_err *err)
+{
+	struct tt_task_env first;
+	const char *addr;
 	uint16_t port = 0;
 	int i;
 	size_t w;
 
-	l->setup = calloc((size_t)l->nproc, sizeof(*l->setup));
-	if (!l->setup)
-		return tt_err_errno(err, "allocating the setup of %d workers", l->nproc);
-	if (l->opts.master_port) {
-		port = (uint16_t)l->opts.master_port;
-	} else if (env_port && *env_port) {
-		char *end;
-		long v = strtol(env_port, &end, 10);
-
-		if (*end || v < 1 || v > 65535)
-			return tt_err_set(err, "MASTER_PORT='%s' in the environment is not a port number (1-65535); "
-					  "unset it or pass --master-port", env_port);
-		port = (uint16_t)v;
-	} else if (!l->slurm) {
-		if (l->opts.nnodes > 1)
+	if (rendezvous(l, &addr, &port, err) != 0)
+		return -1;
+	if (!port && !l->slurm) {
+		if (l->opts.nnodes_max > 1)
 			port = STANDALONE_PORT;
 		else if (free_port(&port, err) != 0)
 			return -1;
 	}
+	/* The rendezvous point first, since the census meets there. */
+	if (tt_layout_compute_worker(&l->facts, (uint32_t)l->nproc, NULL, 0, &first, err) != 0)
+		return -1;
+	if (l->opts.local_addr && first.nnodes > 1)
+		return tt_err_set(err, "--local-addr %s on %u nodes: train-run has no rendezvous through which "
+				  "the other nodes could learn it; pass --master-addr or --rdzv-endpoint",
+				  l->opts.local_addr, first.nnodes);
+	if (addr && (size_t)snprintf(first.master_addr, sizeof(first.master_addr), "%s", addr) >= sizeof(first.master_addr))
+		return tt_err_set(err, "MASTER_ADDR '%s' is longer than %zu characters", addr, sizeof(first.master_addr) - 1);
+	if (port)
+		first.master_port = port;
+	if (learn_node_counts(l, &first, err) != 0)
+		return -1;
+	l->setup = calloc((size_t)l->nproc, sizeof(*l->setup));
+	if (!l->setup)
+		return tt_err_errno(err, "allocating the setup of %d workers", l->nproc);
 	for (i = 0; i < l->nproc; i++) {
 		struct tt_task_env *e = &l->setup[i].env;
-		const char *addr = l->opts.master_addr ? l->opts.master_addr :
-				   env_addr && *env_addr ? env_addr : l->slurm ? NULL : "127.0.0.1";
 
-		if (tt_layout_compute_worker(&l->facts, (uint32_t)l->nproc, (uint32_t)i, e, err) != 0)
+		if (tt_layout_compute_worker(&l->facts, (uint32_t)l->nproc, l->per_node, (uint32_t)i, e, err) != 0)
 			return -1;
-		if (addr && (size_t)snprintf(e->master_addr, sizeof(e->master_addr), "%s", addr) >= sizeof(e->master_addr))
-			return tt_err_set(err, "MASTER_ADDR '%s' is longer than %zu characters", addr, sizeof(e->master_addr) - 1);
-		if (port)
-			e->master_port = port;
+		memcpy(e->master_addr, first.master_addr, sizeof(e->master_addr));
+		e->master_port = first.master_port;
 	}
 	for (w = 0; w < l->setup[0].env.nwarnings; w++)
 		fprintf(stderr, "train-run: %s\n", l->setup[0].env.warnings[w]);
@@ -192,64 +311,92 @@ static int node_gpu_index(const struct launch *l, int i)
 				  l->setup[i].env.cuda_visible_devices);
 }
 
-/* Each worker's CPUs (its GPU's NUMA-local ones, shared with the workers of the same NUMA node,
- * see bind.h), NCCL_IB_HCA and NCCL_SOCKET_IFNAME from the node's hardware model; without a
- * model the allowed CPUs are split evenly. OMP_NUM_THREADS follows the binding. */
+/* Each worker's CPUs (cpu_bind.h: its GPU's NUMA-local ones, shared with the workers of the same
+ * NUMA node), NCCL_IB_HCA and NCCL_SOCKET_IFNAME from the node's hardware model; without a model
+ * the allowed CPUs are split evenly. OMP_NUM_THREADS and TRAIN_CPU_LIST follow the binding. */
 static int bind_workers(struct launch *l, tt_err *err)
 {
-	cpu_set_t *local = NULL, *cpus = calloc((size_t)l->nproc, sizeof(*cpus));
-	int i, rc = -1;
+	cpu_set_t *numa = NULL, *cpus = calloc((size_t)l->nproc, sizeof(*cpus));
+	int i, g, rc = -1, ngpu = l->hw ? l->hw->ngpu : 0;
 
 	if (!cpus)
 		return tt_err_errno(err, "allocating the CPU sets of %d workers", l->nproc);
-	if (l->hw) {
-		local = calloc((size_t)l->nproc, sizeof(*local));
-		if (!local) {
-			tt_err_errno(err, "allocating the NUMA sets of %d workers", l->nproc);
+	if (ngpu > 0) {
+		numa = calloc((size_t)ngpu, sizeof(*numa));
+		if (!numa) {
+			tt_err_errno(err, "allocating the NUMA sets of %d GPUs", ngpu);
 			goto out;
 		}
-		for (i = 0; i < l->nproc; i++) {
+		for (g = 0; g < ngpu; g++) {
 			struct tt_rank_policy pol;
 
-			/* A GPU the model does not know (a UUID, an index past its GPUs): no locality. */
-			if (tt_hw_rank_policy(l->hw, node_gpu_index(l, i), &pol, err) != 0 &&
-			    tt_hw_rank_policy(l->hw, -1, &pol, err) != 0)
+			if (tt_hw_rank_policy(l->hw, g, &pol, err) != 0)
 				goto out;
-			local[i] = pol.cpus;
-			snprintf(l->setup[i].nccl_ib_hca, sizeof(l->setup[i].nccl_ib_hca), "%s", pol.nccl_ib_hca);
-			snprintf(l->setup[i].nccl_socket_ifname, sizeof(l->setup[i].nccl_socket_ifname), "%s",
-				 pol.nccl_socket_ifname);
+			numa[g] = pol.cpus;
 		}
 	}
-	if (tt_bind_workers(&l->allowed, local, l->nproc, cpus) != 0) {
+	for (i = 0; l->hw && i < l->nproc; i++) {
+		struct tt_rank_policy pol;
+
+		/* A GPU the model does not know (a UUID, an index past its GPUs): no locality. */
+		if (tt_hw_rank_policy(l->hw, node_gpu_index(l, i), &pol, err) != 0 &&
+		    tt_hw_rank_policy(l->hw, -1, &pol, err) != 0)
+			goto out;
+		snprintf(l->setup[i].nccl_ib_hca, sizeof(l->setup[i].nccl_ib_hca), "%s", pol.nccl_ib_hca);
+		snprintf(l->setup[i].nccl_socket_ifname, sizeof(l->setup[i].nccl_socket_ifname), "%s",
+			 pol.nccl_socket_ifname);
+	}
+	if (tt_bind_node_processes(&l->allowed, &l->facts.gpus, l->slurm ? tt_env_process : tt_env_none,
+				   NULL, numa, ngpu, (uint32_t)l->nproc, cpus) != 0) {
 		tt_err_set(err, "binding %d workers to the %d CPUs train-run may use", l->nproc, CPU_COUNT(&l->allowed));
 		goto out;
 	}
 	for (i = 0; i < l->nproc; i++) {
+		struct tt_task_env *e = &l->setup[i].env;
+
 		l->setup[i].cpus = cpus[i];
 		if (!l->facts.omp_set)
-			l->setup[i].env.omp_num_threads = (unsigned)CPU_COUNT(&cpus[i]);
+			e->omp_num_threads = (unsigned)CPU_COUNT(&cpus[i]);
+		if (tt_cpuset_to_list(&cpus[i], e->cpu_list, sizeof(e->cpu_list)) != 0) {
+			tt_err_set(err, "the CPU list of rank %u is longer than %zu characters", e->rank,
+				   sizeof(e->cpu_list) - 1);
+			goto out;
+		}
 	}
 	rc = 0;
 out:
-	free(local);
+	free(numa);
 	free(cpus);
 	return rc;
 }
 
+/* The hwloc XML to read instead of discovering the node: --topology, else the one the plugin
+ * read for this node (TRAIN_TOPO_HWLOC_XML), so workers get what the plugin gives tasks. */
+static const char *topology_source(const struct launch *l, const char **which)
+{
+	const char *env = l->slurm ? getenv(TT_ENV_HWLOC_XML) : NULL;
+
+	*which = "--topology";
+	if (l->opts.topology)
+		return l->opts.topology;
+	*which = TT_ENV_HWLOC_XML;
+	return env && *env ? env : NULL;
+}
+
 /* Reads the node's hardware when a worker has a GPU to bind near, or the GPUs must be counted.
- * Without --topology a failed discovery only costs the locality: a warning, not an error. */
+ * Without an XML to read a failed discovery only costs the locality: a warning, not an error. */
 static int load_hardware(struct launch *l, tt_err *err)
 {
-	struct tt_hw_options o = { .input_xml = l->opts.topology };
+	const char *which, *xml = topology_source(l, &which);
+	struct tt_hw_options o = { .input_xml = xml };
 	int count = count_node_gpus(l);
 	size_t g;
 
-	if (!l->opts.topology && l->facts.gpus.n == 0 && !count)
+	if (!xml && l->facts.gpus.n == 0 && !count)
 		return 0;
 	if (tt_hw_discover(&o, &l->hw, err) != 0) {
-		if (l->opts.topology)
-			return -1;
+		if (xml)
+			return tt_err_wrap(err, "%s %s", which, xml);
 		if (l->facts.gpus.n > 0)
 			fprintf(stderr, "train-run: %s; binding the workers to an even share of CPUs instead\n", err->msg);
 		l->hw = NULL;
@@ -263,6 +410,57 @@ static int load_hardware(struct launch *l, tt_err *err)
 	return 0;
 }
 
+/* What every worker shares: torchrun's run id and role, and which defaults are the user's. The
+ * plugin's NCCL_TOPO_FILE (one file per node and step) stays every worker's default. */
+static int group_env(struct launch *l, tt_err *err)
+{
+	struct tt_group_env *g = &l->group;
+
+	g->role = l->opts.role;
+	g->max_restarts = l->opts.max_restarts;
+	g->user_nccl_ib_hca = tt_env_user_set(tt_env_process, NULL, "NCCL_IB_HCA");
+	g->user_nccl_socket_ifname = tt_env_user_set(tt_env_process, NULL, "NCCL_SOCKET_IFNAME");
+	if (getenv("NCCL_TOPO_FILE") && !tt_env_user_set(tt_env_process, NULL, "NCCL_TOPO_FILE") &&
+	    tt_env_set_list_add(g->topo_set, sizeof(g->topo_set), "NCCL_TOPO_FILE") != 0)
+		return tt_err_set(err, "internal: TRAIN_TOPO_SET does not fit");
+	return 0;
+}
+
+/* The run id: --rdzv-id, else the Slurm job id (every node of the job agrees on it), else
+ * torchrun's default "none". */
+static void choose_run_id(struct launch *l)
+{
+	const char *job = l->slurm ? getenv("SLURM_JOB_ID") : NULL;
+
+	snprintf(l->run_id, sizeof(l->run_id), "%s",
+		 l->opts.run_id ? l->opts.run_id : job && *job ? job : "none");
+	l->group.run_id = l->run_id;
+}
+
+/* --redirects/--tee: this run's log directory, LOG_DIR/RUNID_XXXXXX (a new one each run, as
+ * torchrun makes), or ${TMPDIR:-/tmp}/train-run_XXXXXX without --log-dir. */
+static int make_log_dir(struct launch *l, tt_err *err)
+{
+	const char *tmp = getenv("TMPDIR");
+	int n;
+
+	if (!(l->opts.redirects && strcmp(l->opts.redirects, "0")) && !(l->opts.tee && strcmp(l->opts.tee, "0")))
+		return 0;
+	if (l->opts.log_dir) {
+		if (mkdir(l->opts.log_dir, 0777) != 0 && errno != EEXIST)
+			return tt_err_errno(err, "--log-dir %s: cannot create it", l->opts.log_dir);
+		n = snprintf(l->log_dir, sizeof(l->log_dir), "%s/%s_XXXXXX", l->opts.log_dir, l->run_id);
+	} else {
+		n = snprintf(l->log_dir, sizeof(l->log_dir), "%s/train-run_XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	}
+	if (n < 0 || (size_t)n >= sizeof(l->log_dir))
+		return tt_err_set(err, "--log-dir %s: path too long", l->opts.log_dir);
+	if (!mkdtemp(l->log_dir))
+		return tt_err_errno(err, "creating the worker log directory %s", l->log_dir);
+	fprintf(stderr, "train-run: worker logs in %s\n", l->log_dir);
+	return 0;
+}
+
 static int prepare(struct launch *l, tt_err *err)
 {
 	const char *job = getenv("SLURM_JOB_ID");
@@ -272,38 +470,43 @@ static int prepare(struct launch *l, tt_err *err)
 	if (gethostname(l->host, sizeof(l->host) - 1) != 0)
 		snprintf(l->host, sizeof(l->host), "?");
 	l->slurm = !l->opts.standalone && job && *job;
-	if ((l->slurm ? slurm_facts(l, err) : standalone_facts(l, err)) != 0)
+	if ((l->slurm ? slurm_facts(l, err) : standalone_facts(l, err)) != 0 || check_nnodes(l, err) != 0)
 		return -1;
 	l->facts.cpus = (unsigned)CPU_COUNT(&l->allowed);
-	l->facts.omp_set = getenv("OMP_NUM_THREADS") != NULL;
-	if (load_hardware(l, err) != 0 || choose_nproc(l, err) != 0 || compute_envs(l, err) != 0 || bind_workers(l, err) != 0)
+	l->relay_signal = relay_signal_above();
+	choose_run_id(l);
+	if (load_hardware(l, err) != 0 || choose_nproc(l, err) != 0 || compute_envs(l, err) != 0 ||
+	    bind_workers(l, err) != 0 || group_env(l, err) != 0 || make_log_dir(l, err) != 0)
 		return -1;
 	return 0;
 }
 
-/* Finds what to exec before any worker starts: PROGRAM, or python3 for PROGRAM.py (torchrun's
- * rule). Returns 0, or the exit status (127 not found, 126 not executable) with err. */
+/* Finds what to exec before any worker starts: PROGRAM, or python3 for a Python program
+ * (torchrun's rule: PROGRAM.py, --run-path; -m runs python3 -m PROGRAM). Returns 0, or the
+ * exit status (127 not found, 126 not executable) with err. */
 static int resolve(struct launch *l, tt_err *err)
 {
 	const char *program = l->opts.argv[0];
-	int i;
+	int i, k = 0;
 
 	if (!tt_run_wants_python(&l->opts)) {
 		l->argv = l->opts.argv;
 		return tt_resolve_program(program, getenv("PATH"), l->path, sizeof(l->path), err);
 	}
-	if (access(program, R_OK) != 0) {
+	if (!l->opts.module && access(program, R_OK) != 0) {
 		tt_err_errno(err, "PROGRAM '%s' (a Python script, run with %s) cannot be read", program, TT_PYTHON);
 		return 127;
 	}
-	l->argv = calloc((size_t)l->opts.argc + 2, sizeof(*l->argv));
+	l->argv = calloc((size_t)l->opts.argc + 3, sizeof(*l->argv));
 	if (!l->argv) {
 		tt_err_errno(err, "allocating the command line of %s", program);
 		return 126;
 	}
-	l->argv[0] = TT_PYTHON;
+	l->argv[k++] = TT_PYTHON;
+	if (l->opts.module)
+		l->argv[k++] = "-m";
 	for (i = 0; i < l->opts.argc; i++)
-		l->argv[i + 1] = l->opts.argv[i];
+		l->argv[k++] = l->opts.argv[i];
 	return tt_resolve_program(TT_PYTHON, getenv("PATH"), l->path, sizeof(l->path), err);
 }
 
@@ -349,6 +552,12 @@ int main(int argc, char **argv)
 	s.tag_output = l.opts.tag_output;
 	s.rank0_only = l.opts.rank0_only;
 	s.user_signals_to_group = !l.opts.signal_worker_only;
+	s.relay_signal = l.relay_signal;
+	s.console_filter = l.opts.local_ranks_filter;
+	s.redirects = l.opts.redirects;
+	s.tee = l.opts.tee;
+	s.log_dir = l.log_dir;
+	s.group = &l.group;
 	s.path = l.path;
 	s.argv = l.argv;
 	s.nworkers = l.nproc;
@@ -362,6 +571,7 @@ int main(int argc, char **argv)
 out:
 	close(s.sigfd);
 	free(l.setup);
+	free(l.per_node);
 	if (l.hw)
 		tt_hw_free(l.hw);
 	if (l.argv != l.opts.argv)

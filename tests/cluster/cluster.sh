@@ -8,7 +8,8 @@
 # under /tmp (such as a checkout whose programs the jobs run) visible on the nodes.
 #
 # usage: cluster.sh up [--nodes N] [--plugin PATH] [--plugin-args "k=v ..."] [--share DIR]...
-#                      [--slurm PREFIX] [--constrain-devices] [--job-container] [--contain-spank]
+#                      [--slurm PREFIX] [--no-resv-ports] [--constrain-devices] [--job-container]
+#                      [--contain-spank]
 #        cluster.sh plugin [PATH] [--args "k=v ..."]   (re)install the SPANK plugin for new steps
 #        cluster.sh down | status | env | release
 #        cluster.sh exec [--node NAME] -- CMD...    run a command as a cluster client
@@ -77,6 +78,9 @@ read_pid() { cat "$1" 2>/dev/null || true; }
 
 # ---- configuration ---------------------------------------------------------------------------
 # Options of `up` that change the configuration (cmd_up sets them, write_config reads them).
+# --no-resv-ports leaves MpiParams=ports out: steps then get no SLURM_STEP_RESV_PORTS, as on most
+# sites, and the plugin's MASTER_PORT comes from its formula (train_topo(8), PORTS).
+RESV_PORTS=yes
 CONSTRAIN_DEVICES=no
 JOB_CONTAINER=no
 CONTAIN_SPANK=no
@@ -109,8 +113,11 @@ TaskPlugin=task/cgroup
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 GresTypes=gpu
+# Job ids in the millions, as on real sites: small ones would leave most of the MASTER_PORT
+# formula's hash (train_topo(8), PORTS) unexercised by the cluster tests.
+FirstJobId=1000000
 MpiDefault=none
-MpiParams=ports=12000-12999
+$([ "$RESV_PORTS" = no ] || echo "MpiParams=ports=12000-12999")
 SlurmdParameters=config_overrides$([ "$CONTAIN_SPANK" = no ] || echo ,contain_spank)
 ReturnToService=2
 KillWait=5
@@ -362,6 +369,7 @@ cmd_up() {
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--nodes) n=${2:?--nodes needs a number}; shift 2 ;;
+		--no-resv-ports) RESV_PORTS=no; shift ;;
 		--share) shared+=("$(cd "${2:?--share needs a directory}" && pwd -P)") || die "--share $2: no such directory"; shift 2 ;;
 		--plugin) plugin=${2:?--plugin needs a path}; shift 2 ;;
 		--plugin-args) plugin_args=${2:-}; shift 2 ;;
@@ -379,7 +387,7 @@ cmd_up() {
 	need_root
 	# Everything but the plugin decides whether a running cluster can be kept as it is.
 	local want
-	want=$(declare -p n shared prefix CONSTRAIN_DEVICES JOB_CONTAINER CONTAIN_SPANK)
+	want=$(declare -p n shared prefix RESV_PORTS CONSTRAIN_DEVICES JOB_CONTAINER CONTAIN_SPANK)
 	use_slurm
 	if [ "$want" = "$(cat "$STATE/up-config" 2>/dev/null)" ] && is_up; then
 		[ -z "$plugin" ] || install_plugin "$plugin" "$plugin_args"

@@ -58,3 +58,14 @@ sbatch_wait() {
 		return 1
 	fi
 }
+
+# deliveries GLOB: "N" when every file matching GLOB holds N lines, else the counts seen ("1 2");
+# "none" when no file matches. The signal tests' trainers append one line per delivery.
+deliveries() {
+	local f counts=""
+	for f in $(compgen -G "$1"); do
+		counts="$counts $(wc -l <"$f")"
+	done
+	counts=$(tr ' ' '\n' <<<"$counts" | sed '/^$/d' | sort -u | paste -sd' ')
+	echo "${counts:-none}"
+}

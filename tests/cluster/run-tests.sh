@@ -31,6 +31,31 @@ mkdir -p "$TT_JOBDIR"
 chmod 1777 "$TT_CLUSTER_DIR/jobs" "$TT_JOBDIR"
 export TT_JOBDIR
 
+# What a test may change on the running cluster, restored before every test rather than only by
+# the test's own EXIT trap (which timeout's SIGKILL skips): the plugstack.conf line (plugin
+# arguments) and the CPUs each node's slurmd, hence every new step, may run on.
+plugstack=$TT_CLUSTER_DIR/etc/plugstack.conf
+cp "$plugstack" "$TT_JOBDIR/plugstack.conf.orig"
+slurmd_cpus() { # PIDFILE: the CPU list slurmd runs on now
+	taskset -pc "$(cat "$1")" 2>/dev/null | sed 's/.*: //'
+}
+for f in "$TT_CLUSTER_DIR"/run/slurmd-*.pid; do
+	echo "$(basename "$f") $(slurmd_cpus "$f")"
+done >"$TT_JOBDIR/slurmd-cpus.orig"
+restore_cluster_state() {
+	if ! cmp -s "$plugstack" "$TT_JOBDIR/plugstack.conf.orig"; then
+		echo "run-tests: restoring plugstack.conf (a test left: $(cat "$plugstack"))"
+		cp "$TT_JOBDIR/plugstack.conf.orig" "$plugstack.restore" && mv "$plugstack.restore" "$plugstack"
+	fi
+	local pidfile cpus
+	while read -r pidfile cpus; do
+		pidfile=$TT_CLUSTER_DIR/run/$pidfile
+		[ "$(slurmd_cpus "$pidfile")" = "$cpus" ] && continue
+		echo "run-tests: restoring the CPUs of $(basename "$pidfile" .pid) to $cpus"
+		taskset -a -pc "$cpus" "$(cat "$pidfile")" >/dev/null
+	done <"$TT_JOBDIR/slurmd-cpus.orig"
+}
+
 # shellcheck source=tests/cluster/lib.sh
 . "$here/lib.sh"
 for f in "$here"/t_*.sh; do
@@ -48,18 +73,22 @@ for t in $(declare -F | awk '{print $3}' | grep '^test_'); do
 		n4_skipped=$((n4_skipped + 1))
 		continue
 	fi
+	restore_cluster_state
 	start=$SECONDS
 	log=$TT_JOBDIR/$t.log
 	mkdir -p "$TT_JOBDIR/$t"
 	# Each test runs in its own bash under timeout, so a hung test is killed, not waited for.
-	timeout -k 5 "$TT_TEST_TIMEOUT" bash -c '
+	# A test whose work scales with the machine's speed may name its own limit: timeout_<test>=S.
+	limit_var=timeout_$t
+	limit=${!limit_var:-$TT_TEST_TIMEOUT}
+	timeout -k 5 "$limit" bash -c '
 		set -e
 		. "$1/lib.sh"
 		for f in "$1"/t_*.sh; do . "$f"; done
 		cd "$2"
 		"$3"' run-test "$here" "$TT_JOBDIR/$t" "$t" >"$log" 2>&1
 	rc=$?
-	[ $rc -ne 124 ] || echo "timed out after ${TT_TEST_TIMEOUT}s" >>"$log"
+	[ $rc -ne 124 ] || echo "timed out after ${limit}s" >>"$log"
 	if [ $rc -eq 0 ]; then
 		passed=$((passed + 1))
 		echo "PASS $t ($((SECONDS - start))s)"
@@ -78,6 +107,7 @@ for t in $(declare -F | awk '{print $3}' | grep '^test_'); do
 	[ -z "$jobs_left" ] || scancel $jobs_left 2>/dev/null
 	for _ in $(seq 1 40); do [ -z "$(our_jobs)" ] && break; sleep 0.25; done
 done
+restore_cluster_state
 [ ${#failures[@]} -eq 0 ] || echo "failed: ${failures[*]}"
 [ ${#skips[@]} -eq 0 ] || echo "skipped: ${skips[*]}"
 note="$nodes nodes"

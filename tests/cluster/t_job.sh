@@ -8,7 +8,17 @@ test_job_template_trains_16_ranks_on_2_nodes() {
 	local out="job-$id.out"
 	cat "$out"
 	expect_eq "every rank listed" "$(seq 0 15 | xargs)" "$(sed -n 's/^rank \([0-9]*\) of 16 on node[12]: .*/\1/p' "$out" | xargs)"
-	expect_eq "eight GPUs per node, one each" 16 "$(grep -c -E '^rank [0-9]+ of 16 on node[12]: local rank [0-7], GPU [0-7], CPUs' "$out")"
+	# Each node's 8 ranks (a block of global ranks) own local ranks 0..7 and GPUs 0..7, each once.
+	local node first
+	for node in node1 node2; do
+		[ "$node" = node1 ] && first=0 || first=8
+		expect_eq "global ranks on $node" "$(seq $first $((first + 7)) | xargs)" \
+			"$(sed -n "s/^rank \([0-9]*\) of 16 on $node: .*/\1/p" "$out" | sort -n | xargs)"
+		expect_eq "local ranks on $node, each once" "$(seq 0 7 | xargs)" \
+			"$(sed -n "s/^rank [0-9]* of 16 on $node: local rank \([0-9]*\), .*/\1/p" "$out" | sort -n | xargs)"
+		expect_eq "GPUs of $node's ranks, one each and each once" "$(seq 0 7 | xargs)" \
+			"$(sed -n "s/^rank [0-9]* of 16 on $node: local rank [0-9]*, GPU \([^ ]*\), CPUs .*/\1/p" "$out" | sort -n | xargs)"
+	done
 	expect_match "16 ranks trained" "16 rank\\(s\\)" "$(cat "$out")"
 	expect_match "final accuracy" "test accuracy 0\\.[6-9][0-9]*" "$(cat "$out")"
 	expect_match "summary written" '"world_size": *16' "$(cat "train-mlp-$id.json")"

@@ -1,5 +1,6 @@
 # t_plugin.sh — the train_topo SPANK plugin on the real cluster: the rank env contract of every
-# task, modes, the mode carried from sbatch to its steps, and the NCCL topology file's life.
+# task, modes, the mode carried from sbatch to its steps, and the NCCL topology file's life, also
+# against a second, unprivileged user planting or swapping the job's topology directory.
 
 # env_of_tasks OUT SRUN-ARGS...: one line per task with the contract's variables.
 env_of_tasks() {
@@ -62,7 +63,9 @@ test_plugin_uneven_layout_n5_on_2_nodes() {
 			expect_eq "LOCAL_WORLD_SIZE node 1" "$n1" "$(field LOCAL_WORLD_SIZE "$l")"
 		fi
 		expect_eq "WORLD_SIZE" 5 "$(field WORLD_SIZE "$l")"
+		expect_match "GPUs of rank $(field RANK "$l")" '^[0-7](,[0-7])*$' "$(field CUDA_VISIBLE_DEVICES "$l")"
 	done <out.txt
+	expect_eq "every task has GPUs" 0 "$(grep -c 'CUDA_VISIBLE_DEVICES= ' out.txt)"
 	# GPUs never shared within a node: every CUDA_VISIBLE_DEVICES of a node is disjoint.
 	for node in node1 node2; do
 		expect_eq "disjoint GPUs on $node" "" \
@@ -91,6 +94,30 @@ test_plugin_invalid_mode_fails_before_allocation() {
 	[ "$rc" -ne 0 ] || fail "sbatch --train-topo=wrong succeeded"
 	after=$(scontrol show config | sed -n 's/^NEXT_JOB_ID *= *//p')
 	expect_eq "no job was allocated" "$before" "$after"
+}
+
+# A bad TRAIN_TOPO_MODE in the environment is refused like a bad --train-topo: by srun itself,
+# before anything is allocated; and when it reaches slurmstepd only (srun --export), every task
+# fails with it and srun's status is non-zero (on Slurm 22.05 a plugin init error gave "launch
+# failed" and exit 0).
+test_plugin_bad_mode_in_environment_fails_the_command() {
+	local before after rc=0
+	before=$(scontrol show config | sed -n 's/^NEXT_JOB_ID *= *//p')
+	TRAIN_TOPO_MODE=garbage srun -N1 true 2>err.txt || rc=$?
+	cat err.txt
+	[ "$rc" -ne 0 ] || fail "TRAIN_TOPO_MODE=garbage srun exited 0"
+	expect_match "error names the variable and the modes" "train_topo: TRAIN_TOPO_MODE='garbage'.*full, env or off" "$(cat err.txt)"
+	rc=0
+	TRAIN_TOPO_MODE=garbage sbatch --wrap true 2>err2.txt || rc=$?
+	[ "$rc" -ne 0 ] || fail "TRAIN_TOPO_MODE=garbage sbatch succeeded"
+	after=$(scontrol show config | sed -n 's/^NEXT_JOB_ID *= *//p')
+	expect_eq "no job was allocated" "$before" "$after"
+	rc=0
+	srun -N1 -n2 --export=PATH,TRAIN_TOPO_MODE=garbage bash -c 'echo ran' >out.txt 2>err3.txt || rc=$?
+	cat err3.txt
+	[ "$rc" -ne 0 ] || fail "a bad mode that reached slurmstepd left srun's status 0"
+	expect_eq "no task ran" "" "$(cat out.txt)"
+	expect_eq "each task names the problem" 2 "$(grep -c "train_topo: error: TRAIN_TOPO_MODE='garbage'" err3.txt)"
 }
 
 test_plugin_sbatch_mode_reaches_steps() {
@@ -169,14 +196,17 @@ test_plugin_full_mode_writes_topology_file_per_step() {
 	done
 }
 
-test_plugin_hwloc_xml_gives_each_rank_its_nearest_hca() {
+test_plugin_hwloc_xml_one_hca_list_per_node() {
 	set_plugin_args "hwloc_xml=$TT_SRCDIR/tests/fixtures/topo/dual-pcie-8gpu.xml"
 	srun -N1 --ntasks-per-node=8 --gres=gpu:8 --train-topo bash -c 'echo "$LOCAL_RANK $CUDA_VISIBLE_DEVICES $NCCL_IB_HCA $(grep -c "busid=\"0000:13:00.0\"" "$NCCL_TOPO_FILE")"' | sort -n >out.txt
 	cat out.txt
-	expect_eq "rank 0: GPU 0, mlx5_0 (same switch) first" "0 0 =mlx5_0:1" "$(sed -n 1p out.txt | cut -d' ' -f1-3 | sed 's/,.*//')"
-	expect_eq "rank 3: GPU 3, mlx5_1 first" "3 3 =mlx5_1:1" "$(sed -n 4p out.txt | cut -d' ' -f1-3 | sed 's/,.*//')"
-	expect_eq "rank 7: GPU 7, mlx5_4 first" "7 7 =mlx5_4:1" "$(sed -n 8p out.txt | cut -d' ' -f1-3 | sed 's/,.*//')"
-	expect_eq "the file describes the fixture's GPUs" 8 "$(awk '$4 >= 1' out.txt | wc -l)"
+	# NCCL_IB_HCA is a filter, not a preference: the node's HCAs for every rank; the GPU-NIC
+	# pairing is in the file (GPU 13:00.0 and mlx5_0 below switch 11:00.0).
+	expect_eq "every rank: the node's HCAs" 8 "$(grep -c ' =mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1,mlx5_4:1,mlx5_5:1 1$' out.txt)"
+	expect_eq "rank 3 has GPU 3" "3 3" "$(sed -n 4p out.txt | cut -d' ' -f1-2)"
+	srun -N1 -n1 --train-topo bash -c 'cat "$NCCL_TOPO_FILE"' >topo.xml
+	expect_match "GPU 0 and mlx5_0 below their switch's one node" \
+		'<pci busid="0000:11:00.0"[^>]*> <pci busid="0000:13:00.0"' "$(tr '\n' ' ' <topo.xml | tr -s ' ')"
 }
 
 test_plugin_user_nccl_settings_win() {
@@ -194,8 +224,9 @@ test_plugin_topology_failure_warns_or_fails_in_strict_mode() {
 	local rc=0
 	srun -N1 -n1 --train-topo bash -c 'echo ran' >out2.txt 2>err2.txt || rc=$?
 	cat err2.txt
-	[ "$rc" -ne 0 ] || fail "strict=yes: the task ran despite the failed topology"
+	[ "$rc" -ne 0 ] || fail "strict=yes: the task ran despite the failed topology (srun exit 0)"
 	expect_eq "no task output" "" "$(cat out2.txt)"
+	expect_match "the task names the failure" "train_topo: error: NCCL topology file \\(strict=yes\\)" "$(cat err2.txt)"
 }
 
 test_plugin_bad_plugstack_argument_fails_loudly() {
@@ -217,4 +248,70 @@ test_plugin_salloc_mode_reaches_steps() {
 	salloc -N2 --train-topo=env srun --ntasks-per-node=1 bash -c 'echo "${RANK:-unset} $TRAIN_TOPO_MODE"' >out.txt 2>err.txt
 	cat out.txt
 	expect_eq "ranks in salloc's step" "0 env|1 env" "$(sort out.txt | paste -sd'|')"
+}
+
+# An unprivileged second user for the tests that play another user; created when the machine has
+# none and removed when the test's subshell exits.
+INTRUDER=tt-intruder
+with_intruder() {
+	id -u "$INTRUDER" >/dev/null 2>&1 && return 0
+	useradd --system --no-create-home --shell /usr/sbin/nologin "$INTRUDER" ||
+		skip "cannot create the second user $INTRUDER (useradd)"
+	trap 'userdel "$INTRUDER" 2>/dev/null || true' EXIT
+}
+
+# on_node NODE CMD...: CMD as root on a node (its own /tmp)
+on_node() { local n=$1; shift; "$TT_SRCDIR/tests/cluster/cluster.sh" exec --node "$n" -- "$@"; }
+
+test_plugin_topology_dir_planted_by_another_user_is_never_used() {
+	with_intruder
+	local job state victim=$PWD/victim d n
+	mkdir -m 755 "$victim"
+	echo precious >"$victim/nccl-topo.0.xml"
+	cat >job.sh <<'JOB'
+#!/bin/bash
+srun --ntasks-per-node=1 --train-topo bash -c 'f=$NCCL_TOPO_FILE; echo "host=$(hostname) file=$f size=$(stat -c %s "$f") owner=$(stat -c %U "$(dirname "$f")")"'
+JOB
+	job=$(sbatch --parsable --hold -N2 --ntasks-per-node=1 --output="$PWD/out.txt" --error="$PWD/err.txt" job.sh)
+	d=/tmp/traintopo.$job
+	# Before the job starts, the other user plants on node1 a world-writable directory with a
+	# file of the step's name, on node2 a link to a directory holding one (root's, here).
+	on_node node1 runuser -u "$INTRUDER" -- sh -c "mkdir -m 777 $d && echo intruder >$d/nccl-topo.0.xml"
+	on_node node2 runuser -u "$INTRUDER" -- ln -s "$victim" "$d"
+	scontrol release "$job"
+	state=$(job_wait "$job")
+	cat out.txt err.txt
+	expect_eq "job state" COMPLETED "$state"
+	expect_eq "each node's task got a file beside the planted one" 2 \
+		"$(grep -cE "file=$d\.[A-Za-z0-9]{6}/nccl-topo\.0\.xml size=[1-9][0-9]* owner=root$" out.txt)"
+	expect_eq "one warning per node naming it" 2 "$(grep -c "train_topo: warning: $d .*not used" err.txt)"
+	expect_eq "node1: the other user's file untouched" "intruder $INTRUDER" \
+		"$(on_node node1 sh -c "cat $d/nccl-topo.0.xml; stat -c %U $d" | paste -sd' ')"
+	expect_eq "node1: nothing added" 1 "$(on_node node1 sh -c "ls -A $d | wc -l")"
+	expect_eq "node2: still a link" link "$(on_node node2 sh -c "test -L $d && echo link")"
+	expect_eq "node2: the linked file untouched" precious "$(cat "$victim/nccl-topo.0.xml")"
+	for n in node1 node2; do
+		expect_eq "$n: the step's own directory removed" "" "$(on_node $n sh -c "ls -d $d.* 2>/dev/null || true")"
+		on_node $n rm -rf "$d"
+	done
+}
+
+test_plugin_job_user_swapping_its_directory_makes_root_delete_nothing() {
+	with_intruder
+	local victim=$PWD/victim out host d
+	mkdir -m 755 "$victim"
+	echo precious >"$victim/nccl-topo.0.xml"
+	# The job's user moves its directory away during the step and links root's in its place;
+	# the exit hook (root) must remove its file through the directory it made, not the link.
+	out=$(runuser -u "$INTRUDER" -- srun -N1 -n1 --train-topo bash -c 'f=$NCCL_TOPO_FILE; d=$(dirname "$f"); echo "host=$(hostname) dir=$d owner=$(stat -c %U:%a "$d") size=$(stat -c %s "$f")"; mv "$d" "$d.moved" && ln -s "$1" "$d" && echo swapped' _ "$victim" 2>err.txt)
+	echo "$out"; cat err.txt
+	host=$(field host "$(head -n1 <<<"$out")")
+	d=$(field dir "$(head -n1 <<<"$out")")
+	expect_match "the job's directory" "^/tmp/traintopo\.[0-9]+$" "$d"
+	expect_eq "made by the job's user (user_init runs as the user), private" "$INTRUDER:700" \
+		"$(field owner "$(head -n1 <<<"$out")")"
+	expect_eq "swapped" swapped "$(tail -n1 <<<"$out")"
+	expect_eq "root's file untouched" precious "$(cat "$victim/nccl-topo.0.xml")"
+	expect_eq "the step's file removed through its directory" "" "$(on_node "$host" ls -A "$d.moved")"
+	on_node "$host" rm -rf "$d" "$d.moved"
 }

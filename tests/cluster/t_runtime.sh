@@ -47,15 +47,24 @@ test_trainrt_allgather_under_train_run() {
 	bench_ok out.txt
 }
 
+# Rank 3 is killed once every rank is in the world (rank 0 printed its header into the job
+# directory, which both nodes see), during the all-reduces; the others must fail, saying a peer
+# died rather than waiting out TRAINRT_TIMEOUT.
 test_trainrt_dead_peer_fails_the_others_quickly() {
 	local start=$SECONDS rc=0
-	TRAINRT_TIMEOUT=5 srun -N2 --ntasks-per-node=2 --train-topo=env bash -c \
-		'trainrt-bench -o allreduce -b 1M -e 1M -n 100000 -w 0 & if [ "$RANK" = 3 ]; then sleep 2; kill -9 $!; fi; wait $!' \
-		>out.txt 2>err.txt || rc=$?
+	TRAINRT_TIMEOUT=5 srun -N2 --ntasks-per-node=2 --train-topo=env bash -c '
+		stdbuf -oL trainrt-bench -o allreduce -b 1M -e 1M -n 100000 -w 0 >bench-$RANK.out &
+		if [ "$RANK" = 3 ]; then
+			until grep -q "^# trainrt-bench" bench-0.out 2>/dev/null || ! kill -0 $! 2>/dev/null; do sleep 0.1; done
+			kill -9 $!
+		fi
+		wait $!' >out.txt 2>err.txt || rc=$?
 	cat err.txt | tail -n 20
 	[ "$rc" -ne 0 ] || fail "the step succeeded although rank 3 died"
+	grep -q "^# trainrt-bench" bench-0.out || fail "rank 0 never got into the world: $(cat err.txt)"
 	[ $((SECONDS - start)) -lt 40 ] || fail "the others took $((SECONDS - start)) s to notice"
 	expect_match "a trainrt: error on a surviving rank" "trainrt: rank [0-2]: " "$(cat err.txt)"
+	expect_eq "survivors that only noticed by TRAINRT_TIMEOUT" "" "$(grep 'TRAINRT_TIMEOUT' err.txt || true)"
 }
 
 # The checkpoint signal through the whole stack: plugin relay -> train-run -> 4 trainer ranks on

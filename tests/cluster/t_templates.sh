@@ -63,6 +63,9 @@ test_sweep_report_names_failed_and_missing_points() {
 REQUEUE_ENV=(TRAIN_DATA=synthetic "TRAIN_LAYERS=784,512,512,10" TRAIN_BATCH=64 TRAIN_EPOCHS=1000
 	TRAIN_MAX_STEPS=12000 TRAIN_MAX_REQUEUES=3 "TRAIN_EXTRA=--synthetic-samples 4096,512 --log-every 2000")
 
+# Two trainings of 12000 steps (the interrupted one and its reference) share the node's 2 cores:
+# on a loaded machine they take minutes, so the job waits and the runner allow for that.
+timeout_test_requeue_checkpoints_requeues_and_resumes_to_the_same_weights=480
 test_requeue_checkpoints_requeues_and_resumes_to_the_same_weights() {
 	local ref id deadline restarts=0
 	# The uninterrupted run of the same configuration, at the same time.
@@ -85,7 +88,7 @@ test_requeue_checkpoints_requeues_and_resumes_to_the_same_weights() {
 	cat run.out
 	[ "${restarts:-0}" -ge 1 ] || fail "job $id was not requeued (did it finish before the signal? raise TRAIN_MAX_STEPS)"
 	scontrol update JobId="$id" TimeLimit=10
-	expect_eq "resumed job state" COMPLETED "$(job_wait "$id" 120)"
+	expect_eq "resumed job state" COMPLETED "$(job_wait "$id" 300)"
 	expect_eq "reference job state" COMPLETED "$(job_wait "$ref" 120)"
 	cat run.out
 	grep -q '^checkpointed in .*: requeueing job' run.out || fail "run 1 did not checkpoint and requeue"

@@ -1,7 +1,11 @@
-# tests/gpu/: checks for a machine with NVIDIA GPUs, run by tests/gpu/run.sh (never by make check,
-# which must pass on CPU-only machines). With CUDA they are built by `make`, so a CPU-only build
-# still proves they compile against the current headers.
-dist_noinst_SCRIPTS += tests/gpu/run.sh
+# tests/gpu/: checks for a machine with NVIDIA GPUs. run.sh is the one prepared device check; it
+# runs from a bundle built here (`make gpu-bundle` -> gpu-bundle/, carried to the GPU machine).
+# make check never needs a GPU: it builds the bundle and checks it is self-contained
+# (bundle_check.sh, skipped without CUDA) and runs run.sh on a fake device (run_fake.sh). With
+# CUDA the check programs are built by `make`, so a CPU-only build still proves they compile.
+dist_noinst_SCRIPTS += tests/gpu/run.sh tests/gpu/bundle.sh tests/gpu/fake-device.sh tests/gpu/run_fake.sh \
+	tests/gpu/bundle_check.sh
+TESTS += tests/gpu/run_fake.sh tests/gpu/bundle_check.sh
 EXTRA_DIST += tests/gpu/nccl_check.c tests/gpu/mlp_check.c
 if HAVE_CUDA
 noinst_PROGRAMS += tests/gpu/nccl_check tests/gpu/mlp_check
@@ -10,5 +14,12 @@ tests_gpu_nccl_check_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/comm $(CUDA
 tests_gpu_nccl_check_LDADD = libtrainrt.la $(CUDA_LDFLAGS) $(CUDA_LIBS) -lm
 tests_gpu_mlp_check_SOURCES = tests/gpu/mlp_check.c
 tests_gpu_mlp_check_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS)
-tests_gpu_mlp_check_LDADD = libtrainrt.la libtrainmodel.la libtopo.la $(OPENBLAS_LIBS) -lz -lm
+tests_gpu_mlp_check_LDADD = libtrainrt.la libtrainmodel.la libttbase.la $(OPENBLAS_LIBS) -lz -lm
+
+gpu-bundle: all
+	$(SHELL) $(top_srcdir)/tests/gpu/bundle.sh $(abs_top_builddir) $(abs_top_srcdir) $(abs_top_builddir)/gpu-bundle
+else
+gpu-bundle:
+	@echo "gpu-bundle: this build has no GPU path (configure found no CUDA; see its summary)" >&2; exit 1
 endif
+.PHONY: gpu-bundle

@@ -102,6 +102,10 @@ static void check_layer(tt_gpu *g, const char *spec, int l, int n)
 	tt_err err;
 	tt_mlp m;
 	MUST(tt_mlp_parse(&m, spec, &err), &err);
+	if (l < 0 || l >= m.n_layers || n < 0) {
+		fprintf(stderr, "mlp_check: layer %d of %s on %d rows: no such layer, or a negative row count\n", l, spec, n);
+		exit(2);
+	}
 	int in = m.dims[l], out = m.dims[l + 1], hidden = l < m.n_layers - 1;
 	size_t nw = (size_t)in * out, ny = (size_t)n * out, nx = (size_t)n * in;
 	float *params = random_bf16_values(nw + out, 0.3f, 1 + (uint64_t)l), *x = random_bf16_values(nx, 1.0f, 2);
@@ -125,7 +129,12 @@ static void check_layer(tt_gpu *g, const char *spec, int l, int n)
 	e = rel_error(got, y, ny);
 	CHECK(e <= (hidden ? 2e-2 : 1e-4), "%s layer %d forward: relative error %.2e", spec, l, e);
 
-	/* The CPU masks dy with its own float32 y; the GPU with its bf16 y, which has the same signs. */
+	/* The CPU masks dy with its own float32 y; the GPU with its bf16 y, which has the same signs.
+	 * Stale gradients in the GPU's buffers must be overwritten (beta 0), also with no rows. */
+	for (size_t i = 0; i < nw + out; i++)
+		got[i] = 7.0f;
+	MUST(tt_gpu_put(g, gw_d, got, nw * 4, &err), &err);
+	MUST(tt_gpu_put(g, gb_d, got + nw, (size_t)out * 4, &err), &err);
 	tt_mlp_backward_layer(&m, l, params, x, y, dy, grad, 0.0f, dx, n);
 	MUST(tt_gpu_linear_backward(g, in, out, w_d, x_d, hidden ? y_d : NULL, dy_d, gw_d, gb_d, 0.0f, dx_d, n, &err),
 	     &err);
@@ -259,16 +268,29 @@ static void check_training(void)
 	tt_dataset_free(&train), tt_dataset_free(&test);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	tt_err err;
-	tt_gpu *g = tt_gpu_open(0, &err);
+	tt_gpu *g;
 
+	if (argc != 1 && (argc != 5 || strcmp(argv[1], "--layer") != 0)) {
+		fprintf(stderr, "usage: mlp_check                        every check\n"
+				"       mlp_check --layer SPEC L ROWS    layer L of the MLP SPEC (e.g. 1023,3001,17) on ROWS rows\n");
+		return 2;
+	}
+	g = tt_gpu_open(0, &err);
 	if (!g) {
 		fprintf(stderr, "mlp_check: %s\n", err.msg);
 		return 1;
 	}
 	printf("mlp_check: on %s\n", tt_gpu_describe(g));
+	if (argc == 5) {
+		/* One shape, e.g. a large odd one under compute-sanitizer (tests/gpu/run.sh). */
+		check_layer(g, argv[2], atoi(argv[3]), atoi(argv[4]));
+		tt_gpu_close(g);
+		printf("mlp_check: layer %s of %s on %s rows: %s\n", argv[3], argv[2], argv[4], failures ? "FAILED" : "passed");
+		return failures ? 1 : 0;
+	}
 	check_layer(g, "37,19,5", 0, 7);
 	check_layer(g, "37,19,5", 1, 7);
 	check_layer(g, "784,256,10", 0, 64);

@@ -79,7 +79,7 @@ static void child(const world_spec *spec, int rank, int port, rank_fn fn, void *
 	_exit(rc ? 1 : 0);
 }
 
-int run_world(const world_spec *spec, rank_fn fn, void *arg, double *elapsed_s)
+int run_world(const world_spec *spec, rank_fn fn, void *arg)
 {
 	pid_t pids[64];
 	int port = free_port(), failed = 0, left = spec->n;
@@ -107,8 +107,6 @@ int run_world(const world_spec *spec, rank_fn fn, void *arg, double *elapsed_s)
 					if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 						failed++;
 				}
-			if (left == 0 && elapsed_s)
-				*elapsed_s = now() - start;
 			continue;
 		}
 		if (now() - start > limit) {

@@ -23,9 +23,8 @@ typedef struct world_spec {
 	trainrt_buffers buffers;
 } world_spec;
 
-/* Returns the number of ranks that exited non-zero (or were killed); -1 on harness error.
- * *elapsed_s (optional) gets the wall time until the last rank finished. */
-int run_world(const world_spec *spec, rank_fn fn, void *arg, double *elapsed_s);
+/* Returns the number of ranks that exited non-zero (or were killed); -1 on harness error. */
+int run_world(const world_spec *spec, rank_fn fn, void *arg);
 
 /* A TCP port on 127.0.0.1 that was free a moment ago. */
 int free_port(void);

@@ -1,7 +1,7 @@
 # tests/unit/: CUnit programs, one per module, all sharing cunit_main.c. `make check` runs them.
 AM_TESTS_ENVIRONMENT = TT_TEST_SRCDIR='$(abs_top_srcdir)'; export TT_TEST_SRCDIR;
 UNIT_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS)
-UNIT_LDADD = libtopo.la $(CUNIT_LIBS)
+UNIT_LDADD = libtthw.la libttlayout.la libttbase.la $(CUNIT_LIBS)
 
 check_PROGRAMS += tests/unit/test_err
 tests_unit_test_err_SOURCES = tests/unit/test_err.c tests/unit/cunit_main.c tests/unit/cunit_main.h
@@ -30,6 +30,13 @@ tests_unit_test_plugin_config_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/spank
 tests_unit_test_plugin_config_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_plugin_config_LDADD = libttspank.la $(UNIT_LDADD)
 
+# spank: the step's topology file and the job's directory (no Slurm needed).
+check_PROGRAMS += tests/unit/test_topo_file
+tests_unit_test_topo_file_SOURCES = tests/unit/test_topo_file.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_topo_file_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/spank
+tests_unit_test_topo_file_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_topo_file_LDADD = libttspank.la $(UNIT_LDADD)
+
 # spank: the signal relay's choice of targets.
 check_PROGRAMS += tests/unit/test_proctree
 tests_unit_test_proctree_SOURCES = tests/unit/test_proctree.c tests/unit/cunit_main.c
@@ -54,11 +61,15 @@ tests_unit_test_options_CPPFLAGS = $(WRAPPER_CPPFLAGS)
 tests_unit_test_options_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_options_LDADD = libwrapper.la $(UNIT_LDADD)
 tests_unit_test_bind_SOURCES = tests/unit/test_bind.c tests/unit/cunit_main.c tests/unit/cunit_main.h
-tests_unit_test_bind_CPPFLAGS = $(WRAPPER_CPPFLAGS)
 tests_unit_test_bind_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_bind_LDADD = libwrapper.la $(UNIT_LDADD)
+tests_unit_test_bind_LDADD = $(UNIT_LDADD)
+check_PROGRAMS += tests/unit/test_census
+tests_unit_test_census_SOURCES = tests/unit/test_census.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_census_CPPFLAGS = $(WRAPPER_CPPFLAGS)
+tests_unit_test_census_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_census_LDADD = libwrapper.la $(UNIT_LDADD) -lpthread
 
-# Node hardware model (topo/hw_*): pure model, discovery from fixtures, NCCL XML, rank policy.
+# Node hardware model (hw/hw_*): pure model, discovery from fixtures, NCCL XML, rank policy.
 
 check_PROGRAMS += tests/unit/test_hw_model
 tests_unit_test_hw_model_SOURCES = tests/unit/test_hw_model.c tests/unit/cunit_main.c tests/unit/cunit_main.h
@@ -74,12 +85,23 @@ tests_unit_test_hw_policy_SOURCES = tests/unit/test_hw_policy.c $(HW_FIXTURE)
 tests_unit_test_hw_policy_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_hw_policy_LDADD = $(UNIT_LDADD)
 check_PROGRAMS += tests/unit/test_hw_nccl_xml
-tests_unit_test_hw_nccl_xml_SOURCES = tests/unit/test_hw_nccl_xml.c $(HW_FIXTURE)
+tests_unit_test_hw_nccl_xml_SOURCES = tests/unit/test_hw_nccl_xml.c tests/unit/nccl_xml_check.c \
+	tests/unit/nccl_xml_check.h $(HW_FIXTURE)
 tests_unit_test_hw_nccl_xml_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_hw_nccl_xml_LDADD = $(UNIT_LDADD)
-# The train-topo command end to end (exit codes, messages, atomic -o).
-TESTS += tests/unit/train_topo_cli.sh
-dist_noinst_SCRIPTS += tests/unit/train_topo_cli.sh
+# The same on the real machines in ../shared/topologies (skipped without them).
+check_PROGRAMS += tests/unit/test_hw_shared
+tests_unit_test_hw_shared_SOURCES = tests/unit/test_hw_shared.c tests/unit/nccl_xml_check.c \
+	tests/unit/nccl_xml_check.h tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_hw_shared_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_hw_shared_LDADD = $(UNIT_LDADD)
+# The train-topo command end to end (exit codes, messages, atomic -o); its files judged by NCCL's
+# own topology code (../shared/tools/nccl-topo-check; skipped without it or without root).
+TESTS += tests/unit/train_topo_cli.sh tests/unit/nccl_oracle.sh
+dist_noinst_SCRIPTS += tests/unit/train_topo_cli.sh tests/unit/nccl_oracle.sh
+# train-topo's live discovery of this machine against hwloc's own tools (hwloc-calc, lstopo).
+TESTS += tests/unit/train_topo_live.sh
+dist_noinst_SCRIPTS += tests/unit/train_topo_live.sh
 EXTRA_DIST += tests/fixtures/topo
 # train-run's process edge (wrapper/spawn.c): PATH lookup and starting one worker.
 check_PROGRAMS += tests/unit/test_spawn
@@ -94,6 +116,11 @@ tests_unit_test_comm_SOURCES = tests/unit/test_comm.c tests/unit/comm_harness.c 
 	tests/unit/comm_harness.h tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_comm_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_comm_LDADD = libtrainrt.la $(UNIT_LDADD) -lm
+check_PROGRAMS += tests/unit/test_comm_group
+tests_unit_test_comm_group_SOURCES = tests/unit/test_comm_group.c tests/unit/comm_harness.c \
+	tests/unit/comm_harness.h tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_comm_group_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_comm_group_LDADD = libtrainrt.la $(UNIT_LDADD) -lm
 check_PROGRAMS += tests/unit/test_rt_reduce tests/unit/test_rt_store
 tests_unit_test_rt_reduce_SOURCES = tests/unit/test_rt_reduce.c tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_rt_reduce_CFLAGS = $(UNIT_CFLAGS)
@@ -124,6 +151,14 @@ tests_unit_test_ckpt_LDADD = $(TRAIN_UNIT_LDADD)
 tests_unit_test_train_opts_SOURCES = tests/unit/test_train_opts.c tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_train_opts_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_train_opts_LDADD = $(TRAIN_UNIT_LDADD)
+check_PROGRAMS += tests/unit/test_parallel
+tests_unit_test_parallel_SOURCES = tests/unit/test_parallel.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_parallel_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_parallel_LDADD = $(TRAIN_UNIT_LDADD) -lm
+check_PROGRAMS += tests/unit/test_throughput
+tests_unit_test_throughput_SOURCES = tests/unit/test_throughput.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_throughput_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_throughput_LDADD = $(TRAIN_UNIT_LDADD)
 
 # train-sweep: grid parsing and point indexing, summary reading, point status, ranking and report rendering.
 check_PROGRAMS += tests/unit/test_sweep
@@ -136,12 +171,20 @@ tests_unit_test_dp_SOURCES = tests/unit/test_dp.c tests/unit/cunit_main.c tests/
 tests_unit_test_dp_CFLAGS = $(UNIT_CFLAGS) $(OPENBLAS_CFLAGS)
 tests_unit_test_dp_LDADD = libtrainrt.la libtrainmodel.la $(UNIT_LDADD) -lm
 
-# train-mlp's GPU step (runtime/dp_gpu.c) and tests/gpu/mlp_check, run on the host test double of
+# train-mlp's GPU step (trainer/dp_gpu.c) and tests/gpu/mlp_check, run on the host test double of
 # gpu_mlp.h, so every build checks what lies above the CUDA kernels (they run in tests/gpu/run.sh).
+# TESTS already holds every check program (TESTS += $(check_PROGRAMS) above).
 check_PROGRAMS += tests/unit/test_gpu_step_host
-TESTS += tests/unit/test_gpu_step_host
-tests_unit_test_gpu_step_host_SOURCES = tests/gpu/mlp_check.c tests/unit/gpu_host_double.c runtime/dp.c \
-	runtime/dp_gpu.c
+tests_unit_test_gpu_step_host_SOURCES = tests/gpu/mlp_check.c tests/unit/gpu_host_double.c trainer/dp.c \
+	trainer/dp_gpu.c
 tests_unit_test_gpu_step_host_CPPFLAGS = $(AM_CPPFLAGS) -DTT_HAVE_CUDA=1
 tests_unit_test_gpu_step_host_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS)
-tests_unit_test_gpu_step_host_LDADD = libtrainrt.la libtrainmodel.la libtopo.la $(OPENBLAS_LIBS) -lz -lm
+tests_unit_test_gpu_step_host_LDADD = libtrainrt.la libtrainmodel.la libttbase.la $(OPENBLAS_LIBS) -lz -lm
+# The same step with 2 ranks over shared memory (the double's memory is host memory).
+check_PROGRAMS += tests/unit/test_gpu_step_ranks
+tests_unit_test_gpu_step_ranks_SOURCES = tests/unit/test_gpu_step_ranks.c tests/unit/gpu_host_double.c \
+	tests/unit/comm_harness.c tests/unit/comm_harness.h tests/unit/cunit_main.c tests/unit/cunit_main.h \
+	trainer/dp.c trainer/dp_gpu.c
+tests_unit_test_gpu_step_ranks_CPPFLAGS = $(AM_CPPFLAGS) -DTT_HAVE_CUDA=1
+tests_unit_test_gpu_step_ranks_CFLAGS = $(UNIT_CFLAGS) $(OPENBLAS_CFLAGS)
+tests_unit_test_gpu_step_ranks_LDADD = libtrainrt.la libtrainmodel.la $(UNIT_LDADD) $(OPENBLAS_LIBS) -lz -lm

@@ -2,7 +2,7 @@
  * more workers than CPUs share; NUMA-local sets are shared out among their workers and fall
  * back to the allowed CPUs when they do not meet them. */
 #include "cunit_main.h"
-#include "bind.h"
+#include "cpu_bind.h"
 
 static void test_even_split_covers_all_once(void)
 {

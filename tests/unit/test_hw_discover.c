@@ -1,6 +1,7 @@
 /* test_hw_discover.c — discovery from the fixture servers: NUMA placement, switches, HCAs next to
- * the right GPUs, NVLinks through NVSwitches, sysfs ports and interfaces, virtual switches on a
- * cloud VM, clear errors for bad inputs, and the live machine. */
+ * the right GPUs, NVLinks through NVSwitches, sysfs ports, links and interfaces, virtual switches
+ * on a cloud VM, what a VM export lacks (link data, CPU vendor, RDMA devices), clear errors for
+ * bad inputs (also ones that crash libhwloc), and the live machine. */
 #include "cunit_main.h"
 #include "hw_fixture.h"
 #include "hw_model.h"
@@ -96,7 +97,11 @@ static void test_sysfs_adds_ports_links_and_interfaces(void)
 	CU_ASSERT_EQUAL(h->ports[0].link_layer, TT_LL_ETHERNET);
 	CU_ASSERT_EQUAL(h->ports[0].rate_mbps, 200000);
 	CU_ASSERT_STRING_EQUAL(m->pci[h->pci].busid, "0000:95:00.0");
-	/* current_link_* from sysfs replace the guess; "Unknown" leaves hwloc's value alone. */
+	/* max_link_* from sysfs replace the guess, not the idle current_link_* (2.5 GT/s for GPU
+	 * 13:00.0); "Unknown" leaves hwloc's value alone. */
+	CU_ASSERT_DOUBLE_EQUAL(m->pci[tt_hw_find_pci(m, "0000:13:00.0")].link_gts, 32.0, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(m->pci[tt_hw_find_pci(m, "0000:22:00.0")].link_gts, 16.0, 1e-9);
+	CU_ASSERT_EQUAL(m->pci[tt_hw_find_pci(m, "0000:22:00.0")].link_width, 8);
 	eth = tt_hw_find_pci(m, "0000:70:00.0");
 	CU_ASSERT_DOUBLE_EQUAL(m->pci[eth].link_gts, 8.0, 1e-9);
 	CU_ASSERT_EQUAL(m->pci[eth].link_width, 4);
@@ -119,6 +124,9 @@ static void test_nvswitch_box(void)
 	CU_ASSERT_EQUAL(m->ngpu, 8);
 	CU_ASSERT_EQUAL(m->nhca, 4);
 	CU_ASSERT_EQUAL(m->nnvlink, 32); /* 8 GPUs x 4 NVSwitches */
+	/* 18 links each: 5 of them to the NVSwitch that has only hwloc's subtype (class 0000). */
+	CU_ASSERT_TRUE(tt_pci_is_nvswitch(&m->pci[tt_hw_find_pci(m, "0000:64:00.0")]));
+	CU_ASSERT_EQUAL(m->pci[tt_hw_find_pci(m, "0000:64:00.0")].class_id, 0);
 	CU_ASSERT_EQUAL(tt_hw_relation(m, m->gpu[0].pci, m->gpu[7].pci, &nv), TT_REL_NV);
 	CU_ASSERT_EQUAL(nv, 18);
 	CU_ASSERT_EQUAL(tt_hw_relation(m, m->gpu[4].pci, tt_fixture_hca_pci(m, "mlx5_2"), NULL), TT_REL_PIX);
@@ -161,6 +169,26 @@ static void test_cloud_vm_without_and_with_virtual_switches(void)
 	tt_hw_free(m);
 }
 
+static void test_vm_export_gaps(void)
+{
+	struct tt_hw_model *m = tt_fixture_model("cloud-efa-vm.xml", NULL, 0);
+	int efa = tt_fixture_hca_pci(m, "rdmap0s29");
+
+	/* EFA NICs: no PCIe link data, no port states (usable), real bus ids. */
+	CU_ASSERT_EQUAL(m->nhca, 2);
+	CU_ASSERT_STRING_EQUAL(m->pci[efa].busid, "0000:00:1d.0");
+	CU_ASSERT_EQUAL(m->pci[efa].link_width, 0);
+	CU_ASSERT_TRUE(tt_hca_usable(&m->hca[tt_hw_find_hca(m, "rdmap0s29")]));
+	/* Only "Intel(R) Xeon(R) Platinum 8275CL" names the CPU. */
+	CU_ASSERT_STRING_EQUAL(m->numa[0].cpu_vendor, "GenuineIntel");
+	CU_ASSERT_EQUAL(m->numa[0].cpu_family, 0);
+	/* The InfiniBand controller without an RDMA device is reported, not dropped silently. */
+	CU_ASSERT_EQUAL(m->nwarnings, 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(m->warnings[0], "InfiniBand controller 0000:00:1f.0 has no RDMA device"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(m->warnings[0], "cloud-efa-vm.xml"));
+	tt_hw_free(m);
+}
+
 static void expect_failure(const char *xml, const char *sysfs, const char *needle)
 {
 	struct tt_hw_options o = { .input_xml = xml, .sysfs_root = sysfs };
@@ -193,6 +221,24 @@ static void test_bad_inputs_name_the_file(void)
 	unlink(bad);
 }
 
+static void test_broken_exports_are_refused(void)
+{
+	char xml[1024];
+
+	/* libhwloc 2.9 dies with SIGSEGV on this one: parsed in a child first, the crash is a line. */
+	tt_fixture_path("hwloc-crash.xml", xml, sizeof(xml));
+	expect_failure(xml, NULL, "hwloc-crash.xml' crashes libhwloc (Segmentation fault)");
+	/* A CPU set word of 7 hex digits, named with its object and line. */
+	tt_fixture_path("bad-cpuset.xml", xml, sizeof(xml));
+	expect_failure(xml, NULL, "bad-cpuset.xml' line 25: object Package os_index=1 has cpuset word "
+				  "'0x00000ff', not 8 hex digits");
+	/* Well-formed words that make NUMA nodes overlap. */
+	tt_fixture_path("numa-overlap.xml", xml, sizeof(xml));
+	expect_failure(xml, NULL, "NUMA nodes 0 and 1 both hold CPUs 0-3");
+	tt_fixture_path("hwloc-v3.xml", xml, sizeof(xml));
+	expect_failure(xml, NULL, "hwloc-v3.xml' is in hwloc 3.x format");
+}
+
 static void test_live_machine(void)
 {
 	struct tt_hw_options o = { 0 };
@@ -219,7 +265,9 @@ int tt_register_suites(void)
 	CU_add_test(s, "sysfs adds ports, links, interfaces", test_sysfs_adds_ports_links_and_interfaces);
 	CU_add_test(s, "NVSwitch box", test_nvswitch_box);
 	CU_add_test(s, "cloud VM virtual switches", test_cloud_vm_without_and_with_virtual_switches);
+	CU_add_test(s, "VM export gaps", test_vm_export_gaps);
 	CU_add_test(s, "bad inputs name the file", test_bad_inputs_name_the_file);
+	CU_add_test(s, "broken exports are refused", test_broken_exports_are_refused);
 	CU_add_test(s, "live machine", test_live_machine);
 	return 0;
 }

@@ -1,5 +1,7 @@
-/* test_hw_model.c — the pure parts of the node model: relations on hand-built PCI trees, NVLink
- * counting through NVSwitches, cpu list / cpumap text, PCIe and IB rate decoding, GUID parsing. */
+/* test_hw_model.c — the pure parts of the node model: NCCL's one-node-per-switch tree and the
+ * relations on it for hand-built PCI trees, NVLink counting through NVSwitches (also hwloc's
+ * subtype-only ones), usable HCAs, warnings, cpu list / cpumap text, PCIe and IB rate decoding,
+ * GUID parsing. */
 #include "cunit_main.h"
 #include "hw_model.h"
 #include "hw_sources.h"
@@ -77,7 +79,55 @@ static void test_cascaded_switches_are_pxb(void)
 	f = add(t.m, TT_PCI_DEVICE, dn, -1, "0000:17:00.0", 0x020700, 0x15b3);
 	CU_ASSERT_EQUAL(tt_hw_relation(t.m, t.b, f, NULL), TT_REL_PXB);
 	CU_ASSERT_EQUAL(tt_hw_relation(t.m, t.a, f, NULL), TT_REL_PXB);
-	CU_ASSERT_EQUAL(tt_hw_relation(t.m, dn, f, NULL), TT_REL_PIX);
+	/* On NCCL's tree the second switch (up2) hangs from the first (up). */
+	CU_ASSERT_EQUAL(tt_hw_nccl_parent(t.m, f), up2);
+	CU_ASSERT_EQUAL(tt_hw_nccl_parent(t.m, up2), t.m->pci[t.m->pci[t.a].parent].parent);
+	CU_ASSERT_EQUAL(dn, t.m->pci[f].parent);
+	tt_hw_free(t.m);
+}
+
+static void test_nccl_keeps_one_node_per_switch(void)
+{
+	struct tree t = build();
+	int up = t.m->pci[t.m->pci[t.a].parent].parent, vs, g;
+
+	/* Downstream and root ports are no nodes: a and b hang from the upstream port, the upstream
+	 * port and c (below a root port only) from the CPU, as do devices off a host bridge. */
+	CU_ASSERT_EQUAL(tt_hw_nccl_parent(t.m, t.a), up);
+	CU_ASSERT_EQUAL(tt_hw_nccl_parent(t.m, t.b), up);
+	CU_ASSERT_EQUAL(tt_hw_nccl_parent(t.m, up), -1);
+	CU_ASSERT_EQUAL(tt_hw_nccl_parent(t.m, t.c), -1);
+	CU_ASSERT_EQUAL(tt_hw_nccl_parent(t.m, t.d), -1);
+	/* A virtual switch is a node of its own. */
+	vs = add(t.m, TT_PCI_BRIDGE, -1, 1, "ffff:ff:01.0", 0x060400, 0);
+	t.m->pci[vs].is_virtual = 1;
+	g = add(t.m, TT_PCI_DEVICE, vs, -1, "0000:95:00.0", 0x030200, 0x10de);
+	CU_ASSERT_EQUAL(tt_hw_nccl_parent(t.m, g), vs);
+	CU_ASSERT_EQUAL(tt_hw_nccl_parent(t.m, vs), -1);
+	CU_ASSERT_EQUAL(tt_hw_relation(t.m, g, t.e, NULL), TT_REL_NODE); /* another top, same NUMA */
+	tt_hw_free(t.m);
+}
+
+static void test_siblings_under_a_root_port_are_phb(void)
+{
+	struct tree t = build();
+	int rp = t.m->pci[t.c].parent;
+	int nic = add(t.m, TT_PCI_DEVICE, rp, -1, "0000:21:00.0", 0x020700, 0x15b3);
+
+	/* No switch between them: NCCL reaches one from the other through the CPU. */
+	CU_ASSERT_EQUAL(tt_hw_relation(t.m, t.c, nic, NULL), TT_REL_PHB);
+	tt_hw_free(t.m);
+}
+
+static void test_unknown_numa_is_one_node(void)
+{
+	struct tree t = build();
+
+	/* NCCL puts every device of unknown locality under one <cpu numaid="-1">. */
+	t.m->pci[t.m->pci[t.d].parent].numa = -1;
+	t.m->pci[t.m->pci[t.e].parent].numa = -1;
+	CU_ASSERT_EQUAL(tt_hw_relation(t.m, t.d, t.e, NULL), TT_REL_NODE);
+	CU_ASSERT_EQUAL(tt_hw_relation(t.m, t.a, t.e, NULL), TT_REL_SYS);
 	tt_hw_free(t.m);
 }
 
@@ -99,6 +149,46 @@ static void test_nvlinks_direct_and_through_nvswitch(void)
 	CU_ASSERT_EQUAL(tt_hw_relation(t.m, t.a, t.e, &nv), TT_REL_SYS); /* a has no switch links */
 	CU_ASSERT_STRING_EQUAL(tt_hw_rel_name(TT_REL_NODE, 0, name, sizeof(name)), "NODE");
 	tt_hw_free(t.m);
+}
+
+static void test_nvswitch_known_by_hwloc_subtype_only(void)
+{
+	struct tree t = build();
+	int sw2 = add(t.m, TT_PCI_DEVICE, t.m->pci[t.nvsw].parent, -1, "0000:92:00.0", 0, 0);
+	int nv = 0;
+
+	/* DGX-2 exports have NVSwitches with class and vendor 0000 and subtype "NVSwitch". */
+	CU_ASSERT_FALSE(tt_pci_is_nvswitch(&t.m->pci[sw2]));
+	t.m->pci[sw2].nvswitch_subtype = 1;
+	CU_ASSERT_TRUE(tt_pci_is_nvswitch(&t.m->pci[sw2]));
+	tt_hw_add_nvlink(t.m, t.c, t.nvsw, 5);
+	tt_hw_add_nvlink(t.m, t.c, sw2, 1);
+	tt_hw_add_nvlink(t.m, t.e, t.nvsw, 5);
+	tt_hw_add_nvlink(t.m, t.e, sw2, 1);
+	CU_ASSERT_EQUAL(tt_hw_relation(t.m, t.c, t.e, &nv), TT_REL_NV);
+	CU_ASSERT_EQUAL(nv, 6);
+	tt_hw_free(t.m);
+}
+
+static void test_usable_hcas_and_warnings(void)
+{
+	struct tt_hca h = { .name = "mlx5_0" };
+	struct tt_hw_model m = { .source = "x.xml" };
+
+	CU_ASSERT_TRUE(tt_hca_usable(&h)); /* port states unknown */
+	h.nports = 2;
+	h.ports[0].num = 1;
+	h.ports[1].num = 2;
+	CU_ASSERT_FALSE(tt_hca_usable(&h)); /* both known down */
+	h.ports[1].active = 1;
+	CU_ASSERT_TRUE(tt_hca_usable(&h));
+	h.name[0] = '\0';
+	CU_ASSERT_FALSE(tt_hca_usable(&h)); /* NCCL matches names */
+	for (int i = 0; i < TT_HW_MAX_WARNINGS + 3; i++)
+		tt_hw_warn(&m, "%s: warning %d", m.source, i);
+	CU_ASSERT_EQUAL(m.nwarnings, TT_HW_MAX_WARNINGS);
+	CU_ASSERT_STRING_EQUAL(m.warnings[0], "x.xml: warning 0");
+	CU_ASSERT_PTR_NOT_NULL(strstr(m.warnings[TT_HW_MAX_WARNINGS - 1], "not shown"));
 }
 
 static void test_gpus_in_bus_order_and_numa_inherited(void)
@@ -193,6 +283,11 @@ int tt_register_suites(void)
 		return -1;
 	CU_add_test(s, "relations follow the PCI tree", test_relations_follow_the_pci_tree);
 	CU_add_test(s, "cascaded switches are PXB", test_cascaded_switches_are_pxb);
+	CU_add_test(s, "NCCL keeps one node per switch", test_nccl_keeps_one_node_per_switch);
+	CU_add_test(s, "siblings under a root port are PHB", test_siblings_under_a_root_port_are_phb);
+	CU_add_test(s, "unknown NUMA is one node", test_unknown_numa_is_one_node);
+	CU_add_test(s, "NVSwitch known by hwloc subtype only", test_nvswitch_known_by_hwloc_subtype_only);
+	CU_add_test(s, "usable HCAs and warnings", test_usable_hcas_and_warnings);
 	CU_add_test(s, "NVLinks direct and through NVSwitch", test_nvlinks_direct_and_through_nvswitch);
 	CU_add_test(s, "GPUs in bus order, NUMA inherited", test_gpus_in_bus_order_and_numa_inherited);
 	CU_add_test(s, "cpuset text forms", test_cpuset_text_forms);

@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #define FASHION_DIR "/usr/share/datasets/fashion-mnist"
 
@@ -77,6 +80,55 @@ static void test_rejects_broken_files(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "/nonexistent/x.idx"));
 }
 
+/* Reads path in a child with 1 GiB of address space to spare, where a 16 GiB allocation fails;
+ * 1 when the read failed for the data's sake, as it should. ASan and valgrind need address space
+ * of their own: there it reads in this process. */
+static int read_fails_in_little_space(const char *path, const char *want)
+{
+	tt_idx t;
+	tt_err err;
+	int status = -1;
+	pid_t pid;
+
+#ifndef __SANITIZE_ADDRESS__
+	if (!(getenv("LD_PRELOAD") && strstr(getenv("LD_PRELOAD"), "vgpreload"))) {
+		pid = fork();
+		if (pid == 0) {
+			struct rlimit rl;
+
+			rl.rlim_cur = rl.rlim_max = (rlim_t)(tt_test_proc_kib(0, "VmSize") + (1L << 20)) * 1024;
+			setrlimit(RLIMIT_AS, &rl);
+			_exit(tt_idx_read(path, &t, &err) == -1 && strstr(err.msg, want) ? 0 : 1);
+		}
+		return waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	}
+#endif
+	(void)status;
+	(void)pid;
+	return tt_idx_read(path, &t, &err) == -1 && strstr(err.msg, want);
+}
+
+/* A 16-byte header announcing 16 GiB made the reader allocate 16 GiB before reading anything:
+ * a plain file is now checked against its size first, and a gzip'd one (whose size says nothing)
+ * is read into a buffer that grows with the data. */
+static void test_header_claims_are_checked_first(void)
+{
+	const unsigned char huge[] = { 0, 0, 8, 3, 0, 1, 0, 0, 0, 0, 2, 0, 0, 0, 2, 0 }; /* 65536x512x512 */
+	char path[] = "/tmp/tt-idx-gz-XXXXXX";
+	int fd = mkstemp(path);
+	gzFile gz;
+
+	expect_broken(huge, sizeof(huge), "the header announces 17179869184 bytes, the file holds 0");
+	CU_ASSERT_FATAL(fd >= 0);
+	gz = gzdopen(fd, "wb");
+	CU_ASSERT_FATAL(gz != NULL);
+	CU_ASSERT_EQUAL(gzwrite(gz, huge, sizeof(huge)), (int)sizeof(huge));
+	CU_ASSERT_EQUAL(gzwrite(gz, "abc", 3), 3);
+	gzclose(gz);
+	CU_ASSERT(read_fails_in_little_space(path, "ends inside the IDX data"));
+	unlink(path);
+}
+
 static void test_loads_fixture_dir(void)
 {
 	char dir[4096];
@@ -106,8 +158,11 @@ static void test_loads_fashion_mnist_when_installed(void)
 	tt_err err;
 	long hist[10] = { 0 };
 
-	if (access(FASHION_DIR, R_OK) != 0)
-		return; /* dataset-fashion-mnist not installed: nothing to check */
+	if (access(FASHION_DIR, R_OK) != 0) {
+		tt_test_skip("%s missing: apt-get install dataset-fashion-mnist (scripts/install-deps.sh)",
+			     FASHION_DIR);
+		return;
+	}
 	CU_ASSERT_EQUAL_FATAL(tt_dataset_load_dir(&train, &test, FASHION_DIR, &err), 0);
 	CU_ASSERT_EQUAL(train.n, 60000);
 	CU_ASSERT_EQUAL(test.n, 10000);
@@ -175,6 +230,7 @@ int tt_register_suites(void)
 		return -1;
 	CU_add_test(s, "reads plain and gzip", test_reads_plain_and_gzip);
 	CU_add_test(s, "rejects broken files", test_rejects_broken_files);
+	CU_add_test(s, "header claims are checked first", test_header_claims_are_checked_first);
 	CU_add_test(s, "loads fixture dir", test_loads_fixture_dir);
 	CU_add_test(s, "loads Fashion-MNIST when installed", test_loads_fashion_mnist_when_installed);
 	CU_add_test(s, "synthetic deterministic and learnable", test_synthetic_is_deterministic_and_learnable);

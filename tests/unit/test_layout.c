@@ -35,13 +35,13 @@ static int collect(void *ctx, const char *name, const char *value)
 {
 	char *buf = ctx;
 
-	snprintf(buf + strlen(buf), 1024 - strlen(buf), "%s%s=%s", buf[0] ? " " : "", name, value);
+	snprintf(buf + strlen(buf), 2048 - strlen(buf), "%s%s=%s", buf[0] ? " " : "", name, value);
 	return 0;
 }
 
 static const char *env_text(const struct tt_task_env *e)
 {
-	static char buf[1024];
+	static char buf[2048];
 
 	buf[0] = '\0';
 	tt_task_env_foreach(e, collect, buf);
@@ -102,7 +102,7 @@ static void test_batch_step_is_one_task(void)
 	CU_ASSERT_EQUAL_FATAL(tt_step_facts_from_env(&f, tt_env_array, env, &err), 0);
 	CU_ASSERT_EQUAL(f.step_id, TT_STEP_BATCH);
 	CU_ASSERT_STRING_EQUAL(f.nodelist, "node1");
-	CU_ASSERT_EQUAL_FATAL(tt_layout_compute_worker(&f, 2, 1, &e, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(tt_layout_compute_worker(&f, 2, NULL, 1, &e, &err), 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(env_text(&e), "RANK=1 WORLD_SIZE=2 LOCAL_RANK=1 "
 				      "LOCAL_WORLD_SIZE=2 NODE_RANK=0 GROUP_RANK=0 NNODES=1 "
 				      "MASTER_ADDR=node1 "));
@@ -322,7 +322,7 @@ static void test_slurm_binding_detected_from_env(void)
 	CU_ASSERT_EQUAL(tt_layout_compute(&f, &e, &err), 0);
 	CU_ASSERT_STRING_EQUAL(e.cuda_visible_devices, "");
 	/* train-run in that task splits the task's two GPUs over its workers. */
-	CU_ASSERT_EQUAL(tt_layout_compute_worker(&f, 2, 1, &e, &err), 0);
+	CU_ASSERT_EQUAL(tt_layout_compute_worker(&f, 2, NULL, 1, &e, &err), 0);
 	CU_ASSERT_STRING_EQUAL(e.cuda_visible_devices, "3");
 }
 
@@ -349,24 +349,100 @@ static void test_worker_variant(void)
 	tt_err err;
 
 	f.cpus = 64;
-	CU_ASSERT_EQUAL_FATAL(tt_layout_compute_worker(&f, 8, 5, &e, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(tt_layout_compute_worker(&f, 8, NULL, 5, &e, &err), 0);
 	snprintf(want, sizeof(want), "RANK=21 WORLD_SIZE=24 LOCAL_RANK=5 LOCAL_WORLD_SIZE=8 "
 		 "NODE_RANK=2 GROUP_RANK=2 NNODES=3 MASTER_ADDR=gpu1 MASTER_PORT=%u "
-		 "CUDA_VISIBLE_DEVICES=5 OMP_NUM_THREADS=8", tt_master_port(1234, 0, f.ports));
+		 "CUDA_VISIBLE_DEVICES=5 OMP_NUM_THREADS=8 SLURM_PROCID=21 SLURM_LOCALID=5 "
+		 "SLURM_NTASKS=24 SLURM_NPROCS=24 SLURM_STEP_NUM_TASKS=24 SLURM_NTASKS_PER_NODE=8 "
+		 "SLURM_TASKS_PER_NODE=8(x3) SLURM_STEP_TASKS_PER_NODE=8(x3) "
+		 "SLURM_GTIDS=16,17,18,19,20,21,22,23", tt_master_port(1234, 0, f.ports));
 	CU_ASSERT_STRING_EQUAL(env_text(&e), want);
+	/* Standalone facts (not from Slurm) give no SLURM_* to contradict. */
+	f.from_slurm = false;
+	CU_ASSERT_EQUAL_FATAL(tt_layout_compute_worker(&f, 8, NULL, 5, &e, &err), 0);
+	CU_ASSERT_PTR_NULL(strstr(env_text(&e), "SLURM_"));
+	f.from_slurm = true;
 	/* Workers split the task's GPUs even when Slurm bound them to the task. */
 	f.slurm_bound_gpus = true;
 	f.cpus = 3;
-	CU_ASSERT_EQUAL(tt_layout_compute_worker(&f, 4, 3, &e, &err), 0);
+	CU_ASSERT_EQUAL(tt_layout_compute_worker(&f, 4, NULL, 3, &e, &err), 0);
 	CU_ASSERT_STRING_EQUAL(e.cuda_visible_devices, "6,7");
 	CU_ASSERT_EQUAL(e.omp_num_threads, 1);
-	CU_ASSERT_EQUAL(tt_layout_compute_worker(&f, 4, 4, &e, &err), -1);
+	CU_ASSERT_EQUAL(tt_layout_compute_worker(&f, 4, NULL, 4, &e, &err), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "worker 4 of 4"));
-	CU_ASSERT_EQUAL(tt_layout_compute_worker(&f, 0, 0, &e, &err), -1);
+	CU_ASSERT_EQUAL(tt_layout_compute_worker(&f, 0, NULL, 0, &e, &err), -1);
 	/* The worker variant needs no tasks-per-node. */
 	f.tasks_per_node[0] = '\0';
-	CU_ASSERT_EQUAL(tt_layout_compute_worker(&f, 2, 1, &e, &err), 0);
+	CU_ASSERT_EQUAL(tt_layout_compute_worker(&f, 2, NULL, 1, &e, &err), 0);
 	CU_ASSERT_EQUAL(e.rank, 5);
+}
+
+/* srun --gpus=12 -N2: node 0 got 8 GPUs, node 1 got 4; the census told every node. */
+static void test_worker_uneven_nodes(void)
+{
+	struct tt_step_facts f = facts("node[1-2]", "1(x2)", 1, 1, 0, "0,1,2,3");
+	const uint32_t counts[] = { 8, 4 }, three[] = { 2, 0, 3 }, wrong[] = { 8, 8 };
+	struct tt_task_env e;
+	tt_err err;
+
+	CU_ASSERT_EQUAL_FATAL(tt_layout_compute_worker(&f, 4, counts, 2, &e, &err), 0);
+	CU_ASSERT_EQUAL(e.rank, 10);
+	CU_ASSERT_EQUAL(e.world_size, 12);
+	CU_ASSERT_EQUAL(e.local_rank, 2);
+	CU_ASSERT_EQUAL(e.local_world_size, 4);
+	CU_ASSERT_STRING_EQUAL(e.cuda_visible_devices, "2");
+	CU_ASSERT_PTR_NOT_NULL(strstr(env_text(&e), " SLURM_PROCID=10 SLURM_LOCALID=2 SLURM_NTASKS=12 "
+				      "SLURM_NPROCS=12 SLURM_STEP_NUM_TASKS=12 SLURM_NTASKS_PER_NODE=4 "
+				      "SLURM_TASKS_PER_NODE=8,4 SLURM_STEP_TASKS_PER_NODE=8,4 "
+				      "SLURM_GTIDS=8,9,10,11"));
+	/* Node 0 of the same step: ranks 0-7 of 12. */
+	f = facts("node[1-2]", "1(x2)", 0, 0, 0, "0-7");
+	CU_ASSERT_EQUAL_FATAL(tt_layout_compute_worker(&f, 8, counts, 7, &e, &err), 0);
+	CU_ASSERT_EQUAL(e.rank, 7);
+	CU_ASSERT_EQUAL(e.world_size, 12);
+	CU_ASSERT_EQUAL(tt_layout_compute_worker(&f, 8, wrong, 0, &e, &err), 0);
+	CU_ASSERT_EQUAL(tt_layout_compute_worker(&f, 4, counts, 0, &e, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "node 0 runs 4 workers, not the 8"));
+	f = facts("n[1-3]", "1(x3)", 2, 2, 0, "0-2");
+	CU_ASSERT_EQUAL(tt_layout_compute_worker(&f, 3, three, 0, &e, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "node 1 runs no worker"));
+}
+
+static void test_user_set_and_topo_set(void)
+{
+	char *env[] = {"TRAIN_TOPO_SET=OMP_NUM_THREADS,NCCL_IB_HCA", "OMP_NUM_THREADS=96",
+		       "NCCL_IB_HCA==mlx5_0:1", "NCCL_SOCKET_IFNAME=ib0", "NCCL_IB=x", NULL};
+	char *bare[] = {"OMP_NUM_THREADS=4", NULL};
+	char list[32] = "";
+
+	/* Set by the plugin for the launcher task: not the user's. */
+	CU_ASSERT_FALSE(tt_env_user_set(tt_env_array, env, "OMP_NUM_THREADS"));
+	CU_ASSERT_FALSE(tt_env_user_set(tt_env_array, env, "NCCL_IB_HCA"));
+	/* Set and not listed: the user's; a prefix of a listed name is not listed. */
+	CU_ASSERT_TRUE(tt_env_user_set(tt_env_array, env, "NCCL_SOCKET_IFNAME"));
+	CU_ASSERT_TRUE(tt_env_user_set(tt_env_array, env, "NCCL_IB"));
+	CU_ASSERT_FALSE(tt_env_user_set(tt_env_array, env, "NCCL_TOPO_FILE"));	/* unset */
+	CU_ASSERT_TRUE(tt_env_user_set(tt_env_array, bare, "OMP_NUM_THREADS"));
+
+	CU_ASSERT_EQUAL(tt_env_set_list_add(list, sizeof(list), "OMP_NUM_THREADS"), 0);
+	CU_ASSERT_EQUAL(tt_env_set_list_add(list, sizeof(list), "OMP_NUM_THREADS"), 0);
+	CU_ASSERT_EQUAL(tt_env_set_list_add(list, sizeof(list), "NCCL_IB_HCA"), 0);
+	CU_ASSERT_STRING_EQUAL(list, "OMP_NUM_THREADS,NCCL_IB_HCA");
+	CU_ASSERT_EQUAL(tt_env_set_list_add(list, sizeof(list), "NCCL_SOCKET_IFNAME"), -1);
+	CU_ASSERT_STRING_EQUAL(list, "OMP_NUM_THREADS,NCCL_IB_HCA");
+}
+
+static void test_cpu_list_is_emitted(void)
+{
+	struct tt_step_facts f = facts("a", "2", 0, 1, 1, NULL);
+	struct tt_task_env e;
+
+	CU_ASSERT_EQUAL_FATAL(tt_layout_compute(&f, &e, NULL), 0);
+	CU_ASSERT_PTR_NULL(strstr(env_text(&e), "TRAIN_CPU_LIST"));
+	snprintf(e.cpu_list, sizeof(e.cpu_list), "0-3,8");
+	CU_ASSERT_PTR_NOT_NULL(strstr(env_text(&e), " TRAIN_CPU_LIST=0-3,8"));
+	/* The plugin's tasks keep Slurm's own SLURM_*. */
+	CU_ASSERT_PTR_NULL(strstr(env_text(&e), "SLURM_"));
 }
 
 static void expect_compute_error(struct tt_step_facts f, const char *needle)
@@ -465,9 +541,47 @@ static void test_port_formula(void)
 			CU_ASSERT(p >= 20000 && p <= 20009);
 		}
 	CU_ASSERT(tt_master_port(0, TT_STEP_BATCH, small) >= 20000);
+	/* The default range starts at torchrun's port and ends below Linux's default ephemeral ports. */
+	CU_ASSERT_EQUAL(TT_PORT_LO_DEFAULT, 29500);
+	CU_ASSERT(TT_PORT_HI_DEFAULT < 32768);
+}
+
+/* The formula as train_topo(8) and layout.h write it, computed here in its own way (128-bit
+ * product, the step as a signed 32-bit number, a floored modulo) rather than taken from layout.c. */
+static uint16_t documented_port(uint32_t job, uint32_t step, unsigned lo, unsigned hi)
+{
+	unsigned __int128 span = hi - lo + 1;
+	unsigned __int128 slot = (((unsigned __int128)job * 2654435769u) & 0xffffffffu) * span >> 32;
+	long long off = ((long long)slot + (int32_t)step) % (long long)span;
+
+	return (uint16_t)(lo + (off < 0 ? off + (long long)span : off));
+}
+
+static void test_port_formula_is_the_documented_one(void)
+{
+	struct tt_port_range r = {TT_PORT_LO_DEFAULT, TT_PORT_HI_DEFAULT};
+	struct tt_port_range small = {20000, 20009};
+	const uint32_t steps[] = {0, 1, 2, 7, 100, TT_STEP_BATCH, TT_STEP_EXTERN, TT_STEP_INTERACTIVE};
+	uint64_t rng = 0x2545f4914f6cdd1dull;
+
+	/* Worked by hand from the man page: job 0 has slot 0; the batch step 0xfffffffb is -5 as a
+	 * signed step id, and (0 - 5) mod 10 = 5; step 12 is 12 mod 10 = 2. Job 1: 2654435769 * 10 /
+	 * 2^32 = 6.18 -> slot 6; the extern step -4 gives (6 - 4) mod 10 = 2. */
 	CU_ASSERT_EQUAL(tt_master_port(0, 0, small), 20000);
 	CU_ASSERT_EQUAL(tt_master_port(0, TT_STEP_BATCH, small), 20005);
 	CU_ASSERT_EQUAL(tt_master_port(0, 12, small), 20002);
+	CU_ASSERT_EQUAL(tt_master_port(1, TT_STEP_EXTERN, small), 20002);
+	/* The man page's example: job 1000 in the default range, step 0 and the batch step. */
+	CU_ASSERT_EQUAL(tt_master_port(1000, 0, r), 29601);
+	CU_ASSERT_EQUAL(tt_master_port(1000, TT_STEP_BATCH, r), 29596);
+	for (int i = 0; i < 2000; i++) {
+		uint32_t job = (uint32_t)(rng >> 32), step = steps[i % 8];
+
+		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+		CU_ASSERT_EQUAL(tt_master_port(job, step, r), documented_port(job, step, r.lo, r.hi));
+		CU_ASSERT_EQUAL(tt_master_port(job, step, small), documented_port(job, step, 20000, 20009));
+		CU_ASSERT_EQUAL(tt_master_port(job % 100000, step, r), documented_port(job % 100000, step, r.lo, r.hi));
+	}
 }
 
 static void test_reserved_ports(void)
@@ -562,9 +676,13 @@ int tt_register_suites(void)
 	CU_add_test(s, "contradicting facts", test_contradictions);
 	CU_add_test(s, "tasks per node", test_tasks_per_node);
 	CU_add_test(s, "MASTER_PORT formula", test_port_formula);
+	CU_add_test(s, "MASTER_PORT formula is the documented one", test_port_formula_is_the_documented_one);
 	CU_add_test(s, "reserved ports", test_reserved_ports);
 	CU_add_test(s, "port range parse", test_port_range_parse);
 	CU_add_test(s, "GPU split rule", test_gpu_split_rule);
 	CU_add_test(s, "foreach stops on error", test_foreach_stops_on_error);
+	CU_add_test(s, "worker layout of uneven nodes", test_worker_uneven_nodes);
+	CU_add_test(s, "user-set variables and TRAIN_TOPO_SET", test_user_set_and_topo_set);
+	CU_add_test(s, "TRAIN_CPU_LIST", test_cpu_list_is_emitted);
 	return 0;
 }

@@ -14,9 +14,13 @@ static void test_defaults_and_program(void)
 
 	CU_ASSERT_EQUAL_FATAL(tt_run_parse_args(&o, ARGC(argv), argv, NULL), 0);
 	CU_ASSERT_EQUAL(o.nproc_mode, TT_NPROC_DEFAULT);
-	CU_ASSERT_EQUAL(o.nnodes, -1);
+	CU_ASSERT_EQUAL(o.nnodes_min, -1);
+	CU_ASSERT_EQUAL(o.nnodes_max, -1);
 	CU_ASSERT_EQUAL(o.node_rank, -1);
 	CU_ASSERT_EQUAL(o.grace_s, 30);
+	CU_ASSERT_STRING_EQUAL(o.role, "default");
+	CU_ASSERT_PTR_NULL(o.run_id);
+	CU_ASSERT_PTR_NULL(o.redirects);
 	CU_ASSERT_EQUAL(o.max_restarts, 0);
 	CU_ASSERT_FALSE(o.signal_worker_only);
 	CU_ASSERT_PTR_NULL(o.master_addr);
@@ -38,7 +42,8 @@ static void test_torchrun_spellings(void)
 	CU_ASSERT_EQUAL_FATAL(tt_run_parse_args(&o, ARGC(argv), argv, &err), 0);
 	CU_ASSERT_EQUAL(o.nproc_mode, TT_NPROC_COUNT);
 	CU_ASSERT_EQUAL(o.nproc, 4);
-	CU_ASSERT_EQUAL(o.nnodes, 2);
+	CU_ASSERT_EQUAL(o.nnodes_min, 2);
+	CU_ASSERT_EQUAL(o.nnodes_max, 2);
 	CU_ASSERT_EQUAL(o.node_rank, 1);
 	CU_ASSERT_STRING_EQUAL(o.master_addr, "n1");
 	CU_ASSERT_EQUAL(o.master_port, 29500);
@@ -50,6 +55,62 @@ static void test_torchrun_spellings(void)
 	CU_ASSERT_TRUE(o.signal_worker_only);
 	CU_ASSERT_EQUAL(o.argc, 2);
 	CU_ASSERT_STRING_EQUAL(o.argv[0], "prog");
+}
+
+/* Every torchrun flag, in both spellings where torchrun has both, with torchrun's meaning. */
+static void test_torchrun_flags(void)
+{
+	char *dash[] = { "train-run", "--rdzv-backend", "c10d", "--rdzv-endpoint", "n1:29400",
+		"--rdzv-id=job42", "--rdzv-conf", "join_timeout=900,read_timeout=60", "--nnodes", "1:2",
+		"-m", "--monitor-interval", "0.5", "--start-method", "fork", "--role", "trainer",
+		"--log-dir", "/tmp/logs", "-r", "3", "-t", "0:1,1:2", "--local-ranks-filter", "0,2",
+		"--local-addr", "10.0.0.1", "pkg.train", "--lr", "1", NULL };
+	char *under[] = { "train-run", "--rdzv_backend=static", "--rdzv_endpoint=[::1]",
+		"--rdzv_id", "7", "--rdzv_conf=timeout=5", "--monitor_interval=5", "--start_method=spawn",
+		"--log_dir=d", "--redirects=0:3", "--tee", "1", "--local_ranks_filter=1",
+		"--local_addr=h", "--run_path", "--max_restarts=2", "script", NULL };
+	char *helpv[] = { "train-run", "-h", NULL };
+	char *versionv[] = { "train-run", "-V", NULL };
+	struct tt_run_opts o;
+	tt_err err;
+
+	CU_ASSERT_EQUAL_FATAL(tt_run_parse_args(&o, ARGC(dash), dash, &err), 0);
+	CU_ASSERT_STRING_EQUAL(o.endpoint_host, "n1");
+	CU_ASSERT_EQUAL(o.endpoint_port, 29400);
+	CU_ASSERT_STRING_EQUAL(o.run_id, "job42");
+	CU_ASSERT_EQUAL(o.nnodes_min, 1);
+	CU_ASSERT_EQUAL(o.nnodes_max, 2);
+	CU_ASSERT_TRUE(o.module);
+	CU_ASSERT_STRING_EQUAL(o.role, "trainer");
+	CU_ASSERT_STRING_EQUAL(o.log_dir, "/tmp/logs");
+	CU_ASSERT_STRING_EQUAL(o.local_addr, "10.0.0.1");
+	CU_ASSERT_STRING_EQUAL(o.argv[0], "pkg.train");
+	CU_ASSERT_TRUE(tt_run_wants_python(&o));	/* -m: python3 -m pkg.train */
+	/* -r 3: both streams of every local rank; -t 0:1,1:2: stdout of 0, stderr of 1. */
+	CU_ASSERT_EQUAL(tt_run_std_for(o.redirects, 5), 3);
+	CU_ASSERT_EQUAL(tt_run_std_for(o.tee, 0), 1);
+	CU_ASSERT_EQUAL(tt_run_std_for(o.tee, 1), 2);
+	CU_ASSERT_EQUAL(tt_run_std_for(o.tee, 2), 0);
+	CU_ASSERT_TRUE(tt_run_console_shows(o.local_ranks_filter, 0));
+	CU_ASSERT_FALSE(tt_run_console_shows(o.local_ranks_filter, 1));
+	CU_ASSERT_TRUE(tt_run_console_shows(o.local_ranks_filter, 2));
+	CU_ASSERT_TRUE(tt_run_console_shows(NULL, 7));
+
+	CU_ASSERT_EQUAL_FATAL(tt_run_parse_args(&o, ARGC(under), under, &err), 0);
+	CU_ASSERT_STRING_EQUAL(o.endpoint_host, "::1");
+	CU_ASSERT_EQUAL(o.endpoint_port, 0);
+	CU_ASSERT_STRING_EQUAL(o.run_id, "7");
+	CU_ASSERT_EQUAL(tt_run_std_for(o.redirects, 0), 3);
+	CU_ASSERT_EQUAL(tt_run_std_for(o.redirects, 1), 0);
+	CU_ASSERT_EQUAL(tt_run_std_for(o.tee, 4), 1);
+	CU_ASSERT_TRUE(o.run_path);
+	CU_ASSERT_EQUAL(o.max_restarts, 2);
+	CU_ASSERT_TRUE(tt_run_wants_python(&o));	/* --run-path: whatever the name */
+
+	CU_ASSERT_EQUAL(tt_run_parse_args(&o, ARGC(helpv), helpv, &err), 0);
+	CU_ASSERT_TRUE(o.help);
+	CU_ASSERT_EQUAL(tt_run_parse_args(&o, ARGC(versionv), versionv, &err), 0);
+	CU_ASSERT_TRUE(o.version);
 }
 
 static void test_nproc_words(void)
@@ -81,6 +142,7 @@ static void expect_error(char **argv, int argc, const char *want)
 static void test_bad_inputs_named(void)
 {
 	char *unknown[] = { "train-run", "--frobnicate", "p", NULL };
+	char *cluster[] = { "train-run", "-xy", "p", NULL };
 	char *noval[] = { "train-run", "--grace", NULL };
 	char *badn[] = { "train-run", "--nproc-per-node", "0", "p", NULL };
 	char *badword[] = { "train-run", "--nproc-per-node", "gpus", "p", NULL };
@@ -92,6 +154,7 @@ static void test_bad_inputs_named(void)
 	char *noprog2[] = { "train-run", "--", NULL };
 
 	expect_error(unknown, ARGC(unknown), "unknown option '--frobnicate'");
+	expect_error(cluster, ARGC(cluster), "unknown option '-x'");
 	expect_error(noval, ARGC(noval), "'--grace' needs a value");
 	expect_error(badn, ARGC(badn), "--nproc-per-node '0'");
 	expect_error(badword, ARGC(badword), "--nproc-per-node 'gpus'");
@@ -101,6 +164,43 @@ static void test_bad_inputs_named(void)
 	expect_error(noprog, ARGC(noprog), "no PROGRAM");
 	expect_error(scope, ARGC(scope), "--signal-scope 'all'");
 	expect_error(noprog2, ARGC(noprog2), "no PROGRAM");
+}
+
+static void test_bad_torchrun_flags_named(void)
+{
+	char *backend[] = { "train-run", "--rdzv-backend", "etcd", "p", NULL };
+	char *endpoint[] = { "train-run", "--rdzv-endpoint", "n1:http", "p", NULL };
+	char *v6[] = { "train-run", "--rdzv-endpoint", "::1:29400", "p", NULL };
+	char *conf[] = { "train-run", "--rdzv-conf", "timeout", "p", NULL };
+	char *range[] = { "train-run", "--nnodes", "3:2", "p", NULL };
+	char *range2[] = { "train-run", "--nnodes", "1:", "p", NULL };
+	char *method[] = { "train-run", "--start-method", "thread", "p", NULL };
+	char *monitor[] = { "train-run", "--monitor-interval", "-1", "p", NULL };
+	char *redir[] = { "train-run", "-r", "4", "p", NULL };
+	char *tee[] = { "train-run", "--tee", "0:1,", "p", NULL };
+	char *filter[] = { "train-run", "--local-ranks-filter", "a", "p", NULL };
+	char *both[] = { "train-run", "--rdzv-endpoint", "a:1", "--master-addr", "b", "p", NULL };
+	char *ports[] = { "train-run", "--rdzv-endpoint", "a:1", "--master-port", "2", "p", NULL };
+	char *module[] = { "train-run", "-m", "--no-python", "p", NULL };
+	char *short_unknown[] = { "train-run", "-x", "p", NULL };
+	char *role[] = { "train-run", "--role", "", "p", NULL };
+
+	expect_error(backend, ARGC(backend), "--rdzv-backend 'etcd': expected static or c10d");
+	expect_error(endpoint, ARGC(endpoint), "--rdzv-endpoint 'n1:http'");
+	expect_error(v6, ARGC(v6), "[IPv6]:PORT");
+	expect_error(conf, ARGC(conf), "element 'timeout' is not KEY=VALUE");
+	expect_error(range, ARGC(range), "--nnodes '3:2'");
+	expect_error(range2, ARGC(range2), "--nnodes '1:'");
+	expect_error(method, ARGC(method), "--start-method 'thread': expected spawn, fork or forkserver");
+	expect_error(monitor, ARGC(monitor), "--monitor-interval '-1'");
+	expect_error(redir, ARGC(redir), "--redirects '4'");
+	expect_error(tee, ARGC(tee), "--tee '0:1,'");
+	expect_error(filter, ARGC(filter), "--local-ranks-filter 'a'");
+	expect_error(both, ARGC(both), "give one");
+	expect_error(ports, ARGC(ports), "give one");
+	expect_error(module, ARGC(module), "--module");
+	expect_error(short_unknown, ARGC(short_unknown), "unknown option '-x'");
+	expect_error(role, ARGC(role), "--role ''");
 }
 
 static void test_help_and_version_need_no_program(void)
@@ -144,6 +244,8 @@ int tt_register_suites(void)
 	CU_add_test(s, "defaults and PROGRAM", test_defaults_and_program);
 	CU_add_test(s, "torchrun spellings", test_torchrun_spellings);
 	CU_add_test(s, "nproc words", test_nproc_words);
+	CU_add_test(s, "torchrun flags", test_torchrun_flags);
+	CU_add_test(s, "bad torchrun flags named", test_bad_torchrun_flags_named);
 	CU_add_test(s, "bad inputs named", test_bad_inputs_named);
 	CU_add_test(s, "help and version", test_help_and_version_need_no_program);
 	CU_add_test(s, "python scripts", test_python_scripts);

@@ -144,6 +144,22 @@ static void test_mode_parse(void)
 	CU_ASSERT_STRING_EQUAL(tt_mode_name(TT_MODE_FULL), "full");
 }
 
+static void test_mode_from_env(void)
+{
+	enum tt_mode m = TT_MODE_OFF;
+	tt_err err;
+
+	CU_ASSERT_EQUAL(tt_mode_from_env("env", &m, &err), 0);
+	CU_ASSERT_EQUAL(m, TT_MODE_ENV);
+	CU_ASSERT_EQUAL(tt_mode_from_env("full", &m, &err), 0);
+	CU_ASSERT_EQUAL(m, TT_MODE_FULL);
+	CU_ASSERT_EQUAL(tt_mode_from_env("garbage", &m, &err), -1);
+	CU_ASSERT_STRING_EQUAL(err.msg, "TRAIN_TOPO_MODE='garbage' in the environment is not a mode: "
+			       "use full, env or off (as for --train-topo=MODE), or unset it");
+	CU_ASSERT_EQUAL(tt_mode_from_env("", &m, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "TRAIN_TOPO_MODE=''"));
+}
+
 int tt_register_suites(void)
 {
 	CU_pSuite s = CU_add_suite("plugin_config", NULL, NULL);
@@ -155,5 +171,6 @@ int tt_register_suites(void)
 	CU_add_test(s, "accepted values", test_values);
 	CU_add_test(s, "errors name position, text and valid choices", test_errors);
 	CU_add_test(s, "--train-topo modes", test_mode_parse);
+	CU_add_test(s, "TRAIN_TOPO_MODE from the environment", test_mode_from_env);
 	return 0;
 }

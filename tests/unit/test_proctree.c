@@ -158,6 +158,33 @@ static void test_snapshot_live_proc_sees_self(void)
 	free(procs);
 }
 
+/* relay(20) -> train-run(21) -> worker(22); a batch-step relay(30) elsewhere; 23 loops to itself. */
+static void test_ancestor_walks_the_parent_chain(void)
+{
+	char root[] = "/tmp/tt-proc-XXXXXX";
+	char cmd[600];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(root));
+	write_status(root, 1, "Name:\tinit\nPPid:\t0\n");
+	write_status(root, 20, "Name:\trelay\nPPid:\t1\n");
+	write_status(root, 21, "Name:\ttrain-run\nPPid:\t20\n");
+	write_status(root, 22, "Name:\tworker\nPPid:\t21\n");
+	write_status(root, 30, "Name:\tbatch relay\nPPid:\t1\n");
+	write_status(root, 23, "Name:\tloop\nPPid:\t23\n");
+	CU_ASSERT_EQUAL(tt_proc_is_ancestor(root, 22, 20), 1);
+	CU_ASSERT_EQUAL(tt_proc_is_ancestor(root, 22, 21), 1);
+	CU_ASSERT_EQUAL(tt_proc_is_ancestor(root, 21, 20), 1);
+	CU_ASSERT_EQUAL(tt_proc_is_ancestor(root, 22, 30), 0);	/* inherited from another step */
+	CU_ASSERT_EQUAL(tt_proc_is_ancestor(root, 20, 21), 0);	/* a child is not an ancestor */
+	CU_ASSERT_EQUAL(tt_proc_is_ancestor(root, 22, 22), 0);	/* nor is the process itself */
+	CU_ASSERT_EQUAL(tt_proc_is_ancestor(root, 22, 0), 0);
+	CU_ASSERT_EQUAL(tt_proc_is_ancestor(root, 99, 20), 0);	/* gone */
+	CU_ASSERT_EQUAL(tt_proc_is_ancestor(root, 23, 20), 0);	/* bounded walk */
+	CU_ASSERT_EQUAL(tt_proc_is_ancestor("/proc", getpid(), getppid()), 1);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	CU_ASSERT_EQUAL(system(cmd), 0);
+}
+
 int tt_register_suites(void)
 {
 	CU_pSuite s = CU_add_suite("proctree", NULL, NULL);
@@ -172,5 +199,6 @@ int tt_register_suites(void)
 	CU_add_test(s, "snapshot of a fake /proc", test_snapshot_reads_fake_proc);
 	CU_add_test(s, "missing /proc root", test_snapshot_missing_root_is_an_error);
 	CU_add_test(s, "live /proc sees this process", test_snapshot_live_proc_sees_self);
+	CU_add_test(s, "ancestor walks the parent chain", test_ancestor_walks_the_parent_chain);
 	return 0;
 }

@@ -15,6 +15,10 @@
 
 static char dir[] = "/tmp/test_spawn.XXXXXX";
 
+/* What the workers of run_worker share; tests change it. */
+static struct tt_group_env group = { .run_id = "job42", .role = "trainer", .max_restarts = 3,
+				     .topo_set = "NCCL_TOPO_FILE" };
+
 static void make_file(const char *sub, const char *name, mode_t mode)
 {
 	char path[PATH_MAX];
@@ -110,6 +114,7 @@ static int run_worker(const char *script, const cpu_set_t *cpus, char *buf, size
 	req.path = "/bin/sh";
 	req.argv = argv;
 	req.env = &env;
+	req.group = &group;
 	req.restart_count = 2;
 	req.cpus = cpus;
 	req.nccl_ib_hca = "=mlx5_1:1";
@@ -141,6 +146,38 @@ static void test_worker_env_group_and_status(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "5 8 1 4 1 1 2 n1 29511 1 3 2 =mlx5_1:1\n"));
 	snprintf(want, sizeof(want), "pgrp=%d pid=%d\n", (int)pid, (int)pid);	/* leads its own group */
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
+}
+
+/* torchrun's variables (local_elastic_agent.py) and TRAIN_TOPO_SET. */
+static void test_worker_torchrun_env(void)
+{
+	char out[4096];
+	int status;
+
+	run_worker("echo $TORCHELASTIC_RUN_ID $TORCHELASTIC_RESTART_COUNT $TORCHELASTIC_MAX_RESTARTS "
+		   "$TORCHELASTIC_USE_AGENT_STORE $ROLE_NAME $ROLE_RANK $ROLE_WORLD_SIZE $GROUP_RANK "
+		   "$GROUP_WORLD_SIZE $TRAIN_TOPO_SET", NULL, out, sizeof(out), &status);
+	CU_ASSERT_STRING_EQUAL(out, "job42 2 3 False trainer 5 8 1 2 "
+			       "NCCL_TOPO_FILE,OMP_NUM_THREADS,CUDA_VISIBLE_DEVICES,NCCL_IB_HCA\n");
+}
+
+/* NCCL_IB_HCA the plugin set for the launcher task is replaced; the user's own is kept. */
+static void test_worker_nccl_defaults(void)
+{
+	char out[4096];
+	int status;
+
+	setenv("NCCL_IB_HCA", "=mlx5_0:1", 1);	/* as the plugin set it for GPU 0 */
+	setenv("NCCL_SOCKET_IFNAME", "=ib0", 1);
+	run_worker("echo \"$NCCL_IB_HCA|${NCCL_SOCKET_IFNAME-unset}\"", NULL, out, sizeof(out), &status);
+	CU_ASSERT_STRING_EQUAL(out, "=mlx5_1:1|unset\n");
+	group.user_nccl_ib_hca = group.user_nccl_socket_ifname = 1;
+	run_worker("echo \"$NCCL_IB_HCA|$NCCL_SOCKET_IFNAME|$TRAIN_TOPO_SET\"", NULL, out, sizeof(out),
+		   &status);
+	CU_ASSERT_STRING_EQUAL(out, "=mlx5_0:1|=ib0|NCCL_TOPO_FILE,OMP_NUM_THREADS,CUDA_VISIBLE_DEVICES\n");
+	group.user_nccl_ib_hca = group.user_nccl_socket_ifname = 0;
+	unsetenv("NCCL_IB_HCA");
+	unsetenv("NCCL_SOCKET_IFNAME");
 }
 
 static void test_worker_bound_to_its_cpus(void)
@@ -177,6 +214,7 @@ static void test_exec_failure_is_126(void)
 	req.path = path;
 	req.argv = argv;
 	req.env = &env;
+	req.group = &group;
 	req.out_fd = req.err_fd = devnull;
 	req.sigmask = &mask;
 	pid = tt_spawn_worker(&req, NULL);
@@ -196,6 +234,8 @@ int tt_register_suites(void)
 	CU_add_test(s, "empty PATH entry is the current directory", test_empty_path_entry_is_cwd);
 	CU_add_test(s, "worker env, process group, status", test_worker_env_group_and_status);
 	CU_add_test(s, "worker bound to its CPUs", test_worker_bound_to_its_cpus);
+	CU_add_test(s, "torchrun's variables", test_worker_torchrun_env);
+	CU_add_test(s, "NCCL defaults: train-run's or the user's", test_worker_nccl_defaults);
 	CU_add_test(s, "exec failure is 126", test_exec_failure_is_126);
 	return 0;
 }

@@ -83,7 +83,9 @@ static void test_grid_errors_name_line_and_problem(void)
 	expect_grid_error("x = \"784,256\n", "unterminated quote");
 	expect_grid_error("lr = $(rm)\n", "has the character '$'");
 	expect_grid_error("lr = \"a b\"\n", "has the character ' '");
-	expect_grid_error("--lr = 1\n", "without dashes");
+	expect_grid_error("--lr = 1\n", "without dashes ('--lr' -> 'lr')");
+	expect_grid_error("-lr = 1\n", "without dashes ('-lr' -> 'lr')");
+	expect_grid_error("- = 1\nlr = 2\n", "without dashes ('-' -> '')");
 	expect_grid_error("\n\nsummary = x.json\n", "line 3: 'summary' is set by the sweep itself");
 	expect_grid_error("# only a comment\n\n", "no 'option = values' line");
 	expect_grid_error("lr = \"1\" \"2\"\n", "expected a comma after value '1'");

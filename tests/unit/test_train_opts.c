@@ -1,10 +1,14 @@
-/* test_train_opts.c — train-mlp's command line: defaults, every option, and the message for each
- * kind of bad value. */
+/* test_train_opts.c — train-mlp's command line: defaults, every option, the message for each
+ * kind of bad value, and the --summary place checked before training. */
 #include "cunit_main.h"
 #include "train_opts.h"
 
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define ARGV(...) ((char *[]){ "train-mlp", __VA_ARGS__, NULL })
 #define ARGC(...) ((int)(sizeof((char *[]){ "train-mlp", __VA_ARGS__ }) / sizeof(char *)))
@@ -26,6 +30,10 @@ static void test_defaults(void)
 	CU_ASSERT_DOUBLE_EQUAL(o.bucket_mb, 25.0, 1e-9);
 	CU_ASSERT_DOUBLE_EQUAL(o.lr, 1e-3, 1e-9);
 	CU_ASSERT_PTR_NULL(o.ckpt_dir);
+	CU_ASSERT_EQUAL(o.tp, 1);
+	CU_ASSERT_EQUAL(o.pp, 1);
+	CU_ASSERT_EQUAL(o.recompute, 0);
+	CU_ASSERT_EQUAL(o.schedule, TT_SCHED_1F1B);
 }
 
 static void test_all_options(void)
@@ -67,6 +75,13 @@ static void test_all_options(void)
 	CU_ASSERT_EQUAL(o.device, TT_DEVICE_CPU);
 	CU_ASSERT_EQUAL(PARSE(&o, &err, "--layers", "4,2", "--data", "x", "--device", "gpu"), 0);
 	CU_ASSERT_EQUAL(o.device, TT_DEVICE_GPU);
+	CU_ASSERT_EQUAL(PARSE(&o, &err, "--layers", "4,2", "--data", "x", "--tp", "4", "--pp", "2", "--schedule", "gpipe",
+			      "--recompute"),
+			0);
+	CU_ASSERT_EQUAL(o.tp, 4);
+	CU_ASSERT_EQUAL(o.pp, 2);
+	CU_ASSERT_EQUAL(o.schedule, TT_SCHED_GPIPE);
+	CU_ASSERT_EQUAL(o.recompute, 1);
 }
 
 static void expect_error(int argc, char **argv, const char *want)
@@ -88,6 +103,8 @@ static void test_bad_values_name_the_option(void)
 	EXPECT_ERROR("--batch 'ten'", "--layers", "4,2", "--data", "x", "--batch", "ten");
 	EXPECT_ERROR("--batch '0'", "--layers", "4,2", "--data", "x", "--batch", "0");
 	EXPECT_ERROR("--lr '-1'", "--layers", "4,2", "--data", "x", "--lr", "-1");
+	EXPECT_ERROR("--lr '1e39': want a number from 0 to", "--layers", "4,2", "--data", "x", "--lr", "1e39");
+	EXPECT_ERROR("--weight-decay '4e38'", "--layers", "4,2", "--data", "x", "--weight-decay", "4e38");
 	EXPECT_ERROR("--on-signal 'stop'", "--layers", "4,2", "--data", "x", "--on-signal", "stop");
 	EXPECT_ERROR("--signal 'KILL'", "--layers", "4,2", "--data", "x", "--signal", "KILL");
 	EXPECT_ERROR("--signal '9'", "--layers", "4,2", "--data", "x", "--signal", "9");
@@ -97,10 +114,47 @@ static void test_bad_values_name_the_option(void)
 	EXPECT_ERROR("not divisible by --accum 3", "--layers", "4,2", "--data", "x", "--batch", "64", "--accum", "3");
 	EXPECT_ERROR("need --ckpt-dir", "--layers", "4,2", "--data", "x", "--ckpt-every", "5");
 	EXPECT_ERROR("'--bogus' is unknown", "--layers", "4,2", "--data", "x", "--bogus");
+	EXPECT_ERROR("'-x' is unknown", "--layers", "4,2", "--data", "x", "-xy");
 	EXPECT_ERROR("unexpected argument 'extra'", "--layers", "4,2", "--data", "x", "extra");
 	EXPECT_ERROR("--seed '-3'", "--layers", "4,2", "--data", "x", "--seed", "-3");
 	EXPECT_ERROR("--device 'tpu'", "--layers", "4,2", "--data", "x", "--device", "tpu");
 	EXPECT_ERROR("GPU path is DDP only", "--layers", "4,2", "--data", "x", "--device", "gpu", "--zero", "2");
+	EXPECT_ERROR("--summary '': want a file name, or - for standard output", "--layers", "4,2", "--data", "x",
+		     "--summary", "");
+	EXPECT_ERROR("--tp '0': want an integer in 1..4096", "--layers", "4,2", "--data", "x", "--tp", "0");
+	EXPECT_ERROR("--pp 'two'", "--layers", "4,2", "--data", "x", "--pp", "two");
+	EXPECT_ERROR("--schedule 'zb'", "--layers", "4,2", "--data", "x", "--schedule", "zb");
+	EXPECT_ERROR("--tp 1 --pp 2 --recompute with --device gpu: the GPU path is data parallelism only", "--layers",
+		     "4,2", "--data", "x", "--device", "gpu", "--pp", "2", "--recompute");
+}
+
+/* --summary DIR, /nonexistent/x and '' were refused only after the whole run, and '-' wrote a file
+ * named '-'. */
+static void test_summary_place(void)
+{
+	char dir[] = "/tmp/tt-summary-XXXXXX", path[128], want[160];
+	tt_err err = { { 0 } };
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	CU_ASSERT_EQUAL(tt_train_summary_check("-", &err), 0);
+	snprintf(path, sizeof(path), "%s/run.json", dir);
+	CU_ASSERT_EQUAL(tt_train_summary_check(path, &err), 0);
+	CU_ASSERT_EQUAL(tt_train_summary_check(dir, &err), -1);
+	snprintf(want, sizeof(want), "--summary %s is a directory: give a file name such as %s/summary.json", dir, dir);
+	CU_ASSERT_STRING_EQUAL(err.msg, want);
+	CU_ASSERT_EQUAL(tt_train_summary_check("/nonexistent/x", &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "directory /nonexistent does not exist"));
+	snprintf(path, sizeof(path), "%s/missing/run.json", dir);
+	CU_ASSERT_EQUAL(tt_train_summary_check(path, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "does not exist"));
+	if (geteuid() != 0) { /* root writes anywhere */
+		chmod(dir, 0500);
+		snprintf(path, sizeof(path), "%s/run.json", dir);
+		CU_ASSERT_EQUAL(tt_train_summary_check(path, &err), -1);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "not writable"));
+		chmod(dir, 0700);
+	}
+	rmdir(dir);
 }
 
 int tt_register_suites(void)
@@ -112,5 +166,6 @@ int tt_register_suites(void)
 	CU_add_test(s, "defaults", test_defaults);
 	CU_add_test(s, "all options", test_all_options);
 	CU_add_test(s, "bad values name the option", test_bad_values_name_the_option);
+	CU_add_test(s, "summary place", test_summary_place);
 	return 0;
 }

@@ -1,6 +1,8 @@
 #!/bin/sh
 # train_topo_cli.sh — the train-topo command's contract: exit codes, errors naming the input on
-# stderr with the command's prefix, atomic -o (no partial or clobbered file), and each output form.
+# stderr with the command's prefix, atomic -o (no partial or clobbered file, nothing but a regular
+# file replaced, '-' for standard output), warnings for what it cannot use, each output form, and
+# broken exports (one that crashes libhwloc, bad CPU sets, hwloc 3.x) refused with one line.
 set -u
 src=${TT_TEST_SRCDIR:-.}
 fx=$src/tests/fixtures/topo
@@ -38,20 +40,46 @@ check "unwritable output is named" grep -q "$tmp/no/such/dir.json" "$tmp/err"
 check "missing sysfs entry exits 1" run 1 show --input "$fx/dual-pcie-8gpu.xml" --sysfs-root "$fx/sysfs-missing-rate"
 check "missing sysfs entry is named" grep -q 'ports/1/rate' "$tmp/err"
 
+check "-o - writes standard output" run 0 nccl-xml --input "$fx/dual-pcie-8gpu.xml" -o -
+check "-o - output is the file" cmp -s "$tmp/out" "$tmp/topo.xml"
+check "-o - makes no file named -" test ! -e ./- -a ! -e "$tmp/-"
+mkfifo "$tmp/fifo"; mkdir "$tmp/dir"; ln -s "$tmp/topo.xml" "$tmp/link"
+check "-o refuses a FIFO" run 1 nccl-xml --input "$fx/dual-pcie-8gpu.xml" -o "$tmp/fifo"
+check "FIFO named in the error" grep -q "^train-topo: '$tmp/fifo' is a FIFO, not a regular file" "$tmp/err"
+check "FIFO still there" test -p "$tmp/fifo"
+check "-o refuses a directory" run 1 json --input "$fx/dual-pcie-8gpu.xml" -o "$tmp/dir"
+check "-o refuses a symbolic link" run 1 json --input "$fx/dual-pcie-8gpu.xml" -o "$tmp/link"
+check "link still a link to the old file" sh -c "test -L '$tmp/link' && cmp -s '$tmp/topo.xml' '$tmp/before.xml'"
+
 check "env for local rank 2" run 0 env --local-rank 2 --input "$fx/dual-pcie-8gpu.xml" --sysfs-root "$fx/sysfs-dual"
-check "env NCCL_IB_HCA nearest first" grep -qx 'NCCL_IB_HCA==mlx5_2:1,mlx5_0:1,mlx5_3:1,mlx5_4:1,mlx5_5:1' "$tmp/out"
+check "env NCCL_IB_HCA: the node's usable HCAs" grep -qx 'NCCL_IB_HCA==mlx5_0:1,mlx5_2:1,mlx5_3:1,mlx5_4:1,mlx5_5:1' "$tmp/out"
+check "env NCCL_IB_HCA the same for rank 7" sh -c "$bin env --local-rank 7 --input '$fx/dual-pcie-8gpu.xml' --sysfs-root '$fx/sysfs-dual' | grep -qx 'NCCL_IB_HCA==mlx5_0:1,mlx5_2:1,mlx5_3:1,mlx5_4:1,mlx5_5:1'"
 check "env CPU list" grep -qx 'TRAIN_CPU_LIST=0-15' "$tmp/out"
 check "env takes the rank from SLURM_LOCALID" sh -c "SLURM_LOCALID=6 $bin env --input '$fx/dual-pcie-8gpu.xml' | grep -qx 'TRAIN_GPU_BUSID=0000:a3:00.0'"
 check "bad SLURM_LOCALID is named" sh -c "SLURM_LOCALID=x $bin env --input '$fx/dual-pcie-8gpu.xml' 2>&1 | grep -q 'SLURM_LOCALID'"
 check "rank past the last GPU is an error" run 1 env --local-rank 8 --input "$fx/dual-pcie-8gpu.xml"
+check "the error names the rank and the range" grep -q '^train-topo: --local-rank 8 is out of range: .* has 8 GPUs, so local ranks are 0..7' "$tmp/err"
+check "GPU-less node: a rank per CPU" run 0 env --local-rank 7 --input "$fx/cpu-only-8cpu.xml"
+check "GPU-less node: rank 1000 is an error" run 1 env --local-rank 1000 --input "$fx/cpu-only-8cpu.xml"
+check "GPU-less error names value and range" grep -q 'local-rank 1000 is out of range: .* has no GPU and 8 CPUs, so local ranks are 0..7' "$tmp/err"
+check "this machine: rank 1000 is an error" run 1 env --local-rank 1000
+check "SLURM_LOCALID out of range is named" sh -c "SLURM_LOCALID=9 $bin env --input '$fx/dual-pcie-8gpu.xml' 2>&1 | grep -q 'SLURM_LOCALID 9 is out of range'"
 check "show has the matrix" run 0 show --input "$fx/hgx-nvswitch-8gpu.xml"
-check "show NV18 between GPUs" grep -q '^GPU0  *X  *NV18' "$tmp/out"
+check "show NV18 between GPUs (one NVSwitch known by subtype only)" grep -q '^GPU0  *X  *NV18' "$tmp/out"
+check "VM export: file written" run 0 nccl-xml --input "$fx/cloud-efa-vm.xml"
+check "IB controller without RDMA device warned about" grep -q '^train-topo: warning: .*InfiniBand controller 0000:00:1f.0 has no RDMA device' "$tmp/err"
+check "NIC without link data: NCCL's own unknown form" grep -q 'busid="0000:00:1d.0" .* link_speed="" link_width="0"' "$tmp/out"
 check "json parses" sh -c "$bin json --input '$fx/cloud-vm-8gpu.xml' --virtual-switches | python3 -c 'import json,sys; d=json.load(sys.stdin); assert len(d[\"gpus\"]) == 8'"
 check "this machine: every command works" sh -c "$bin show >/dev/null && $bin nccl-xml >/dev/null && $bin json >/dev/null && $bin env >/dev/null"
 
-v3=$src/../shared/topologies/hwloc-v3-unsupported/nvidiaDGX2-v3.xml
-if [ -f "$v3" ]; then
-	check "hwloc 3 export refused" run 1 nccl-xml --input "$v3"
-	check "hwloc 3 named in the error" grep -q 'hwloc 3.x' "$tmp/err"
-fi
+for f in hwloc-crash.xml bad-cpuset.xml numa-overlap.xml hwloc-v3.xml; do
+	check "$f: exit 1, not a crash" run 1 show --input "$fx/$f"
+	check "$f: one error line naming the file" sh -c "test \$(wc -l <'$tmp/err') -eq 1 && grep -q '^train-topo: .*$f' '$tmp/err'"
+done
+check "crash reported as such" run 1 nccl-xml --input "$fx/hwloc-crash.xml"
+check "crash named" grep -q "crashes libhwloc (Segmentation fault)" "$tmp/err"
+check "bad CPU set word named" run 1 json --input "$fx/bad-cpuset.xml"
+check "bad word, object and line named" grep -q "line 25: object Package os_index=1 has cpuset word '0x00000ff', not 8 hex digits" "$tmp/err"
+check "hwloc 3 export refused" run 1 nccl-xml --input "$fx/hwloc-v3.xml"
+check "hwloc 3 named in the error" grep -q 'hwloc 3.x' "$tmp/err"
 exit $((failures > 0))

@@ -1,7 +1,12 @@
 #!/bin/sh
 # train_run.sh — train-run end to end on this machine, no Slurm: ranks and env, exit policy,
-# signal forwarding, grace period, output integrity, restarts, a simulated Slurm step.
+# signal forwarding and ownership (one delivery per signal), grace period, output integrity and
+# torchrun's output options, restarts, torchrun's flags and variables (PyTorch as the consumer
+# when python3-torch is installed), simulated Slurm steps: the per-worker environment under the
+# plugin's defaults and two nodes with different GPU counts.
 # Run by `make check` from the build directory; TRAIN_RUN overrides the binary under test.
+# Exit 0 when everything ran and passed, 1 on any failure, 77 (SKIP) when something could not
+# run (each such part prints "SKIP: why"): a skipped check is never reported as passed.
 set -u
 TRAIN_RUN=${TRAIN_RUN:-$(pwd)/train-run}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/train-run-test.XXXXXX")
@@ -10,14 +15,27 @@ trap 'rm -rf "$WORK"' EXIT
 unset SLURM_JOB_ID SLURM_STEP_ID SLURM_NODEID SLURM_STEP_NODELIST SLURM_JOB_NODELIST SLURM_NODELIST \
 	SLURM_STEP_GPUS SLURM_JOB_GPUS SLURM_GPUS_ON_NODE CUDA_VISIBLE_DEVICES GPU_DEVICE_ORDINAL \
 	SLURM_STEP_TASKS_PER_NODE SLURM_TASKS_PER_NODE OMP_NUM_THREADS MASTER_ADDR MASTER_PORT \
-	NCCL_IB_HCA NCCL_SOCKET_IFNAME
+	NCCL_IB_HCA NCCL_SOCKET_IFNAME NCCL_TOPO_FILE TRAIN_TOPO_SET TRAIN_TOPO_RELAY_PID \
+	TRAIN_TOPO_RELAY_SIGNAL TRAIN_TOPO_HWLOC_XML SLURM_STEP_RESV_PORTS SLURM_CPU_BIND_TYPE
 # Under the sanitizer build: ignore the leak inside hwloc's PCI plugin (see lsan.supp).
 export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=${TT_TEST_SRCDIR:-.}/tests/wrapper/lsan.supp:fast_unwind_on_malloc=0"
-# Real topology files live beside the checkout when present (never copied into the project).
-SHARED=${TT_SHARED_DIR:-${TT_TEST_SRCDIR:-.}/../shared}
+# A made-up dual-socket box with six HCAs (tests/fixtures/topo/gen_fixtures.py), committed.
+FIXTURE=${TT_TEST_SRCDIR:-.}/tests/fixtures/topo/dual-pcie-8gpu.xml
+TRAIN_TOPO=$(dirname "$TRAIN_RUN")/train-topo
 failures=0
+skips=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 pass() { echo "ok: $*"; }
+skip() { echo "SKIP: $*"; skips=$((skips + 1)); }
+
+# A port the kernel says is free now (for simulated steps that must agree on one).
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null ||
+		echo $((20000 + $$ % 10000))
+}
+
+# Lines of file $1 (0 when it does not exist).
+lines() { if [ -e "$1" ]; then wc -l <"$1"; else echo 0; fi; }
 
 # Waits (at most 5 s) until $1 files match the glob $2.
 wait_files() {
@@ -61,21 +79,61 @@ t_sigkill() {
 	pass "a worker killed by SIGKILL: exit 137"
 }
 
-t_usr1() {
-	d="$WORK/usr1"; mkdir "$d"
-	"$TRAIN_RUN" --nproc-per-node 3 -- sh -c \
-		"trap 'echo \$RANK > $d/got.\$RANK' USR1; touch $d/ready.\$RANK; while [ ! -e $d/stop ]; do sleep 0.05; done" \
-		>/dev/null 2>&1 &
+# Workers that append one line per delivery of each of USR1, USR2 and URG, under train-run
+# started by the shell command in $2 (it gets train-run's command line as "$@" and writes
+# train-run's pid to $TRPID): signal $3 sent to train-run once must arrive $4 times at every
+# worker.
+count_case() {
+	d="$WORK/count-$1"; mkdir "$d"
+	# shellcheck disable=SC2016
+	TRPID=$d/trpid sh -c "$2" count-case "$TRAIN_RUN" --nproc-per-node 3 -- sh -c \
+		"for s in USR1 USR2 URG; do trap \"echo \$s >>$d/got.\$RANK.\$s\" \$s; done; touch $d/ready.\$RANK;
+		 while [ ! -e $d/stop ]; do sleep 0.05; done" >/dev/null 2>&1 &
 	pid=$!
-	wait_files 3 "$d/ready.*" || fail "usr1: workers did not start"
-	kill -USR1 $pid
-	wait_files 3 "$d/got.*" || fail "usr1: not every worker got SIGUSR1: $(ls "$d")"
-	kill -0 $pid 2>/dev/null || fail "usr1: train-run died of SIGUSR1"
+	wait_files 3 "$d/ready.*" && wait_files 1 "$d/trpid" || fail "$1: workers did not start"
+	trpid=$(cat "$d/trpid")
+	kill -"$3" "$trpid"
+	# train-run forwards at once; the workers reply by appending a line. Stop them once every
+	# expected line is there (or, when none is expected, once a marker signal came through).
+	if [ "$4" -gt 0 ]; then
+		wait_files 3 "$d/got.*.$3" || fail "$1: SIG$3 reached $(ls "$d" | grep -c "got.*$3") of 3 workers"
+	else
+		kill -USR2 "$trpid"
+		wait_files 3 "$d/got.*.USR2" || fail "$1: the marker SIGUSR2 did not come through"
+	fi
+	kill -0 "$trpid" 2>/dev/null || fail "$1: train-run died of SIG$3"
 	touch "$d/stop"
 	wait $pid
 	rc=$?
-	[ $rc -eq 0 ] || fail "usr1: exit $rc after a clean stop"
-	pass "SIGUSR1 reaches every worker, train-run survives"
+	[ $rc -eq 0 ] || fail "$1: exit $rc after a clean stop"
+	for r in 0 1 2; do
+		[ "$(lines "$d/got.$r.$3")" -eq "$4" ] || fail "$1: rank $r got SIG$3 $(lines "$d/got.$r.$3") times, expected $4"
+	done
+}
+
+t_usr1() {
+	# shellcheck disable=SC2016
+	count_case usr1 'echo $$ >"$TRPID"; exec "$@"' USR1 1
+	# shellcheck disable=SC2016
+	count_case urg 'echo $$ >"$TRPID"; exec "$@"' URG 1
+	pass "SIGUSR1 and SIGURG (every name of the signal table) reach every worker exactly once, train-run survives"
+}
+
+# The plugin's relay above train-run delivers its checkpoint signal to the workers itself:
+# train-run must not forward that one again (it forwards the others), and a relay pid that is not
+# an ancestor (inherited from another step) changes nothing. The shell stands in for the relay.
+t_relay_owner() {
+	relay='export TRAIN_TOPO_RELAY_PID=$$ TRAIN_TOPO_RELAY_SIGNAL=%s; "$@" & echo $! >"$TRPID"; wait $!'
+	# shellcheck disable=SC2059
+	count_case relay-owned "$(printf "$relay" USR1)" USR1 0
+	# shellcheck disable=SC2059
+	count_case relay-other-signal "$(printf "$relay" USR2)" USR1 1
+	sleep 60 &
+	stranger=$!
+	# shellcheck disable=SC2016
+	count_case relay-not-ancestor "export TRAIN_TOPO_RELAY_PID=$stranger TRAIN_TOPO_RELAY_SIGNAL=USR1; echo \$\$ >\"\$TRPID\"; exec \"\$@\"" USR1 1
+	kill $stranger
+	pass "a relay above train-run owns its checkpoint signal (0 forwarded), not the others; a relay pid that is not an ancestor is ignored"
 }
 
 # Runs one worker with a helper (a background sleep that does not catch SIGUSR1) under scope $1
@@ -142,9 +200,10 @@ t_missing() {
 }
 
 t_slurm() {
+	# Node 1 of a simulated step of one node: with --nproc-per-node no node has to be asked.
 	out=$(env SLURM_JOB_ID=4242 SLURM_STEP_ID=0 SLURM_STEP_NODELIST='n[1-2]' SLURM_NODEID=1 \
 		SLURM_STEP_TASKS_PER_NODE='1(x2)' SLURM_STEP_GPUS=0,1,2,3 \
-		"$TRAIN_RUN" -- sh -c 'echo "$RANK $LOCAL_RANK $WORLD_SIZE $NODE_RANK $CUDA_VISIBLE_DEVICES $MASTER_ADDR"')
+		"$TRAIN_RUN" --nproc-per-node 4 -- sh -c 'echo "$RANK $LOCAL_RANK $WORLD_SIZE $NODE_RANK $CUDA_VISIBLE_DEVICES $MASTER_ADDR"')
 	rc=$?
 	[ $rc -eq 0 ] || fail "slurm: exit $rc"
 	[ "$(echo "$out" | sort -n | tr '\n' ';')" = "4 0 8 1 0 n1;5 1 8 1 1 n1;6 2 8 1 2 n1;7 3 8 1 3 n1;" ] ||
@@ -156,7 +215,72 @@ t_slurm() {
 	env SLURM_JOB_ID=4242 SLURM_STEP_NODELIST='n[1-2]' SLURM_NODEID=0 MASTER_PORT=http \
 		"$TRAIN_RUN" --nproc-per-node 1 -- true 2>"$WORK/err" && fail "slurm: MASTER_PORT=http accepted"
 	grep -q "MASTER_PORT='http'" "$WORK/err" || fail "slurm: bad MASTER_PORT not named: $(cat "$WORK/err")"
-	pass "simulated Slurm step, node 1 of 2, 4 GPUs: RANK 4..7, one GPU each; plugin's MASTER_* kept"
+	# torchrun's --nnodes range is checked against the step's nodes.
+	env SLURM_JOB_ID=4242 SLURM_STEP_ID=0 SLURM_STEP_NODELIST='n[1-2]' SLURM_NODEID=0 SLURM_STEP_TASKS_PER_NODE='1(x2)' \
+		"$TRAIN_RUN" --nnodes 3:4 --nproc-per-node 1 -- true 2>"$WORK/err" && fail "slurm: --nnodes 3:4 on 2 nodes accepted"
+	grep -q -- "--nnodes 3:4, but the step has 2 nodes" "$WORK/err" || fail "slurm: --nnodes range: $(cat "$WORK/err")"
+	pass "simulated Slurm step, node 1 of 2, 4 GPUs: RANK 4..7, one GPU each; plugin's MASTER_* kept; --nnodes range checked"
+}
+
+# Two nodes of one simulated step on this machine (node0 = localhost, node1 = 127.0.0.1) with
+# different GPU counts, as srun --gpus=6 -N2 can give 4 + 2: the nodes exchange their worker
+# counts, so ranks are unique and WORLD_SIZE is one number; the workers' SLURM_* agree.
+t_uneven_nodes() {
+	port=$(free_port)
+	for node in 0 1; do
+		gpus=$([ $node = 0 ] && echo 0,1,2,3 || echo 0,1)
+		env SLURM_JOB_ID=77 SLURM_STEP_ID=3 SLURM_STEP_NODELIST='localhost,127.0.0.1' SLURM_NODEID=$node \
+			SLURM_STEP_TASKS_PER_NODE='1(x2)' SLURM_STEP_GPUS=$gpus CUDA_VISIBLE_DEVICES=$gpus \
+			SLURM_STEP_RESV_PORTS=$port SLURM_PROCID=$node SLURM_NTASKS=2 \
+			"$TRAIN_RUN" -- sh -c 'echo "$RANK $WORLD_SIZE $LOCAL_RANK $LOCAL_WORLD_SIZE $NODE_RANK $SLURM_PROCID $SLURM_LOCALID $SLURM_NTASKS $SLURM_NTASKS_PER_NODE $SLURM_TASKS_PER_NODE $SLURM_GTIDS"' \
+			>"$WORK/uneven.$node" 2>"$WORK/uneven-err.$node" &
+	done
+	wait
+	out=$(sort -n "$WORK/uneven.0" "$WORK/uneven.1" | cut -d' ' -f1-10 | tr '\n' ';')
+	[ "$out" = "0 6 0 4 0 0 0 6 4 4,2;1 6 1 4 0 1 1 6 4 4,2;2 6 2 4 0 2 2 6 4 4,2;3 6 3 4 0 3 3 6 4 4,2;4 6 0 2 1 4 0 6 2 4,2;5 6 1 2 1 5 1 6 2 4,2;" ] ||
+		fail "uneven: 4 + 2 GPUs: $out $(cat "$WORK"/uneven-err.*)"
+	[ "$(cut -d' ' -f11 "$WORK/uneven.1" | sort -u)" = "4,5" ] || fail "uneven: SLURM_GTIDS of node 1: $(cat "$WORK/uneven.1")"
+	# A node that never comes: node 0 waits, then fails naming what happened (timeout shortened
+	# only by killing it: the census waits TT_CENSUS_TIMEOUT_S).
+	pass "two simulated nodes with 4 and 2 GPUs: ranks 0..5, WORLD_SIZE 6 everywhere, SLURM_* as for 6 tasks"
+}
+
+# The plugin set OMP_NUM_THREADS, NCCL_IB_HCA and NCCL_SOCKET_IFNAME for the launcher task
+# (TRAIN_TOPO_SET names them) and read the fixture (TRAIN_TOPO_HWLOC_XML): each worker gets its
+# own values, the ones `train-topo env` gives its GPU, and the plugin's NCCL_TOPO_FILE; the
+# values a user exported win.
+t_plugin_defaults() {
+	out=$(env SLURM_JOB_ID=9 SLURM_STEP_ID=0 SLURM_STEP_NODELIST=n1 SLURM_NODEID=0 SLURM_STEP_GPUS=0-7 \
+		CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 TRAIN_TOPO_HWLOC_XML="$FIXTURE" OMP_NUM_THREADS=96 \
+		NCCL_IB_HCA='=mlx5_0:1' NCCL_SOCKET_IFNAME='=ib9' NCCL_TOPO_FILE=/tmp/traintopo.9/nccl-topo.0.xml \
+		TRAIN_TOPO_SET=OMP_NUM_THREADS,CUDA_VISIBLE_DEVICES,NCCL_TOPO_FILE,NCCL_SOCKET_IFNAME,NCCL_IB_HCA \
+		"$TRAIN_RUN" -- sh -c 'echo "$LOCAL_RANK $NCCL_IB_HCA $NCCL_SOCKET_IFNAME $NCCL_TOPO_FILE $OMP_NUM_THREADS $TRAIN_CPU_LIST $(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status) $TRAIN_TOPO_SET"' 2>"$WORK/err")
+	rc=$?
+	[ $rc -eq 0 ] || fail "plugin defaults: exit $rc: $(cat "$WORK/err")"
+	[ "$(echo "$out" | wc -l)" -eq 8 ] || fail "plugin defaults: 8 workers expected: $out"
+	for r in 0 1 2 3 4 5 6 7; do
+		line=$(echo "$out" | awk -v r=$r '$1 == r')
+		want_hca=$("$TRAIN_TOPO" env --input "$FIXTURE" --local-rank $r | sed -n 's/^NCCL_IB_HCA=//p')
+		want_if=$("$TRAIN_TOPO" env --input "$FIXTURE" --local-rank $r | sed -n 's/^NCCL_SOCKET_IFNAME=//p')
+		set -- $line
+		[ "$2" = "$want_hca" ] || fail "plugin defaults: rank $r NCCL_IB_HCA $2, train-topo env says $want_hca"
+		[ "$3" = "$want_if" ] || fail "plugin defaults: rank $r NCCL_SOCKET_IFNAME $3, train-topo env says $want_if"
+		[ "$4" = /tmp/traintopo.9/nccl-topo.0.xml ] || fail "plugin defaults: rank $r NCCL_TOPO_FILE $4"
+		[ "$6" = "$7" ] || fail "plugin defaults: rank $r TRAIN_CPU_LIST $6 but bound to $7"
+		n=$(echo "$7" | tr ',' '\n' | awk -F- '{ n += ($2 == "" ? 1 : $2 - $1 + 1) } END { print n }')
+		[ "$5" = "$n" ] || fail "plugin defaults: rank $r OMP_NUM_THREADS $5 for $n CPUs ($7)"
+		[ "$8" = NCCL_TOPO_FILE,OMP_NUM_THREADS,CUDA_VISIBLE_DEVICES,NCCL_IB_HCA,NCCL_SOCKET_IFNAME ] ||
+			fail "plugin defaults: rank $r TRAIN_TOPO_SET $8"
+	done
+	# Without TRAIN_TOPO_SET the same values are the user's and are kept.
+	out=$(env SLURM_JOB_ID=9 SLURM_STEP_ID=0 SLURM_STEP_NODELIST=n1 SLURM_NODEID=0 SLURM_STEP_GPUS=0-1 \
+		TRAIN_TOPO_HWLOC_XML="$FIXTURE" OMP_NUM_THREADS=96 NCCL_IB_HCA=mine NCCL_SOCKET_IFNAME=myif \
+		"$TRAIN_RUN" -- sh -c 'echo "$OMP_NUM_THREADS $NCCL_IB_HCA $NCCL_SOCKET_IFNAME"' 2>&1 | sort -u)
+	[ "$out" = "96 mine myif" ] || fail "plugin defaults: the user's values were not kept: $out"
+	env SLURM_JOB_ID=9 SLURM_STEP_NODELIST=n1 SLURM_NODEID=0 TRAIN_TOPO_HWLOC_XML="$WORK/gone.xml" \
+		"$TRAIN_RUN" --nproc-per-node 1 -- true 2>"$WORK/err" && fail "plugin defaults: a missing TRAIN_TOPO_HWLOC_XML was accepted"
+	grep -q "TRAIN_TOPO_HWLOC_XML $WORK/gone.xml" "$WORK/err" || fail "plugin defaults: error does not name the variable: $(cat "$WORK/err")"
+	pass "defaults the plugin set for the launcher task are computed again per worker (NCCL_IB_HCA as train-topo env, OMP = bound CPUs = TRAIN_CPU_LIST); the user's win"
 }
 
 t_output() {
@@ -198,7 +322,7 @@ t_flood() {
 }
 
 t_python() {
-	command -v python3 >/dev/null || { echo "skip: python3 not found"; return; }
+	command -v python3 >/dev/null || { skip "python: python3 not found"; return; }
 	out=$("$TRAIN_RUN" --nproc-per-node 2 -- python3 -c 'import os; print("py", os.environ["RANK"])')
 	[ "$(echo "$out" | sort | tr '\n' ';')" = "py 0;py 1;" ] || fail "python: $out"
 	printf 'import os, sys\nprint("script", os.environ["LOCAL_RANK"], *sys.argv[1:])\n' >"$WORK/train.py"
@@ -207,34 +331,131 @@ t_python() {
 	"$TRAIN_RUN" "$WORK/missing.py" 2>"$WORK/err"
 	rc=$?
 	[ $rc -eq 127 ] && grep -q missing.py "$WORK/err" || fail "python script: missing one gives $rc: $(cat "$WORK/err")"
-	pass "python3 programs; PROGRAM.py runs through python3 like torchrun"
+	# torchrun's -m (a module) and --run-path (a script whatever its name).
+	mkdir -p "$WORK/pkg/tt_mod"
+	printf 'import os, sys\nprint("module", os.environ["RANK"], *sys.argv[1:])\n' >"$WORK/pkg/tt_mod/__main__.py"
+	: >"$WORK/pkg/tt_mod/__init__.py"
+	out=$(PYTHONPATH="$WORK/pkg" "$TRAIN_RUN" --nproc-per-node 2 -m tt_mod --x 1)
+	[ "$(echo "$out" | sort | tr '\n' ';')" = "module 0 --x 1;module 1 --x 1;" ] || fail "python -m: $out"
+	cp "$WORK/train.py" "$WORK/train-script"
+	out=$("$TRAIN_RUN" --nproc-per-node 1 --run-path "$WORK/train-script" a)
+	[ "$out" = "script 0 a" ] || fail "python --run-path: $out"
+	pass "python3 programs; PROGRAM.py runs through python3 like torchrun; -m MODULE; --run-path"
 }
 
 t_topology() {
-	xml="$SHARED/topologies/hwloc/coral-lassen.xml"
-	[ -r "$xml" ] || { echo "skip: $xml absent"; return; }
-	# Lassen: GPUs 0,1 sit by mlx5_0/1 on socket 0, GPUs 2,3 by mlx5_2/3 on socket 1.
-	out=$(env SLURM_JOB_ID=7 SLURM_STEP_ID=0 SLURM_STEP_NODELIST=n1 SLURM_NODEID=0 SLURM_STEP_GPUS=0-3 \
-		"$TRAIN_RUN" --topology "$xml" -- sh -c 'echo "$RANK $NCCL_IB_HCA $OMP_NUM_THREADS"')
+	[ -r "$FIXTURE" ] || { fail "topology: the committed fixture $FIXTURE is missing"; return; }
+	# Each worker gets what the topology policy gives its GPU (train-topo env, the same policy
+	# code the plugin uses for its tasks), whatever that policy is.
+	out=$(env SLURM_JOB_ID=7 SLURM_STEP_ID=0 SLURM_STEP_NODELIST=n1 SLURM_NODEID=0 SLURM_STEP_GPUS=0-7 \
+		"$TRAIN_RUN" --topology "$FIXTURE" -- sh -c 'echo "$RANK $NCCL_IB_HCA $OMP_NUM_THREADS"')
 	rc=$?
 	[ $rc -eq 0 ] || fail "topology: exit $rc"
-	[ "$(echo "$out" | sort -n | cut -d' ' -f1-2 | tr '\n' ';')" = \
-	  "0 =mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1;1 =mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1;2 =mlx5_2:1,mlx5_3:1,mlx5_0:1,mlx5_1:1;3 =mlx5_2:1,mlx5_3:1,mlx5_0:1,mlx5_1:1;" ] ||
-		fail "topology: NCCL_IB_HCA not nearest-first per GPU: $out"
+	for r in 0 1 2 3 4 5 6 7; do
+		want=$("$TRAIN_TOPO" env --input "$FIXTURE" --local-rank $r | sed -n 's/^NCCL_IB_HCA=//p')
+		[ "$(echo "$out" | awk -v r=$r '$1 == r {print $2}')" = "$want" ] ||
+			fail "topology: rank $r NCCL_IB_HCA is not $want: $out"
+	done
+	echo "$out" | awk '$2 !~ /^=mlx5_[0-5]:1(,mlx5_[0-5]:1)*$/ { bad = 1 } END { exit bad }' ||
+		fail "topology: NCCL_IB_HCA is not a list of the fixture's HCAs: $out"
 	echo "$out" | awk '$3 < 1 { bad = 1 } END { exit bad }' || fail "topology: OMP_NUM_THREADS: $out"
 	# Outside Slurm without CUDA_VISIBLE_DEVICES the node's own GPUs count, as torchrun's do.
-	out=$("$TRAIN_RUN" --topology "$xml" --nproc-per-node gpu -- sh -c 'echo "$RANK $CUDA_VISIBLE_DEVICES $CUDA_DEVICE_ORDER"')
-	[ "$(echo "$out" | sort -n | tr '\n' ';')" = "0 0 PCI_BUS_ID;1 1 PCI_BUS_ID;2 2 PCI_BUS_ID;3 3 PCI_BUS_ID;" ] ||
-		fail "topology: standalone GPUs of the node: $out"
-	NCCL_IB_HCA=mine "$TRAIN_RUN" --topology "$xml" --nproc-per-node 1 -- sh -c 'echo $NCCL_IB_HCA' >"$WORK/out"
+	out=$("$TRAIN_RUN" --topology "$FIXTURE" --nproc-per-node gpu -- sh -c 'echo "$RANK $CUDA_VISIBLE_DEVICES $CUDA_DEVICE_ORDER"')
+	[ "$(echo "$out" | sort -n | head -n 2 | tr '\n' ';')" = "0 0 PCI_BUS_ID;1 1 PCI_BUS_ID;" ] &&
+		[ "$(echo "$out" | wc -l)" -eq 8 ] || fail "topology: standalone GPUs of the node: $out"
+	NCCL_IB_HCA=mine "$TRAIN_RUN" --topology "$FIXTURE" --nproc-per-node 1 -- sh -c 'echo $NCCL_IB_HCA' >"$WORK/out"
 	[ "$(cat "$WORK/out")" = mine ] || fail "topology: overrode the user's NCCL_IB_HCA"
 	"$TRAIN_RUN" --topology "$WORK/none.xml" --nproc-per-node 1 -- true 2>"$WORK/err"
 	[ $? -ne 0 ] && grep -q none.xml "$WORK/err" || fail "topology: a missing XML is not an error naming it"
-	pass "topology policy: nearest HCAs per GPU, node GPUs counted standalone, user's NCCL_IB_HCA kept, bad XML named"
+	pass "topology policy (committed fixture): each GPU's NCCL_IB_HCA as train-topo env gives it, node GPUs counted standalone, user's NCCL_IB_HCA kept, bad XML named"
+}
+
+# torchrun's variables, as its agent sets them, and its flags' meaning.
+t_torchrun_env() {
+	out=$("$TRAIN_RUN" --nproc-per-node 2 --role trainer --max-restarts 1 -- sh -c \
+		'echo "$RANK $TORCHELASTIC_RUN_ID $TORCHELASTIC_RESTART_COUNT $TORCHELASTIC_MAX_RESTARTS $TORCHELASTIC_USE_AGENT_STORE $ROLE_NAME $ROLE_RANK $ROLE_WORLD_SIZE $GROUP_RANK $GROUP_WORLD_SIZE"')
+	[ "$(echo "$out" | sort -n | tr '\n' ';')" = "0 none 0 1 False trainer 0 2 0 1;1 none 0 1 False trainer 1 2 0 1;" ] ||
+		fail "torchrun env: $out"
+	port=$(free_port)
+	out=$("$TRAIN_RUN" --nproc-per-node 1 --rdzv-backend=c10d --rdzv-endpoint "127.0.0.1:$port" --rdzv-id job7 \
+		--rdzv-conf join_timeout=60 --monitor-interval 1 --start-method spawn -- sh -c 'echo "$MASTER_ADDR $MASTER_PORT $TORCHELASTIC_RUN_ID"')
+	[ "$out" = "127.0.0.1 $port job7" ] || fail "torchrun flags: --rdzv-endpoint/--rdzv-id: $out"
+	out=$(env SLURM_JOB_ID=123 SLURM_STEP_ID=0 SLURM_STEP_NODELIST=n1 SLURM_NODEID=0 \
+		"$TRAIN_RUN" --nproc-per-node 1 -- sh -c 'echo "$TORCHELASTIC_RUN_ID"')
+	[ "$out" = 123 ] || fail "torchrun env: the run id under Slurm is the job id, got $out"
+	out=$("$TRAIN_RUN" --nproc-per-node 1 --local-addr 127.0.0.2 -- sh -c 'echo "$MASTER_ADDR"')
+	[ "$out" = 127.0.0.2 ] || fail "torchrun flags: --local-addr on one node: $out"
+	"$TRAIN_RUN" --nnodes 2 --master-addr h --local-addr a -- true 2>"$WORK/err" && fail "--local-addr on 2 nodes accepted"
+	grep -q -- "--local-addr a on 2 nodes" "$WORK/err" || fail "torchrun flags: --local-addr refusal: $(cat "$WORK/err")"
+	"$TRAIN_RUN" --nnodes 1:2 -- true 2>"$WORK/err" && fail "--nnodes 1:2 without Slurm accepted"
+	grep -q "cannot wait for nodes to join" "$WORK/err" || fail "torchrun flags: --nnodes MIN:MAX refusal: $(cat "$WORK/err")"
+	"$TRAIN_RUN" --rdzv-backend etcd -- true 2>"$WORK/err"
+	[ $? -eq 2 ] && grep -q "etcd" "$WORK/err" || fail "torchrun flags: --rdzv-backend etcd: $(cat "$WORK/err")"
+	pass "TORCHELASTIC_*, ROLE_*, GROUP_* as torchrun sets them; --rdzv-endpoint/-id/-backend/-conf, --local-addr, --nnodes MIN:MAX"
+}
+
+# A PyTorch program that asks whether it was launched by torchrun and rendezvouses with env://
+# runs unchanged (Debian's python3-torch as the consumer).
+t_torch_consumer() {
+	# Debian's python3-torch lives with /usr/bin/python3, which a python3 earlier in PATH may hide.
+	py=
+	for p in python3 /usr/bin/python3; do
+		if "$p" -c 'import torch.distributed' 2>/dev/null; then py=$p; break; fi
+	done
+	[ -n "$py" ] || { skip "torch consumer: no python3 with torch (install python3-torch)"; return; }
+	cat >"$WORK/elastic.py" <<'PY'
+import os, torch, torch.distributed as dist
+assert dist.is_torchelastic_launched(), "is_torchelastic_launched() is False"
+dist.init_process_group("gloo", init_method="env://")
+t = torch.tensor([float(dist.get_rank() + 1)])
+dist.all_reduce(t)
+print("rank", dist.get_rank(), "of", dist.get_world_size(), "sum", int(t.item()),
+      "run", os.environ["TORCHELASTIC_RUN_ID"], "restart", os.environ["TORCHELASTIC_RESTART_COUNT"],
+      "group", os.environ["GROUP_RANK"], os.environ["GROUP_WORLD_SIZE"], flush=True)
+dist.destroy_process_group()
+PY
+	out=$("$TRAIN_RUN" --nproc-per-node 3 --rdzv-id r1 -- "$py" "$WORK/elastic.py" 2>"$WORK/err")
+	[ "$(echo "$out" | sort | tr '\n' ';')" = "rank 0 of 3 sum 6 run r1 restart 0 group 0 1;rank 1 of 3 sum 6 run r1 restart 0 group 0 1;rank 2 of 3 sum 6 run r1 restart 0 group 0 1;" ] ||
+		fail "torch consumer: $out $(tail -n 5 "$WORK/err")"
+	pass "PyTorch: is_torchelastic_launched() is True, env:// rendezvous and all_reduce over 3 workers"
+}
+
+# torchrun's output options: -r to log files only, -t to files and console, --local-ranks-filter
+# for the console; files under LOG_DIR/RUNID_*/attempt_N/LOCAL_RANK/.
+t_logs() {
+	d="$WORK/logs"
+	"$TRAIN_RUN" --nproc-per-node 3 --rdzv-id lg --log-dir "$d" -r 1 -t 0:2 --local-ranks-filter 0,2 -- \
+		sh -c 'echo "out $LOCAL_RANK"; echo "err $LOCAL_RANK" >&2' >"$WORK/out" 2>"$WORK/err"
+	rc=$?
+	[ $rc -eq 0 ] || fail "logs: exit $rc"
+	run=$(ls -d "$d"/lg_* 2>/dev/null)
+	[ -n "$run" ] && grep -q "train-run: worker logs in $run" "$WORK/err" || fail "logs: no run directory announced: $(cat "$WORK/err")"
+	for r in 0 1 2; do
+		[ "$(cat "$run/attempt_0/$r/stdout.log" 2>/dev/null)" = "out $r" ] || fail "logs: rank $r stdout.log"
+	done
+	[ "$(cat "$run/attempt_0/0/stderr.log" 2>/dev/null)" = "err 0" ] || fail "logs: rank 0 stderr.log (tee)"
+	[ ! -e "$run/attempt_0/1/stderr.log" ] || fail "logs: rank 1 stderr was logged without -r/-t asking"
+	[ "$(cat "$WORK/out")" = "" ] || fail "logs: -r 1 still printed stdout: $(cat "$WORK/out")"
+	[ "$(grep -v '^train-run:' "$WORK/err" | sort | tr '\n' ';')" = "err 0;err 2;" ] ||
+		fail "logs: console stderr should be ranks 0 (tee) and 2 (filter drops 1): $(cat "$WORK/err")"
+	pass "-r/--redirects, -t/--tee, --log-dir and --local-ranks-filter as torchrun lays them out"
+}
+
+# An hwloc export that crashes libhwloc 2.9 is an error line, not a SIGSEGV (project fixture).
+t_topology_crash() {
+	"$TRAIN_RUN" --topology "${TT_TEST_SRCDIR:-.}/tests/fixtures/topo/hwloc-crash.xml" --nproc-per-node 1 -- true \
+		>"$WORK/out" 2>"$WORK/err"
+	rc=$?
+	[ $rc -eq 1 ] && grep -q "^train-run: .*hwloc-crash.xml' crashes libhwloc" "$WORK/err" ||
+		fail "topology: a file that crashes libhwloc gives exit $rc: $(cat "$WORK/err")"
+	pass "topology: an export that crashes libhwloc is one error line"
 }
 
 [ -x "$TRAIN_RUN" ] || { echo "FAIL: $TRAIN_RUN not built"; exit 1; }
-for t in t_ranks t_failure t_sigkill t_usr1 t_signal_scope t_sigterm t_missing t_slurm t_output t_flood t_restart t_python t_topology; do
+for t in t_ranks t_failure t_sigkill t_usr1 t_relay_owner t_signal_scope t_sigterm t_missing t_slurm \
+	t_uneven_nodes t_plugin_defaults t_output t_flood t_restart t_python t_topology t_topology_crash t_torchrun_env \
+	t_torch_consumer t_logs; do
 	$t
 done
 [ $failures -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
+[ $skips -eq 0 ] || { echo "$skips part(s) skipped: see SKIP lines"; exit 77; }

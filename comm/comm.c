@@ -1,0 +1,725 @@
+/* comm.c — trainrt_comm: reads the launch environment, runs the rendezvous, picks a backend and
+ * executes collectives in issue order: asynchronous ones on one progress thread per communicator
+ * (so compute overlaps communication), blocking ones on the caller's thread when nothing is
+ * queued, else behind the queue. (Point-to-point: comm_p2p.c; groups: comm_group.c.) */
+#include <config.h>
+
+#include "comm_backend.h"
+#include "comm_priv.h"
+#include "gpu_mlp.h"
+#include "rt_net.h"
+#include "rt_pmix.h"
+#include "rt_store.h"
+#include "rt_token.h"
+#include "trainrt.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- environment -------------------------------------------------------------------------- */
+
+static int env_int(const char *name, int lo, int hi, int *out, int required, int dflt, tt_err *err)
+{
+	const char *v = getenv(name);
+	char *end;
+	long x;
+
+	if (!v || !*v) {
+		if (required)
+			return tt_err_set(err, "%s is not set: launch with train-run, torchrun, srun --mpi=pmix, or set RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT", name);
+		*out = dflt;
+		return 0;
+	}
+	errno = 0;
+	x = strtol(v, &end, 10);
+	if (errno || *end || end == v || x < lo || x > hi)
+		return tt_err_set(err, "%s='%s' is not an integer in [%d, %d]", name, v, lo, hi);
+	*out = (int)x;
+	return 0;
+}
+
+/* The env contract (RANK, WORLD_SIZE, ...) into w; MASTER_ADDR/PORT into addr/port. */
+static int read_env(rt_world *w, char *addr, size_t alen, int *port, tt_err *err)
+{
+	const char *ma = getenv("MASTER_ADDR");
+
+	if (env_int("WORLD_SIZE", 1, 1 << 20, &w->size, 1, 0, err) != 0 ||
+	    env_int("RANK", 0, w->size - 1, &w->rank, 1, 0, err) != 0 ||
+	    env_int("LOCAL_WORLD_SIZE", 1, w->size, &w->local_size, 0, 1, err) != 0 ||
+	    env_int("LOCAL_RANK", 0, w->local_size - 1, &w->local_rank, 0, 0, err) != 0)
+		return -1;
+	if (w->size > 1 || getenv("MASTER_PORT")) {
+		if (env_int("MASTER_PORT", 1, 65535, port, 1, 0, err) != 0)
+			return -1;
+	} else {
+		*port = 0;
+	}
+	if (!getenv("LOCAL_WORLD_SIZE") && w->size > 1)
+		return tt_err_set(err, "LOCAL_WORLD_SIZE is not set: it tells which ranks share a node");
+	if (w->size > 1 && (!ma || !*ma))
+		return tt_err_set(err, "MASTER_ADDR is not set: it must name the host of rank 0");
+	snprintf(addr, alen, "%s", ma && *ma ? ma : "127.0.0.1");
+	return 0;
+}
+
+static int check_layout(rt_world *w, tt_err *err)
+{
+	if (w->size % w->local_size != 0)
+		return tt_err_set(err, "WORLD_SIZE %d is not a multiple of LOCAL_WORLD_SIZE %d: every node must run the same number of ranks",
+				  w->size, w->local_size);
+	if (w->rank % w->local_size != w->local_rank)
+		return tt_err_set(err, "RANK %d with LOCAL_RANK %d and LOCAL_WORLD_SIZE %d: ranks of a node must be contiguous (RANK = node * LOCAL_WORLD_SIZE + LOCAL_RANK)",
+				  w->rank, w->local_rank, w->local_size);
+	w->node = w->rank / w->local_size;
+	w->nnodes = w->size / w->local_size;
+	return 0;
+}
+
+static double env_timeout(tt_err *err, int *bad)
+{
+	const char *v = getenv("TRAINRT_TIMEOUT");
+	char *end;
+	double t;
+
+	*bad = 0;
+	if (!v || !*v)
+		return 300;
+	t = strtod(v, &end);
+	if (*end || end == v || !(t > 0) || t > 1e7) {
+		*bad = 1;
+		tt_err_set(err, "TRAINRT_TIMEOUT='%s' is not a positive number of seconds", v);
+	}
+	return t;
+}
+
+/* Every rank compares its LOCAL_WORLD_SIZE with rank 0's, so a mislaunched rank fails early. */
+static int agree_layout(trainrt_comm *c, tt_err *err)
+{
+	int32_t mine = c->w.local_size, theirs = 0;
+	size_t len = 0;
+
+	if (c->w.rank == 0 && rt_store_set(c->w.store, "layout/local_size", &mine, sizeof(mine), err) != 0)
+		return -1;
+	if (rt_store_get(c->w.store, "layout/local_size", &theirs, sizeof(theirs), &len, err) != 0)
+		return -1;
+	if (theirs != mine)
+		return tt_err_set(err, "LOCAL_WORLD_SIZE %d differs from rank 0's %d: every node must run the same number of ranks",
+				  mine, theirs);
+	return 0;
+}
+
+static rt_backend *pick_backend(trainrt_comm *c, trainrt_buffers where, tt_err *err)
+{
+	const char *want = getenv("TRAINRT_BACKEND");
+	rt_world *w = &c->w;
+	int automatic = !want || !*want || strcmp(want, "auto") == 0;
+
+	if (where == TRAINRT_BUFFERS_DEVICE && !automatic && strcmp(want, "nccl") != 0) {
+		tt_err_set(err, "TRAINRT_BACKEND=%s works on host memory, but this program passes GPU buffers; use auto or nccl",
+			   want);
+		return NULL;
+	}
+	if (where == TRAINRT_BUFFERS_HOST && !automatic && strcmp(want, "nccl") == 0) {
+		tt_err_set(err, "TRAINRT_BACKEND=nccl needs GPU buffers, but this program passes host memory; use auto, shm or tcp");
+		return NULL;
+	}
+	if (automatic) {
+#ifdef TT_HAVE_CUDA
+		if (where != TRAINRT_BUFFERS_HOST && tt_gpu_count() > 0)
+			return rt_nccl_create(w, err);
+		if (where == TRAINRT_BUFFERS_DEVICE) {
+			tt_err_set(err, "GPU buffers need the nccl backend, but no CUDA device is visible to rank %d "
+				   "(check CUDA_VISIBLE_DEVICES and the job's --gres=gpu)", w->rank);
+			return NULL;
+		}
+#else
+		if (where == TRAINRT_BUFFERS_DEVICE) {
+			tt_err_set(err, "GPU buffers need the nccl backend, but this libtrainrt was built without CUDA "
+				   "(configure --with-cuda)");
+			return NULL;
+		}
+#endif
+		return w->nnodes == 1 ? rt_shm_create(w, err) : rt_hier_create(w, err);
+	}
+	if (strcmp(want, "shm") == 0) {
+		if (w->nnodes != 1) {
+			tt_err_set(err, "TRAINRT_BACKEND=shm needs all ranks on one node, but there are %d nodes (use auto or tcp)",
+				   w->nnodes);
+			return NULL;
+		}
+		return rt_shm_create(w, err);
+	}
+	if (strcmp(want, "tcp") == 0)
+		return rt_tcp_world_create(w, err);
+	if (strcmp(want, "nccl") == 0) {
+#ifdef TT_HAVE_CUDA
+		return rt_nccl_create(w, err);
+#else
+		tt_err_set(err, "TRAINRT_BACKEND=nccl, but this libtrainrt was built without CUDA (configure --with-cuda)");
+		return NULL;
+#endif
+	}
+	tt_err_set(err, "TRAINRT_BACKEND='%s' is not one of auto, shm, tcp, nccl", want);
+	return NULL;
+}
+
+/* ---- progress thread ---------------------------------------------------------------------- */
+
+void rt_comm_fail_locked(trainrt_comm *c, const char *msg)
+{
+	tt_err err;
+
+	if (c->failed)
+		return;
+	c->failed = 1;
+	if (c->is_group)
+		snprintf(c->errmsg, sizeof(c->errmsg), "trainrt: rank %d (rank %d of a group of %d): %s", c->world_rank,
+			 c->w.rank, c->w.size, msg);
+	else
+		snprintf(c->errmsg, sizeof(c->errmsg), "trainrt: rank %d: %s", c->w.rank, msg);
+	snprintf(err.msg, sizeof(err.msg), "%.1000s", c->errmsg);
+	if (c->be && c->be->ops->abort)
+		c->be->ops->abort(c->be, &err);
+	pthread_cond_broadcast(&c->cond);
+}
+
+int rt_comm_run_locked(trainrt_comm *c, const rt_op *op)
+{
+	tt_err err = { "" };
+	int rc;
+
+	if (c->failed)
+		return -1;
+	pthread_mutex_unlock(&c->lock);
+	rc = rt_backend_run(c->be, op, &err);
+	pthread_mutex_lock(&c->lock);
+	if (rc != 0)
+		rt_comm_fail_locked(c, err.msg);
+	else
+		c->bytes_sent += rt_op_wire_bytes(op, c->w.size, c->w.rank);
+	return rc;
+}
+
+static void *progress_main(void *arg)
+{
+	trainrt_comm *c = arg;
+
+	pthread_mutex_lock(&c->lock);
+	for (;;) {
+		trainrt_req *r;
+		int rc;
+
+		while ((!c->head && !c->stopping) || c->inline_busy)
+			pthread_cond_wait(&c->cond, &c->lock);
+		if (!c->head)
+			break;
+		r = c->head;
+		rc = rt_comm_run_locked(c, &r->op); /* r stays at the head while it runs (rt_comm_hold) */
+		c->head = r->next;
+		if (!c->head)
+			c->tail = NULL;
+		r->rc = rc;
+		r->done = 1;
+		pthread_cond_broadcast(&c->cond);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+/* Records msg as the last error unless the communicator already failed (whose first error
+ * stays); fail marks it failed. Bad arguments fail it: ranks would otherwise drift apart in the
+ * sequence of collectives. An exhausted arena or a store timeout only reports. */
+static void record(trainrt_comm *c, int fail, const char *msg)
+{
+	pthread_mutex_lock(&c->lock);
+	if (fail)
+		rt_comm_fail_locked(c, msg);
+	else if (!c->failed)
+		snprintf(c->errmsg, sizeof(c->errmsg), "trainrt: rank %d: %s", c->world_rank, msg);
+	pthread_mutex_unlock(&c->lock);
+}
+
+void rt_comm_error(trainrt_comm *c, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	record(c, 1, msg);
+}
+
+/* Checks the arguments of one collective and describes it in *o (all but the sequence). */
+static int prepare(trainrt_comm *c, rt_op *o, rt_kind kind, const void *send, void *recv, size_t count,
+		   trainrt_dtype dtype, trainrt_redop op, int root)
+{
+	if (dtype != TRAINRT_FLOAT32 && dtype != TRAINRT_BF16) {
+		rt_comm_error(c, "unknown dtype %d (use TRAINRT_FLOAT32 or TRAINRT_BF16)", (int)dtype);
+		return -1;
+	}
+	if (op != TRAINRT_SUM && op != TRAINRT_AVG && op != TRAINRT_MAX) {
+		rt_comm_error(c, "unknown reduction %d (use TRAINRT_SUM, TRAINRT_AVG or TRAINRT_MAX)", (int)op);
+		return -1;
+	}
+	if (kind == RT_BROADCAST && (root < 0 || root >= c->w.size)) {
+		rt_comm_error(c, "broadcast root %d is not a rank of this world of %d", root, c->w.size);
+		return -1;
+	}
+	if (count > 0 && (!recv || (kind != RT_BROADCAST && !send))) {
+		rt_comm_error(c, "NULL buffer passed for %zu elements", count);
+		return -1;
+	}
+	*o = (rt_op){ .hdr = { .kind = kind, .dtype = dtype, .redop = op, .root = root, .count = count },
+		      .send = send, .recv = recv };
+	return 0;
+}
+
+/* Queues a collective for the progress thread; ready (optional) orders it after device work. */
+static trainrt_req *submit_after(trainrt_comm *c, rt_kind kind, const void *send, void *recv, size_t count,
+				 trainrt_dtype dtype, trainrt_redop op, int root, trainrt_ready_fn ready, void *arg)
+{
+	trainrt_req *r;
+
+	if (!c)
+		return NULL;
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		rt_comm_error(c, "out of memory queueing a collective");
+		return NULL;
+	}
+	if (prepare(c, &r->op, kind, send, recv, count, dtype, op, root) != 0) {
+		free(r);
+		return NULL;
+	}
+	r->op.ready = ready;
+	r->op.ready_arg = arg;
+	return rt_comm_enqueue(c, r, 1);
+}
+
+trainrt_req *rt_comm_enqueue(trainrt_comm *c, trainrt_req *r, int collective)
+{
+	pthread_mutex_lock(&c->lock);
+	if (c->failed) {
+		pthread_mutex_unlock(&c->lock);
+		free(r);
+		return NULL;
+	}
+	if (collective)
+		r->op.hdr.seq = ++c->seq;
+	if (c->tail)
+		c->tail->next = r;
+	else
+		c->head = r;
+	c->tail = r;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	return r;
+}
+
+static trainrt_req *submit(trainrt_comm *c, rt_kind kind, const void *send, void *recv, size_t count,
+			   trainrt_dtype dtype, trainrt_redop op, int root)
+{
+	return submit_after(c, kind, send, recv, count, dtype, op, root, NULL, NULL);
+}
+
+/* A blocking collective. With nothing queued it runs on the caller's thread (no hand-off to
+ * the progress thread and back, which dominates small operations); otherwise it queues behind
+ * the pending ones, keeping issue order. */
+static int run_blocking(trainrt_comm *c, rt_kind kind, const void *send, void *recv, size_t count,
+			trainrt_dtype dtype, trainrt_redop op, int root)
+{
+	rt_op o;
+	int rc;
+
+	if (!c || prepare(c, &o, kind, send, recv, count, dtype, op, root) != 0)
+		return -1;
+	pthread_mutex_lock(&c->lock);
+	if (c->failed) {
+		pthread_mutex_unlock(&c->lock);
+		return -1;
+	}
+	if (c->head || c->inline_busy) {
+		pthread_mutex_unlock(&c->lock);
+		return trainrt_wait(c, submit(c, kind, send, recv, count, dtype, op, root));
+	}
+	c->inline_busy = 1;
+	o.hdr.seq = ++c->seq;
+	rc = rt_comm_run_locked(c, &o);
+	c->inline_busy = 0;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+int rt_comm_hold(trainrt_comm *c)
+{
+	pthread_mutex_lock(&c->lock);
+	while ((c->head || c->inline_busy) && !c->failed)
+		pthread_cond_wait(&c->cond, &c->lock);
+	if (c->failed) {
+		pthread_mutex_unlock(&c->lock);
+		return -1;
+	}
+	c->inline_busy = 1;
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
+void rt_comm_release(trainrt_comm *c)
+{
+	pthread_mutex_lock(&c->lock);
+	c->inline_busy = 0;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+}
+
+int trainrt_test(trainrt_comm *c, trainrt_req *r)
+{
+	int done;
+
+	if (!r)
+		return 1;
+	pthread_mutex_lock(&c->lock);
+	done = r->done;
+	pthread_mutex_unlock(&c->lock);
+	return done;
+}
+
+int trainrt_wait(trainrt_comm *c, trainrt_req *r)
+{
+	int rc;
+
+	if (!r)
+		return -1;
+	pthread_mutex_lock(&c->lock);
+	while (!r->done)
+		pthread_cond_wait(&c->cond, &c->lock);
+	rc = r->rc;
+	pthread_mutex_unlock(&c->lock);
+	free(r);
+	return rc;
+}
+
+trainrt_req *trainrt_iallreduce(trainrt_comm *c, const void *send, void *recv, size_t count,
+				trainrt_dtype dtype, trainrt_redop op)
+{
+	return submit(c, RT_ALLREDUCE, send, recv, count, dtype, op, 0);
+}
+
+trainrt_req *trainrt_iallreduce_after(trainrt_comm *c, const void *send, void *recv, size_t count,
+				      trainrt_dtype dtype, trainrt_redop op, trainrt_ready_fn ready, void *arg)
+{
+	return submit_after(c, RT_ALLREDUCE, send, recv, count, dtype, op, 0, ready, arg);
+}
+
+trainrt_req *trainrt_iallgather(trainrt_comm *c, const void *send, void *recv, size_t count,
+				trainrt_dtype dtype)
+{
+	return submit(c, RT_ALLGATHER, send, recv, count, dtype, TRAINRT_SUM, 0);
+}
+
+trainrt_req *trainrt_ireducescatter(trainrt_comm *c, const void *send, void *recv, size_t count,
+				    trainrt_dtype dtype, trainrt_redop op)
+{
+	return submit(c, RT_REDUCESCATTER, send, recv, count, dtype, op, 0);
+}
+
+trainrt_req *trainrt_ibroadcast(trainrt_comm *c, void *buf, size_t count, trainrt_dtype dtype, int root)
+{
+	return submit(c, RT_BROADCAST, buf, buf, count, dtype, TRAINRT_SUM, root);
+}
+
+int trainrt_allreduce(trainrt_comm *c, const void *send, void *recv, size_t count,
+		      trainrt_dtype dtype, trainrt_redop op)
+{
+	return run_blocking(c, RT_ALLREDUCE, send, recv, count, dtype, op, 0);
+}
+
+int trainrt_allgather(trainrt_comm *c, const void *send, void *recv, size_t count, trainrt_dtype dtype)
+{
+	return run_blocking(c, RT_ALLGATHER, send, recv, count, dtype, TRAINRT_SUM, 0);
+}
+
+int trainrt_reducescatter(trainrt_comm *c, const void *send, void *recv, size_t count,
+			  trainrt_dtype dtype, trainrt_redop op)
+{
+	return run_blocking(c, RT_REDUCESCATTER, send, recv, count, dtype, op, 0);
+}
+
+int trainrt_broadcast(trainrt_comm *c, void *buf, size_t count, trainrt_dtype dtype, int root)
+{
+	return run_blocking(c, RT_BROADCAST, buf, buf, count, dtype, TRAINRT_SUM, root);
+}
+
+int trainrt_barrier(trainrt_comm *c)
+{
+	return run_blocking(c, RT_BARRIER, NULL, NULL, 0, TRAINRT_FLOAT32, TRAINRT_SUM, 0);
+}
+
+/* ---- setup and teardown ------------------------------------------------------------------- */
+
+/* Rank 0 serves the store, listening only on MASTER_ADDR's address when that is this host's
+ * (a loopback address of a name only when the whole job runs here), else on all addresses;
+ * under PMIx it then publishes "host port" so the others learn where it is. */
+static int rendezvous(trainrt_comm *c, char *addr, int port, tt_err *err)
+{
+	char where[300];
+
+	if (c->w.rank == 0) {
+		c->server = rt_store_server_start(addr, port, c->w.local_size == c->w.size, c->key,
+						  c->w.size, err);
+		if (!c->server)
+			return tt_err_wrap(err, "starting the rendezvous store");
+		port = rt_store_server_port(c->server);
+	}
+	if (c->pmix) {
+		snprintf(where, sizeof(where), "%s %d", addr, port);
+		if (rt_pmix_share_store(c->w.rank, where, sizeof(where), c->w.timeout, err) != 0)
+			return -1;
+		if (sscanf(where, "%255s %d", addr, &port) != 2)
+			return tt_err_set(err, "malformed store address '%s' from PMIx", where);
+	}
+	{
+		unsigned char probe[4];
+
+		c->w.master_is_name = inet_pton(AF_INET, addr, probe) != 1;
+	}
+	c->w.store = rt_store_connect(addr, port, c->key, c->w.size, c->w.timeout, err);
+	return c->w.store ? 0 : -1;
+}
+
+/* Under PMIx, rank 0's address is MASTER_ADDR when set, else its host name. */
+static int pmix_world(trainrt_comm *c, char *addr, size_t alen, int *port, tt_err *err)
+{
+	const char *ma = getenv("MASTER_ADDR");
+
+	c->pmix = 1;
+	if (rt_pmix_init(&c->w, err) != 0)
+		return -1;
+	if (env_int("MASTER_PORT", 0, 65535, port, 0, 0, err) != 0)
+		return -1;
+	if (ma && *ma)
+		snprintf(addr, alen, "%s", ma);
+	else if (gethostname(addr, alen) != 0)
+		return tt_err_errno(err, "cannot read the host name");
+	return 0;
+}
+
+int rt_comm_start(trainrt_comm *c, tt_err *err)
+{
+	if (rt_p2p_init(c, err) != 0)
+		return -1;
+	if (pthread_create(&c->progress, NULL, progress_main, c) != 0)
+		return tt_err_set(err, "cannot start the progress thread");
+	c->progress_started = 1;
+	return 0;
+}
+
+trainrt_comm *rt_comm_new_group(void)
+{
+	trainrt_comm *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->cond, NULL);
+	c->is_group = 1;
+	c->w.ns = c->ns;
+	return c;
+}
+
+trainrt_comm *trainrt_init(char *errbuf, size_t errlen)
+{
+	return trainrt_init_for(TRAINRT_BUFFERS_ANY, errbuf, errlen);
+}
+
+trainrt_comm *trainrt_init_for(trainrt_buffers where, char *errbuf, size_t errlen)
+{
+	trainrt_comm *c = calloc(1, sizeof(*c));
+	tt_err err = { "" };
+	char addr[256];
+	int port = 0, bad, arena_mb = 256;
+
+	if (!c) {
+		snprintf(errbuf, errlen, "trainrt: out of memory");
+		return NULL;
+	}
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->cond, NULL);
+	c->w.ns = c->ns;
+	c->w.timeout = env_timeout(&err, &bad);
+	if (bad)
+		goto fail;
+	if (env_int("TRAINRT_SHM_ARENA_MB", 1, 1 << 20, &arena_mb, 0, 256, &err) != 0)
+		goto fail;
+	c->w.arena_bytes = (size_t)arena_mb << 20;
+	if (rt_pmix_detected()) {
+		if (pmix_world(c, addr, sizeof(addr), &port, &err) != 0)
+			goto fail;
+	} else if (read_env(&c->w, addr, sizeof(addr), &port, &err) != 0) {
+		goto fail;
+	}
+	if (check_layout(&c->w, &err) != 0 || rt_token_load(c->key, &err) != 0 ||
+	    rt_token_label(c->key, &c->w.key_label, &err) != 0)
+		goto fail;
+	c->w.key = c->key;
+	c->world_rank = c->w.rank;
+	c->world_node = c->w.node;
+	if (rendezvous(c, addr, port, &err) != 0)
+		goto fail;
+	if (agree_layout(c, &err) != 0)
+		goto fail;
+	c->be = pick_backend(c, where, &err);
+	if (!c->be || rt_comm_start(c, &err) != 0)
+		goto fail;
+	return c;
+fail:
+	snprintf(errbuf, errlen, "trainrt: rank %d: %s", c->w.rank, err.msg);
+	c->failed = 1;
+	trainrt_finalize(c);
+	return NULL;
+}
+
+/* Rank 0 keeps the store up until every rank has said goodbye, so late store users never see
+ * it vanish; a failed communicator skips this (its peers may be dead). */
+static void goodbye(trainrt_comm *c)
+{
+	tt_err err;
+	int64_t n = 0;
+	char flag = 0;
+	size_t len;
+
+	if (!c->w.store || c->failed || c->w.size == 1 || c->is_group)
+		return;
+	if (rt_store_add(c->w.store, "finalize/count", 1, &n, &err) != 0)
+		return;
+	if (n == c->w.size)
+		rt_store_set(c->w.store, "finalize/done", "1", 1, &err);
+	if (c->w.rank == 0)
+		rt_store_get(c->w.store, "finalize/done", &flag, 1, &len, &err);
+}
+
+void trainrt_finalize(trainrt_comm *c)
+{
+	if (!c)
+		return;
+	if (c->progress_started) {
+		pthread_mutex_lock(&c->lock);
+		c->stopping = 1;
+		pthread_cond_broadcast(&c->cond);
+		pthread_mutex_unlock(&c->lock);
+		pthread_join(c->progress, NULL);
+	}
+	rt_p2p_stop(c);
+	goodbye(c);
+	if (c->be)
+		c->be->ops->destroy(c->be);
+	if (!c->is_group)
+		rt_store_close(c->w.store);
+	rt_store_server_stop(c->server);
+	if (c->pmix)
+		rt_pmix_finalize();
+	pthread_cond_destroy(&c->cond);
+	pthread_mutex_destroy(&c->lock);
+	free(c->world_ranks);
+	free(c);
+}
+
+/* ---- accessors, memory, store ------------------------------------------------------------- */
+
+int trainrt_rank(const trainrt_comm *c) { return c->w.rank; }
+int trainrt_world_size(const trainrt_comm *c) { return c->w.size; }
+int trainrt_local_rank(const trainrt_comm *c) { return c->w.local_rank; }
+int trainrt_local_world_size(const trainrt_comm *c) { return c->w.local_size; }
+const char *trainrt_backend_name(const trainrt_comm *c) { return c->be->ops->name; }
+int trainrt_buffers_on_device(const trainrt_comm *c) { return c->be->ops->on_device; }
+
+const char *trainrt_last_error(const trainrt_comm *c)
+{
+	return c->errmsg;
+}
+
+uint64_t trainrt_bytes_sent(trainrt_comm *c)
+{
+	uint64_t n;
+
+	if (!c)
+		return 0;
+	pthread_mutex_lock(&c->lock);
+	n = c->bytes_sent;
+	pthread_mutex_unlock(&c->lock);
+	return n;
+}
+
+void *trainrt_alloc(trainrt_comm *c, size_t bytes)
+{
+	tt_err err = { "" };
+	void *p = NULL;
+
+	if (c->be->ops->alloc) {
+		pthread_mutex_lock(&c->lock);
+		p = c->be->ops->alloc(c->be, bytes, &err);
+		pthread_mutex_unlock(&c->lock);
+	} else if (posix_memalign(&p, 64, bytes ? bytes : 64) != 0) {
+		p = NULL;
+		tt_err_set(&err, "out of memory allocating %zu bytes", bytes);
+	}
+	if (!p)
+		record(c, 0, err.msg);
+	return p;
+}
+
+void trainrt_free(trainrt_comm *c, void *ptr)
+{
+	if (!ptr)
+		return;
+	if (c->be->ops->free) {
+		pthread_mutex_lock(&c->lock);
+		c->be->ops->free(c->be, ptr);
+		pthread_mutex_unlock(&c->lock);
+		return;
+	}
+	free(ptr);
+}
+
+static int store_result(trainrt_comm *c, int rc, tt_err *err)
+{
+	if (rc != 0)
+		record(c, 0, err->msg);
+	return rc;
+}
+
+int trainrt_store_set(trainrt_comm *c, const char *key, const void *val, size_t len)
+{
+	tt_err err;
+	char full[2 * RT_STORE_MAX_KEY + 8]; /* room for the namespace: the store refuses keys too long */
+
+	snprintf(full, sizeof(full), "%suser/%s", c->ns, key);
+	return store_result(c, rt_store_set(c->w.store, full, val, len, &err), &err);
+}
+
+int trainrt_store_get(trainrt_comm *c, const char *key, void *val, size_t cap, size_t *len)
+{
+	tt_err err;
+	char full[2 * RT_STORE_MAX_KEY + 8]; /* room for the namespace: the store refuses keys too long */
+
+	snprintf(full, sizeof(full), "%suser/%s", c->ns, key);
+	return store_result(c, rt_store_get(c->w.store, full, val, cap, len, &err), &err);
+}
+
+int trainrt_store_add(trainrt_comm *c, const char *key, int64_t delta, int64_t *result)
+{
+	tt_err err;
+	char full[2 * RT_STORE_MAX_KEY + 8]; /* room for the namespace: the store refuses keys too long */
+
+	snprintf(full, sizeof(full), "%suser/%s", c->ns, key);
+	return store_result(c, rt_store_add(c->w.store, full, delta, result, &err), &err);
+}

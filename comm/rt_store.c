@@ -1,0 +1,556 @@
+/* rt_store.c — the rendezvous store's sockets (see rt_store.h): one poll() thread moves bytes
+ * between every connection and the protocol core (rt_store_core.c), so a thousand ranks cost one
+ * thread; and the client, one per rank, with a mutex so the progress thread and the trainer may
+ * share it. */
+#include "rt_store.h"
+#include "rt_net.h"
+#include "rt_token.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* ---- server ------------------------------------------------------------------------------ */
+
+struct rt_store_server {
+	int lfd;
+	int spare; /* an fd kept in reserve to answer clients when descriptors run out */
+	int port;
+	char addr[16]; /* the address listened on, dotted IPv4; "0.0.0.0" for all */
+	int wake[2];
+	rt_store_core *core;
+	pthread_t thread;
+};
+
+/* Reads and throws away what a connection sent (a refused or evicted one). 0 at end of stream. */
+static ssize_t discard(int fd)
+{
+	char sink[4096];
+	ssize_t n, total = 0;
+
+	while ((n = recv(fd, sink, sizeof(sink), MSG_DONTWAIT)) > 0 && total < (1 << 20))
+		total += n;
+	return n == 0 ? 0 : 1;
+}
+
+/* Closes what the core finished with. An evicted connection gets its RETRY with what the socket
+ * takes at once; its unread input is taken first, so the close is a FIN, not a reset that could
+ * overtake the answer. */
+static void reap(rt_store_server *s)
+{
+	for (size_t i = 0; i < rt_store_core_count(s->core); i++) {
+		rt_store_conn *k = rt_store_core_at(s->core, i);
+
+		if (k->evicted && !k->dead) {
+			discard(k->fd);
+			if (send(k->fd, k->out + k->out_off, k->out_len - k->out_off, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+				/* The client learns by the close instead. */
+			}
+			k->dead = 1;
+		}
+		if (k->dead && k->fd >= 0) {
+			close(k->fd);
+			k->fd = -1;
+		}
+	}
+	rt_store_core_sweep(s->core);
+}
+
+/* One connection's poll events. */
+static void io(rt_store_server *s, rt_store_conn *k, short ev, double now)
+{
+	if (k->out_len > k->out_off && (ev & (POLLOUT | POLLERR | POLLHUP))) {
+		ssize_t n = send(k->fd, k->out + k->out_off, k->out_len - k->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		int rc;
+
+		if (n < 0 && errno != EAGAIN && errno != EINTR) {
+			k->dead = 1;
+			return;
+		}
+		rc = rt_store_core_sent(s->core, k, n > 0 ? (size_t)n : 0, now);
+		if (rc < 0)
+			k->dead = 1;
+		else if (rc == 1)
+			shutdown(k->fd, SHUT_WR); /* refused: the reason is out; wait for the client to hang up */
+	} else if (ev & (POLLIN | POLLERR | POLLHUP)) {
+		unsigned char *buf;
+		size_t room;
+		ssize_t n;
+
+		if (rt_store_core_room(k, &buf, &room) != 0) {
+			k->dead = 1;
+			return;
+		}
+		if (!buf) { /* closing: input is discarded until the client hangs up */
+			if (discard(k->fd) == 0)
+				k->dead = 1;
+			return;
+		}
+		if (room == 0)
+			return;
+		n = recv(k->fd, buf, room, MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+			k->dead = 1;
+		else if (n > 0 && rt_store_core_received(s->core, k, (size_t)n) != 0)
+			k->dead = 1;
+	}
+}
+
+/* Out of descriptors: free the spare, accept the waiting client, tell it why, and close it, so
+ * it fails at once with the reason instead of timing out. 1 when a client was turned away. */
+static int refuse_no_fds(rt_store_server *s)
+{
+	static const char msg[] = "rank 0 ran out of file descriptors (one per rank): raise 'ulimit -n' for the job";
+	struct rt_store_rsp h = { .status = RT_ST_REFUSED, .vallen = sizeof(msg) - 1 };
+	int fd;
+
+	close(s->spare);
+	fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd >= 0) {
+		/* The reply fits the socket buffer of a fresh connection; a short write only loses the reason. */
+		if (send(fd, &h, sizeof(h), MSG_NOSIGNAL) == (ssize_t)sizeof(h))
+			send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL);
+		/* Closing with the client's hello unread would reset the connection, and the reset can
+		 * overtake the reason: take in what already arrived, and close after a FIN. */
+		shutdown(fd, SHUT_WR);
+		discard(fd);
+		close(fd);
+	}
+	s->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	return fd >= 0;
+}
+
+/* Accepts while the core has room for connections that are not admitted yet; the rest wait in
+ * the kernel's backlog. */
+static void accept_clients(rt_store_server *s)
+{
+	for (;;) {
+		double now = rt_now();
+		int fd;
+
+		if (!rt_store_core_can_admit(s->core, now))
+			return;
+		fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		/* EMFILE comes whether or not anyone is waiting: stop once nobody is. */
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE) && s->spare >= 0) {
+			if (refuse_no_fds(s))
+				continue;
+			return;
+		}
+		if (fd < 0)
+			return;
+		if (!rt_store_core_open(s->core, fd, now)) {
+			close(fd);
+			return;
+		}
+		rt_store_core_make_room(s->core, now);
+		reap(s);
+	}
+}
+
+static void *serve(void *arg)
+{
+	rt_store_server *s = arg;
+	struct pollfd *p = NULL;
+	size_t pcap = 0;
+
+	for (;;) {
+		double now = rt_now(), due = rt_store_core_expire(s->core, now);
+		size_t n, np;
+		int ms;
+
+		reap(s);
+		n = rt_store_core_count(s->core);
+		np = n + 2;
+		if (np > pcap) {
+			struct pollfd *q = realloc(p, np * 2 * sizeof(*p));
+
+			if (!q)
+				break;
+			p = q;
+			pcap = np * 2;
+		}
+		p[0] = (struct pollfd){ .fd = s->wake[0], .events = POLLIN };
+		/* At the cap of pending connections the listener waits until one can be evicted (due). */
+		p[1] = (struct pollfd){ .fd = rt_store_core_can_admit(s->core, now) ? s->lfd : -1, .events = POLLIN };
+		for (size_t i = 0; i < n; i++) {
+			rt_store_conn *k = rt_store_core_at(s->core, i);
+
+			p[i + 2] = (struct pollfd){ .fd = k->fd, .events = (short)(k->out_len > k->out_off ? POLLOUT : POLLIN) };
+		}
+		ms = (int)ceil((due - now) * 1000.0);
+		if (poll(p, np, ms < 0 ? 0 : ms) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[0].revents)
+			break;
+		now = rt_now();
+		for (size_t i = 0; i < n; i++)
+			if (p[i + 2].revents)
+				io(s, rt_store_core_at(s->core, i), p[i + 2].revents, now);
+		reap(s);
+		if (p[1].revents)
+			accept_clients(s);
+	}
+	free(p);
+	return NULL;
+}
+
+rt_store_server *rt_store_server_start(const char *host, int port, int loopback_ok, const char *key,
+				       int world_size, tt_err *err)
+{
+	rt_store_server *s = calloc(1, sizeof(*s));
+	struct rlimit rl;
+
+	if (!s) {
+		tt_err_set(err, "out of memory starting the store");
+		return NULL;
+	}
+	s->lfd = -1;
+	s->wake[0] = s->wake[1] = -1;
+	s->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	s->core = rt_store_core_new(key, world_size, err);
+	if (!s->core)
+		goto fail;
+	/* One descriptor per rank stays open for the job, plus the pending ones: a world of 1024
+	 * needs more than the usual soft limit of 1024, so rank 0 raises it to the hard limit. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max &&
+	    rl.rlim_cur < (rlim_t)world_size + RT_STORE_MAX_PENDING + 64) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rt_net_listen_host(host, port, loopback_ok, &s->lfd, &s->port, s->addr, sizeof(s->addr), err) != 0)
+		goto fail;
+	/* accept_clients drains the backlog until EAGAIN. */
+	if (fcntl(s->lfd, F_SETFL, O_NONBLOCK) != 0 || pipe2(s->wake, O_CLOEXEC) != 0) {
+		tt_err_errno(err, "cannot create the store's wake pipe");
+		goto fail;
+	}
+	if (pthread_create(&s->thread, NULL, serve, s) != 0) {
+		tt_err_set(err, "cannot start the store thread");
+		goto fail;
+	}
+	return s;
+fail:
+	if (s->spare >= 0)
+		close(s->spare);
+	if (s->lfd >= 0)
+		close(s->lfd);
+	if (s->wake[0] >= 0) {
+		close(s->wake[0]);
+		close(s->wake[1]);
+	}
+	rt_store_core_free(s->core);
+	free(s);
+	return NULL;
+}
+
+int rt_store_server_port(const rt_store_server *srv)
+{
+	return srv->port;
+}
+
+const char *rt_store_server_addr(const rt_store_server *srv)
+{
+	return srv->addr;
+}
+
+void rt_store_server_stop(rt_store_server *s)
+{
+	if (!s)
+		return;
+	if (write(s->wake[1], "x", 1) != 1) {
+		/* The pipe cannot be full with one byte; nothing else to do. */
+	}
+	pthread_join(s->thread, NULL);
+	for (size_t i = 0; i < rt_store_core_count(s->core); i++)
+		if (rt_store_core_at(s->core, i)->fd >= 0)
+			close(rt_store_core_at(s->core, i)->fd);
+	rt_store_core_free(s->core);
+	close(s->lfd);
+	close(s->wake[0]);
+	close(s->wake[1]);
+	if (s->spare >= 0)
+		close(s->spare);
+	free(s);
+}
+
+/* ---- client ------------------------------------------------------------------------------ */
+
+struct rt_store {
+	int fd;
+	double timeout;
+	pthread_mutex_t lock;
+	char where[300];
+};
+
+/* A reason from the other side goes into our messages: printable ASCII only. */
+static void printable(char *s)
+{
+	for (; *s; s++)
+		if (*s < 0x20 || *s > 0x7e)
+			*s = '?';
+}
+
+/* Reads a response's value (at most cap bytes are wanted; longer is malformed) into buf, which
+ * gets a NUL after it. */
+static int recv_value(rt_store *st, const struct rt_store_rsp *r, char *buf, size_t cap, double wait, tt_err *err)
+{
+	if (r->vallen > cap)
+		return tt_err_set(err, "malformed reply from the store at %s (%u bytes)", st->where, r->vallen);
+	if (rt_net_recv_all(st->fd, buf, r->vallen, wait, err) != 0)
+		return -1;
+	buf[r->vallen] = '\0';
+	return 0;
+}
+
+/* The message for a listener that is not this job's rank 0. */
+static int stranger(rt_store *st, tt_err *err, const char *what)
+{
+	return tt_err_set(err, "the process listening at %s (MASTER_ADDR:MASTER_PORT) %s: it is not this job's rank 0, "
+			  "most likely another user's process squatting the port (or rank 0 runs with another job, "
+			  "step or TRAINRT_TOKEN); nothing secret was sent", st->where, what);
+}
+
+/* The status of the server's answer during the handshake; a hang-up or silence means the listener
+ * is a stranger. */
+static int handshake_status(rt_store *st, struct rt_store_rsp *r, double wait, tt_err *err)
+{
+	struct pollfd p = { .fd = st->fd, .events = POLLIN };
+	int n;
+
+	do
+		n = poll(&p, 1, (int)(wait * 1000.0) + 1);
+	while (n < 0 && errno == EINTR);
+	if (n == 0) {
+		char what[96];
+
+		snprintf(what, sizeof(what), "did not answer the hello within %.0f s", wait);
+		return stranger(st, err, what);
+	}
+	if (n < 0 || rt_net_recv_all(st->fd, r, sizeof(*r), wait, err) != 0)
+		return stranger(st, err, "closed the connection without answering the hello");
+	return 0;
+}
+
+/* Either side's refusal or a protocol mismatch during the handshake: 1 = the server asked to
+ * retry, -1 = failed (err says why), 0 = OK with vallen as expected. */
+static int handshake_answer(rt_store *st, const struct rt_store_rsp *r, uint32_t expect, double wait, tt_err *err)
+{
+	char reason[RT_STORE_MAX_REASON + 1];
+
+	if (r->status == RT_ST_RETRY && r->vallen == 0)
+		return 1;
+	if (r->status == RT_ST_REFUSED) {
+		if (recv_value(st, r, reason, RT_STORE_MAX_REASON, wait, err) != 0)
+			return -1;
+		printable(reason);
+		return tt_err_set(err, "store at %s refused this rank: %s", st->where, reason);
+	}
+	if (r->status != RT_ST_OK || r->vallen != expect)
+		return stranger(st, err, "does not speak the trainrt store protocol");
+	return 0;
+}
+
+/* The handshake on a fresh connection (rt_store_core.h): 0 admitted, 1 the server asked to retry,
+ * -1 failed. The server proves itself before the rank says anything keyed. */
+static int handshake(rt_store *st, const char *key, int world_size, double wait, tt_err *err)
+{
+	struct {
+		struct rt_store_req h;
+		struct rt_store_hello hello;
+	} m1 = { { RT_STORE_MAGIC, RT_CMD_HELLO, 0, sizeof(struct rt_store_hello) },
+		 { RT_STORE_VERSION, (uint32_t)world_size, { 0 } } };
+	struct {
+		struct rt_store_req h;
+		unsigned char mac[RT_MAC_LEN];
+	} m2 = { { RT_STORE_MAGIC, RT_CMD_PROOF, 0, RT_MAC_LEN }, { 0 } };
+	struct rt_store_transcript t = { .version = RT_STORE_VERSION, .world_size = (uint32_t)world_size };
+	struct rt_store_challenge ch;
+	unsigned char server_mac[RT_MAC_LEN];
+	struct rt_store_rsp r;
+	int rc;
+
+	if (rt_token_nonce(m1.hello.nonce, err) != 0)
+		return -1;
+	memcpy(t.client_nonce, m1.hello.nonce, RT_NONCE_LEN);
+	if (rt_net_send_all(st->fd, &m1, sizeof(m1), wait, err) != 0)
+		return stranger(st, err, "closed the connection without answering the hello");
+	if (handshake_status(st, &r, wait, err) != 0)
+		return -1;
+	if ((rc = handshake_answer(st, &r, sizeof(ch), wait, err)) != 0)
+		return rc;
+	if (rt_net_recv_all(st->fd, &ch, sizeof(ch), wait, err) != 0)
+		return stranger(st, err, "closed the connection in the middle of its answer");
+	memcpy(t.server_nonce, ch.nonce, RT_NONCE_LEN);
+	if (rt_store_proofs(key, &t, server_mac, m2.mac, err) != 0)
+		return -1;
+	if (!rt_token_mac_equal(server_mac, ch.mac))
+		return stranger(st, err, "failed to prove it holds this job's key");
+	if (rt_net_send_all(st->fd, &m2, sizeof(m2), wait, err) != 0 ||
+	    rt_net_recv_all(st->fd, &r, sizeof(r), wait, err) != 0)
+		return tt_err_wrap(err, "store at %s, after the key proofs", st->where);
+	return handshake_answer(st, &r, 0, wait, err);
+}
+
+/* One request/response round trip; the response value goes to val (up to cap). */
+static int roundtrip(rt_store *st, uint32_t cmd, const char *key, const void *val, size_t len,
+		     void *out, size_t cap, size_t *outlen, tt_err *err)
+{
+	size_t klen = key ? strlen(key) : 0;
+	struct rt_store_req h = { RT_STORE_MAGIC, cmd, (uint32_t)klen, (uint32_t)len };
+	struct rt_store_rsp r;
+	unsigned char *scratch = NULL;
+	int rc = -1;
+
+	if (klen > RT_STORE_MAX_KEY || len > RT_STORE_MAX_VAL)
+		return tt_err_set(err, "store key '%.40s' or its value is too large (key <= %d, value <= %u bytes)",
+				  key ? key : "", RT_STORE_MAX_KEY, RT_STORE_MAX_VAL);
+	pthread_mutex_lock(&st->lock);
+	if (st->fd < 0) {
+		tt_err_set(err, "the store connection to %s was lost earlier", st->where);
+		goto out;
+	}
+	if (rt_net_send_all(st->fd, &h, sizeof(h), st->timeout, err) != 0 ||
+	    rt_net_send_all(st->fd, key, klen, st->timeout, err) != 0 ||
+	    rt_net_send_all(st->fd, val, len, st->timeout, err) != 0) {
+		/* A server that refuses at once may close before our request is out: its reason can
+		 * still be waiting in the receive buffer. */
+		tt_err sent = *err;
+
+		if (rt_net_recv_all(st->fd, &r, sizeof(r), 1.0, err) != 0 || r.status == RT_ST_OK) {
+			*err = sent;
+			goto lost;
+		}
+	} else if (rt_net_recv_all(st->fd, &r, sizeof(r), st->timeout, err) != 0) {
+		goto lost;
+	}
+	if (r.vallen > RT_STORE_MAX_VAL || (r.status != RT_ST_OK && r.status != RT_ST_REFUSED && r.status != RT_ST_ERROR)) {
+		tt_err_set(err, "malformed reply (status %u, %u bytes)", r.status, r.vallen);
+		goto lost;
+	}
+	scratch = malloc(r.vallen + 1);
+	if (!scratch) {
+		tt_err_set(err, "out of memory");
+		goto lost;
+	}
+	if (rt_net_recv_all(st->fd, scratch, r.vallen, st->timeout, err) != 0)
+		goto lost;
+	if (r.status != RT_ST_OK) {
+		scratch[r.vallen] = '\0';
+		printable((char *)scratch);
+		if (r.status == RT_ST_ERROR) { /* the request failed; the stream is still aligned */
+			tt_err_set(err, "store %s, key '%s': %s", st->where, key ? key : "", (char *)scratch);
+			goto out;
+		}
+		tt_err_set(err, "store at %s refused this rank: %s", st->where, (char *)scratch);
+		goto lost;
+	}
+	if (out)
+		memcpy(out, scratch, r.vallen < cap ? r.vallen : cap);
+	if (outlen)
+		*outlen = r.vallen;
+	rc = 0;
+	goto out;
+lost:
+	/* A half-finished exchange leaves the stream unaligned: never reuse it. */
+	close(st->fd);
+	st->fd = -1;
+	tt_err_wrap(err, "store %s, key '%s'", st->where, key ? key : "");
+out:
+	pthread_mutex_unlock(&st->lock);
+	free(scratch);
+	return rc;
+}
+
+rt_store *rt_store_connect(const char *host, int port, const char *key, int world_size,
+			   double timeout_s, tt_err *err)
+{
+	rt_store *st = calloc(1, sizeof(*st));
+	double deadline = rt_now() + timeout_s;
+	int backoff_ms = 10;
+
+	if (!st) {
+		tt_err_set(err, "out of memory");
+		return NULL;
+	}
+	st->fd = -1;
+	st->timeout = timeout_s;
+	snprintf(st->where, sizeof(st->where), "%s:%d", host, port);
+	pthread_mutex_init(&st->lock, NULL);
+	for (;;) {
+		double left = deadline - rt_now();
+		int rc;
+
+		if (left <= 0) {
+			tt_err_set(err, "the store at %s stayed busy with other connections for %.0f s (TRAINRT_TIMEOUT)",
+				   st->where, timeout_s);
+			goto fail;
+		}
+		if (rt_net_connect(host, port, left, &st->fd, err) != 0) {
+			tt_err_wrap(err, "rendezvous store (MASTER_ADDR:MASTER_PORT; is rank 0 running?)");
+			goto fail;
+		}
+		rc = handshake(st, key, world_size, left < RT_STORE_HELLO_WAIT_S ? left : RT_STORE_HELLO_WAIT_S, err);
+		if (rc == 0)
+			return st;
+		close(st->fd);
+		st->fd = -1;
+		if (rc < 0)
+			goto fail;
+		usleep((useconds_t)backoff_ms * 1000); /* the server is busy: come back shortly */
+		backoff_ms = backoff_ms * 2 > 200 ? 200 : backoff_ms * 2;
+	}
+fail:
+	rt_store_close(st);
+	return NULL;
+}
+
+void rt_store_close(rt_store *st)
+{
+	if (!st)
+		return;
+	if (st->fd >= 0)
+		close(st->fd);
+	pthread_mutex_destroy(&st->lock);
+	free(st);
+}
+
+int rt_store_set(rt_store *st, const char *key, const void *val, size_t len, tt_err *err)
+{
+	return roundtrip(st, RT_CMD_SET, key, val, len, NULL, 0, NULL, err);
+}
+
+int rt_store_get(rt_store *st, const char *key, void *val, size_t cap, size_t *len, tt_err *err)
+{
+	return roundtrip(st, RT_CMD_GET, key, NULL, 0, val, cap, len, err);
+}
+
+int rt_store_add(rt_store *st, const char *key, int64_t delta, int64_t *result, tt_err *err)
+{
+	int64_t v = 0;
+	size_t len = 0;
+
+	if (roundtrip(st, RT_CMD_ADD, key, &delta, sizeof(delta), &v, sizeof(v), &len, err) != 0)
+		return -1;
+	if (len != sizeof(v))
+		return tt_err_set(err, "store %s, key '%s': malformed add reply (%zu bytes)", st->where, key, len);
+	if (result)
+		*result = v;
+	return 0;
+}
+
+int rt_store_fd(const rt_store *st)
+{
+	return st->fd;
+}

@@ -1,0 +1,51 @@
+/* rt_store.h — the rendezvous key-value store: rank 0 serves it over TCP, every rank (rank 0
+ * included) talks to it as a client. A connection is admitted only after the server and then the
+ * rank proved they hold the job key (see rt_store_core.h), so a rank never hands anything keyed to
+ * a process squatting MASTER_PORT, and the server refuses a wrong key, protocol version or world
+ * size with a message, so a mismatched or foreign rank fails at once instead of hanging. */
+#ifndef RT_STORE_H
+#define RT_STORE_H
+
+#include "rt_store_core.h"
+#include "tt_err.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* How long a rank waits for the server's answer to its hello before it calls the listener a
+ * stranger (the real server answers at once; a pending connection waits at most the cap's turn). */
+#define RT_STORE_HELLO_WAIT_S 10.0
+
+typedef struct rt_store_server rt_store_server;
+typedef struct rt_store rt_store;
+
+/* Starts the server thread listening on host:port: only on host's address when that is an
+ * address of this machine, else on all addresses (see rt_net_listen_host for host and
+ * loopback_ok; the handshake protects the store either way). key: the job key (rt_token_load). */
+rt_store_server *rt_store_server_start(const char *host, int port, int loopback_ok, const char *key,
+				       int world_size, tt_err *err);
+/* Port the server listens on (useful with port 0). */
+int rt_store_server_port(const rt_store_server *srv);
+/* Address it listens on, dotted IPv4: "0.0.0.0" when on all addresses. */
+const char *rt_store_server_addr(const rt_store_server *srv);
+void rt_store_server_stop(rt_store_server *srv);
+
+/* Connects (retrying until timeout_s while nothing listens or the server asks to retry) and runs
+ * the handshake. A listener that cannot prove it holds key, does not answer within
+ * RT_STORE_HELLO_WAIT_S or hangs up fails the call at once with a message naming host:port.
+ * timeout_s also bounds every later call. */
+rt_store *rt_store_connect(const char *host, int port, const char *key, int world_size,
+			   double timeout_s, tt_err *err);
+void rt_store_close(rt_store *st);
+
+int rt_store_set(rt_store *st, const char *key, const void *val, size_t len, tt_err *err);
+/* Blocks until key exists (or the timeout); copies up to cap bytes, *len = full length. */
+int rt_store_get(rt_store *st, const char *key, void *val, size_t cap, size_t *len, tt_err *err);
+/* Adds delta to the 64-bit counter at key (created at 0); fails, keeping the connection, when the
+ * key holds something else or the sum overflows. */
+int rt_store_add(rt_store *st, const char *key, int64_t delta, int64_t *result, tt_err *err);
+
+/* The socket the client talks on (its local address is how peers reach this host). */
+int rt_store_fd(const rt_store *st);
+
+#endif

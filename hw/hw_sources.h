@@ -1,0 +1,32 @@
+/* hw_sources.h — the discovery sources behind tt_hw_discover (hw_discover.c): sysfs (hw_sysfs.c),
+ * libibverbs (hw_verbs.c), interfaces (hw_netif.c) and the virtual-switch pass (hw_vswitch.c),
+ * with the small parsers they share. Not for callers outside topo/. */
+#ifndef TT_HW_SOURCES_H
+#define TT_HW_SOURCES_H
+
+#include "hw_model.h"
+
+/* hwloc's PCIe bandwidth (GB/s) to per-lane GT/s and lane count; 0/0 when it matches nothing. */
+void tt_pcie_from_gbps(double gbps, double *gts, int *width);
+/* "506b:4b03:003c:eee8" (hwloc, sysfs) to a number; 0 for NULL or garbage. */
+uint64_t tt_parse_guid(const char *s);
+/* IB port rate in Mb/s from verbs' active_speed and active_width codes; 0 when unknown. */
+int tt_ib_rate_mbps(unsigned active_speed, unsigned active_width);
+/* Interfaces NCCL must never use for sockets: lo, docker*, virbr*, veth*, br-*, cni*, flannel*. */
+int tt_netif_name_excluded(const char *name);
+
+/* Adds PCIe link rate/width, HCA ports (state, link layer, rate, GUIDs, PCI address) and network
+ * interfaces found under root (a /sys tree). Missing optional files are skipped; a listed HCA
+ * or interface missing a required file is an error naming that file. */
+int tt_sysfs_enrich(struct tt_hw_model *m, const char *root, tt_err *err);
+/* Live HCAs and ports from libibverbs; none is not an error (m->rdma_note says why). */
+int tt_verbs_enrich(struct tt_hw_model *m, tt_err *err);
+/* Marks the interface holding the address this host's name resolves to (live only). */
+void tt_netif_mark_node_address(struct tt_hw_model *m);
+/* Checks an hwloc XML export before it is loaded: readable, not hwloc 3.x, CPU/NUMA set words
+ * as hwloc writes them, and loadable by libhwloc in a child process (see hw_xml_input.c). */
+int tt_hwloc_xml_check(const char *path, tt_err *err);
+/* See hw_vswitch.c for the heuristic. */
+int tt_hw_add_virtual_switches(struct tt_hw_model *m, tt_err *err);
+
+#endif

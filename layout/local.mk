@@ -1,0 +1,8 @@
+# layout/: who runs where — nodelists, GRES GPU lists, the rank env contract (layout.h) and the
+# CPU binding rule. Pure logic over base/, shared by the plugin and train-run.
+noinst_LTLIBRARIES += libttlayout.la
+libttlayout_la_SOURCES = \
+	layout/hostlist.h layout/hostlist.c \
+	layout/gres.h layout/gres.c \
+	layout/layout.h layout/layout.c \
+	layout/cpu_bind.h layout/cpu_bind.c

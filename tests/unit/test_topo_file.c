@@ -1,0 +1,276 @@
+/* test_topo_file.c — the plugin's topology file and the job's directory, in a private topo_dir:
+ * made 0700 and used, a directory that is not the user's private one (wrong mode, a symbolic link,
+ * a file) never used nor cleaned, removal only through the directory that was checked (also after
+ * the user moved it and put a link in its place), the node-wide policy and the probe's warnings,
+ * and nothing left behind when the file cannot be made. The other-user cases run as a second
+ * user in the cluster suite (t_plugin.sh). */
+#include "cunit_main.h"
+#include "topo_file.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct env {
+	char base[64];		/* the topo_dir */
+	struct tt_plugin_config cfg;
+};
+
+static void setup(struct env *e, const char *fixture)
+{
+	snprintf(e->base, sizeof(e->base), "/tmp/tt-topo-file-XXXXXX");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(e->base));
+	tt_plugin_config_defaults(&e->cfg);
+	snprintf(e->cfg.topo_dir, sizeof(e->cfg.topo_dir), "%s", e->base);
+	snprintf(e->cfg.hwloc_xml, sizeof(e->cfg.hwloc_xml), "%s/tests/fixtures/topo/%s", tt_test_srcdir(),
+		 fixture);
+}
+
+static int entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+static void teardown(struct env *e)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", e->base);
+	CU_ASSERT_EQUAL(system(cmd), 0);
+}
+
+static int slurp(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return n < 0 ? -1 : 0;
+}
+
+static void test_made_private_written_and_removed(void)
+{
+	struct env e;
+	struct tt_topo_dir dir;
+	struct tt_node_policy pol;
+	char path[PATH_MAX], expect[PATH_MAX], jobdir[256], buf[64];
+	struct stat st;
+	tt_err err;
+
+	setup(&e, "dual-pcie-8gpu.xml");
+	CU_ASSERT_EQUAL_FATAL(tt_topo_file_create(&e.cfg, 42, 3, path, sizeof(path), &dir, &pol, &err), 0);
+	snprintf(expect, sizeof(expect), "%s/traintopo.42/nccl-topo.3.xml", e.base);
+	CU_ASSERT_STRING_EQUAL(path, expect);
+	snprintf(jobdir, sizeof(jobdir), "%s/traintopo.42", e.base);
+	CU_ASSERT_EQUAL(lstat(jobdir, &st), 0);
+	CU_ASSERT_TRUE(S_ISDIR(st.st_mode));
+	CU_ASSERT_EQUAL(st.st_mode & 07777, 0700);
+	CU_ASSERT_EQUAL(st.st_uid, geteuid());
+	CU_ASSERT_EQUAL(slurp(path, buf, sizeof(buf)), 0);
+	CU_ASSERT_EQUAL(strncmp(buf, "<system version=\"1\">", 20), 0);
+	/* One NCCL_IB_HCA for the node (every task gets it), the socket interface, no notes. */
+	CU_ASSERT_STRING_EQUAL(pol.ib_hca, "=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1,mlx5_4:1,mlx5_5:1");
+	CU_ASSERT_STRING_EQUAL(pol.socket_ifname, "=eno1");
+	CU_ASSERT_EQUAL(pol.nnotes, 0);
+	CU_ASSERT_EQUAL(entries(jobdir), 1);
+	CU_ASSERT_EQUAL(tt_topo_file_remove(&e.cfg, &dir, path, &err), 0);
+	CU_ASSERT_NOT_EQUAL(lstat(jobdir, &st), 0);
+	CU_ASSERT_EQUAL(dir.fd, -1);
+	teardown(&e);
+}
+
+static void test_second_step_shares_the_directory(void)
+{
+	struct env e;
+	struct tt_topo_dir d0, d1;
+	struct tt_node_policy pol;
+	char p0[PATH_MAX], p1[PATH_MAX], jobdir[256];
+	tt_err err;
+
+	setup(&e, "dual-pcie-8gpu.xml");
+	snprintf(jobdir, sizeof(jobdir), "%s/traintopo.7", e.base);
+	CU_ASSERT_EQUAL_FATAL(tt_topo_file_create(&e.cfg, 7, 0, p0, sizeof(p0), &d0, &pol, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(tt_topo_file_create(&e.cfg, 7, 1, p1, sizeof(p1), &d1, &pol, &err), 0);
+	CU_ASSERT_EQUAL(entries(jobdir), 2);
+	CU_ASSERT_EQUAL(tt_topo_file_remove(&e.cfg, &d0, p0, &err), 0);
+	CU_ASSERT_EQUAL(entries(jobdir), 1); /* step 1's file and the directory stay */
+	CU_ASSERT_EQUAL(access(p1, R_OK), 0);
+	CU_ASSERT_EQUAL(tt_topo_file_remove(&e.cfg, &d1, p1, &err), 0);
+	CU_ASSERT_EQUAL(entries(jobdir), -1);
+	teardown(&e);
+}
+
+/* A directory in the job's place that is not the user's private one: never used, never cleaned. */
+static void check_not_used(struct env *e, const char *what)
+{
+	struct tt_topo_dir dir;
+	struct tt_node_policy pol;
+	char path[PATH_MAX], jobdir[256];
+	tt_err err;
+
+	snprintf(jobdir, sizeof(jobdir), "%s/traintopo.9", e->base);
+	CU_ASSERT_EQUAL_FATAL(tt_topo_file_create(&e->cfg, 9, 0, path, sizeof(path), &dir, &pol, &err), 0);
+	CU_ASSERT_EQUAL(strncmp(path, jobdir, strlen(jobdir)), 0);
+	CU_ASSERT_EQUAL(path[strlen(jobdir)], '.'); /* traintopo.9.XXXXXX/... beside it */
+	CU_ASSERT_EQUAL(access(path, R_OK), 0);
+	CU_ASSERT_EQUAL(pol.nnotes, 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(pol.notes[0], what));
+	if (!strstr(pol.notes[0], what))
+		fprintf(stderr, "note: %s\n", pol.notes[0]);
+	CU_ASSERT_PTR_NOT_NULL(strstr(pol.notes[0], "not used"));
+	CU_ASSERT_EQUAL(tt_topo_file_remove(&e->cfg, &dir, path, &err), 0);
+	CU_ASSERT_NOT_EQUAL(access(path, F_OK), 0);
+}
+
+static void test_foreign_directories_are_never_used(void)
+{
+	char jobdir[256], victim[256], kept[PATH_MAX], buf[64];
+	struct env e;
+	struct stat st;
+	int fd;
+
+	setup(&e, "dual-pcie-8gpu.xml");
+	snprintf(jobdir, sizeof(jobdir), "%s/traintopo.9", e.base);
+	snprintf(kept, sizeof(kept), "%s/someone-elses", jobdir);
+	/* A world-writable directory (as another user would leave it), with a file in it. */
+	CU_ASSERT_EQUAL_FATAL(mkdir(jobdir, 0700), 0);
+	CU_ASSERT_EQUAL_FATAL(chmod(jobdir, 0777), 0);
+	fd = open(kept, O_WRONLY | O_CREAT, 0644);
+	close(fd);
+	check_not_used(&e, "with mode 0777");
+	CU_ASSERT_EQUAL(entries(jobdir), 1);
+	CU_ASSERT_EQUAL(access(kept, F_OK), 0);
+	CU_ASSERT_EQUAL(unlink(kept), 0);
+	CU_ASSERT_EQUAL(rmdir(jobdir), 0);
+	/* A symbolic link to a directory holding a file of the step's name: not written, not removed. */
+	snprintf(victim, sizeof(victim), "%s/victim", e.base);
+	CU_ASSERT_EQUAL_FATAL(mkdir(victim, 0755), 0);
+	snprintf(kept, sizeof(kept), "%s/nccl-topo.0.xml", victim);
+	fd = open(kept, O_WRONLY | O_CREAT, 0644);
+	CU_ASSERT_EQUAL(write(fd, "precious", 8), 8);
+	close(fd);
+	CU_ASSERT_EQUAL_FATAL(symlink(victim, jobdir), 0);
+	check_not_used(&e, "is a symbolic link");
+	CU_ASSERT_EQUAL(lstat(jobdir, &st), 0);
+	CU_ASSERT_TRUE(S_ISLNK(st.st_mode));
+	CU_ASSERT_EQUAL(slurp(kept, buf, sizeof(buf)), 0);
+	CU_ASSERT_STRING_EQUAL(buf, "precious");
+	CU_ASSERT_EQUAL(unlink(jobdir), 0);
+	/* A plain file. */
+	fd = open(jobdir, O_WRONLY | O_CREAT, 0600);
+	close(fd);
+	check_not_used(&e, "is not a directory");
+	CU_ASSERT_EQUAL(lstat(jobdir, &st), 0);
+	CU_ASSERT_TRUE(S_ISREG(st.st_mode));
+	teardown(&e);
+}
+
+static void test_removal_only_through_the_checked_directory(void)
+{
+	char jobdir[256], moved[256], victim[256], kept[PATH_MAX], path[PATH_MAX], buf[64];
+	struct tt_topo_dir dir;
+	struct tt_node_policy pol;
+	struct env e;
+	tt_err err;
+	int fd;
+
+	setup(&e, "dual-pcie-8gpu.xml");
+	snprintf(jobdir, sizeof(jobdir), "%s/traintopo.5", e.base);
+	snprintf(moved, sizeof(moved), "%s/moved", e.base);
+	snprintf(victim, sizeof(victim), "%s/victim", e.base);
+	snprintf(kept, sizeof(kept), "%s/nccl-topo.2.xml", victim);
+	CU_ASSERT_EQUAL_FATAL(tt_topo_file_create(&e.cfg, 5, 2, path, sizeof(path), &dir, &pol, &err), 0);
+	/* During the step the user moves the directory away and links a victim's in its place. */
+	CU_ASSERT_EQUAL_FATAL(mkdir(victim, 0755), 0);
+	fd = open(kept, O_WRONLY | O_CREAT, 0644);
+	CU_ASSERT_EQUAL(write(fd, "precious", 8), 8);
+	close(fd);
+	CU_ASSERT_EQUAL_FATAL(rename(jobdir, moved), 0);
+	CU_ASSERT_EQUAL_FATAL(symlink(victim, jobdir), 0);
+	CU_ASSERT_EQUAL(tt_topo_file_remove(&e.cfg, &dir, path, &err), 0);
+	CU_ASSERT_EQUAL(slurp(kept, buf, sizeof(buf)), 0); /* the victim's file is untouched */
+	CU_ASSERT_STRING_EQUAL(buf, "precious");
+	CU_ASSERT_EQUAL(entries(moved), 0); /* our file went, through the directory we checked */
+	/* Without the open directory (ContainSpank: another fd table, the number means something
+	 * else here) the name leads to a link: nothing is touched at all, not even that number. */
+	CU_ASSERT_EQUAL(rmdir(moved), 0);
+	CU_ASSERT_EQUAL(unlink(jobdir), 0);
+	CU_ASSERT_EQUAL_FATAL(tt_topo_file_create(&e.cfg, 5, 2, path, sizeof(path), &dir, &pol, &err), 0);
+	close(dir.fd);
+	dir.fd = open("/dev/null", O_RDONLY); /* the number now names another file of the process */
+	fd = dir.fd;
+	CU_ASSERT_EQUAL_FATAL(rename(jobdir, moved), 0);
+	CU_ASSERT_EQUAL_FATAL(symlink(victim, jobdir), 0);
+	CU_ASSERT_EQUAL(tt_topo_file_remove(&e.cfg, &dir, path, &err), 0);
+	CU_ASSERT_EQUAL(access(kept, F_OK), 0);
+	CU_ASSERT_EQUAL(entries(moved), 1);
+	CU_ASSERT_NOT_EQUAL(fcntl(fd, F_GETFD), -1); /* not closed: it was not the directory */
+	close(fd);
+	teardown(&e);
+}
+
+static void test_probe_failure_leaves_nothing(void)
+{
+	struct tt_topo_dir dir;
+	struct tt_node_policy pol;
+	char path[PATH_MAX];
+	struct env e;
+	tt_err err;
+
+	setup(&e, "hwloc-crash.xml");
+	CU_ASSERT_EQUAL(tt_topo_file_create(&e.cfg, 11, 0, path, sizeof(path), &dir, &pol, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "crashes libhwloc"));
+	CU_ASSERT_EQUAL(entries(e.base), 0);
+	CU_ASSERT_EQUAL(dir.fd, -1);
+	teardown(&e);
+}
+
+static void test_probe_warnings_become_notes(void)
+{
+	struct tt_topo_dir dir;
+	struct tt_node_policy pol;
+	char path[PATH_MAX];
+	struct env e;
+	tt_err err;
+
+	setup(&e, "cloud-efa-vm.xml");
+	CU_ASSERT_EQUAL_FATAL(tt_topo_file_create(&e.cfg, 12, 0, path, sizeof(path), &dir, &pol, &err), 0);
+	CU_ASSERT_EQUAL(pol.nnotes, 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(pol.notes[0], "InfiniBand controller 0000:00:1f.0 has no RDMA device"));
+	CU_ASSERT_STRING_EQUAL(pol.ib_hca, "=rdmap0s29,rdmap0s30");
+	CU_ASSERT_EQUAL(tt_topo_file_remove(&e.cfg, &dir, path, &err), 0);
+	teardown(&e);
+}
+
+int tt_register_suites(void)
+{
+	CU_pSuite s = CU_add_suite("topo_file", NULL, NULL);
+
+	if (!s)
+		return -1;
+	CU_add_test(s, "made private, written, removed", test_made_private_written_and_removed);
+	CU_add_test(s, "a second step shares the directory", test_second_step_shares_the_directory);
+	CU_add_test(s, "foreign directories are never used", test_foreign_directories_are_never_used);
+	CU_add_test(s, "removal only through the checked directory",
+		    test_removal_only_through_the_checked_directory);
+	CU_add_test(s, "probe failure leaves nothing", test_probe_failure_leaves_nothing);
+	CU_add_test(s, "probe warnings become notes", test_probe_warnings_become_notes);
+	return 0;
+}

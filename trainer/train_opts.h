@@ -1,0 +1,43 @@
+/* train_opts.h — the command line of train-mlp as a plain struct, parsed and validated without
+ * side effects so every bad value gets one clear message (and a unit test). */
+#ifndef TT_TRAIN_OPTS_H
+#define TT_TRAIN_OPTS_H
+
+#include <stdint.h>
+
+#include "pipeline.h"
+#include "tt_err.h"
+
+enum tt_on_signal { TT_ON_SIGNAL_CHECKPOINT, TT_ON_SIGNAL_CHECKPOINT_EXIT };
+enum tt_device { TT_DEVICE_CPU, TT_DEVICE_GPU };
+
+/* Exit status after --on-signal checkpoint-exit saved a checkpoint (requeue scripts test it). */
+#define TT_EXIT_CHECKPOINTED 99
+
+typedef struct tt_train_opts {
+	const char *layers, *data, *ckpt_dir, *summary;
+	long epochs, batch, log_every, eval_every, ckpt_every, max_steps, warmup;
+	double ckpt_minutes, bucket_mb;
+	float lr, beta1, beta2, weight_decay;
+	uint64_t seed;
+	int zero, accum, keep, signal;
+	int tp, pp, recompute; /* tensor- and pipeline-parallel sizes; activation recomputation */
+	tt_schedule schedule;
+	enum tt_on_signal on_signal;
+	enum tt_device device;
+	long synthetic_train, synthetic_test;
+} tt_train_opts;
+
+/* Fills defaults, then parses argv. Returns 0, 1 when -h/--help was asked (usage printed by the
+ * caller with tt_train_usage), 2 for -V/--version, or -1 with err naming the bad option. */
+int tt_train_opts_parse(tt_train_opts *o, int argc, char **argv, tt_err *err);
+
+/* Whether --summary PATH can be written, checked before training so a run never ends with its
+ * summary lost: "-" (standard output), or a name that is not a directory, in an existing
+ * directory the user may write. */
+int tt_train_summary_check(const char *path, tt_err *err);
+
+/* The --help text. */
+const char *tt_train_usage(void);
+
+#endif
