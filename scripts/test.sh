@@ -5,9 +5,8 @@
 # Debian's 22.05 and the releases in TT_SLURM_RELEASES (default 26.05.3) built from ../shared by
 # scripts/build-slurm.sh (cached per machine; SKIP when ../shared is absent). Per release: the
 # suite on 2 nodes, the 4-node tests on 4 without reserved ports, and the configuration tests
-# (test_cfg_*) on one cluster with device constraints, a private /tmp per job and
-# SlurmdParameters=contain_spank; on 22.05, which cannot create job containers under
-# ConstrainDevices=yes and has no contain_spank, on two (devices; job container) and a SKIP.
+# (test_cfg_*) on a cluster with device constraints, on one with a private /tmp per job, and on one
+# with that and SlurmdParameters=contain_spank (24.05 and later; a SKIP on 22.05).
 # Prints one summary line per release and closes with the combined "cluster: N passed, N failed,
 # N skipped". Exit 0 only if everything passed. TT_CLUSTER_LOCK=FILE: hold that flock for each
 # cluster only (on a machine where others bring the test cluster up too).
@@ -126,15 +125,11 @@ cluster_release() {
 	TT_TESTS_EXCLUDE=cfg_ cluster_run "2 nodes" "" --nodes 2 "$@"
 	# Without MpiParams=ports, so steps get MASTER_PORT from the plugin's formula as on most sites.
 	cluster_run "4 nodes, no reserved ports" n4_ --nodes 4 --no-resv-ports "$@"
-	if [[ $release == 22.05.* ]]; then
-		# 22.05 fails to create job containers once ConstrainDevices=yes; no contain_spank (a SKIP).
-		cluster_run "ConstrainDevices=yes" cfg_ --nodes 2 --constrain-devices "$@"
-		cluster_run "job_container/tmpfs" cfg_ --nodes 2 --job-container "$@"
-		cluster_run "job_container/tmpfs, contain_spank" cfg_ --nodes 2 --job-container --contain-spank "$@"
-	else
-		cluster_run "ConstrainDevices=yes, job_container/tmpfs, contain_spank" cfg_ --nodes 2 \
-			--constrain-devices --job-container --contain-spank "$@"
-	fi
+	# One cluster per configuration: 22.05 fails to create job containers once ConstrainDevices=yes,
+	# and has no contain_spank (cluster.sh up exits 77: a SKIP).
+	cluster_run "ConstrainDevices=yes" cfg_ --nodes 2 --constrain-devices "$@"
+	cluster_run "job_container/tmpfs" cfg_ --nodes 2 --job-container "$@"
+	cluster_run "job_container/tmpfs, contain_spank" cfg_ --nodes 2 --job-container --contain-spank "$@"
 	summaries+=("cluster $release: $rel_p passed, $rel_f failed, $rel_s skipped ($(((SECONDS - start + 30) / 60)) min)")
 	releases+=("$release")
 	total_p=$((total_p + rel_p)) total_f=$((total_f + rel_f)) total_s=$((total_s + rel_s))
