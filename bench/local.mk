@@ -56,6 +56,17 @@ bench-tcp: trainrt-bench bench/tcp-stream train_topo.la
 dist_noinst_SCRIPTS += bench/tcp.sh
 .PHONY: bench-tcp
 
+# bench-ports: MASTER_PORT of co-resident jobs on the test cluster, and the formula's collision
+# rates vs the birthday estimate (bench/ports.sh; needs the cluster lock).
+noinst_PROGRAMS += bench/port-collisions
+bench_port_collisions_SOURCES = bench/port_collisions.c
+bench_port_collisions_LDADD = libttlayout.la libttbase.la
+BENCH_TARGETS += bench-ports
+bench-ports: bench/port-collisions train-run$(EXEEXT) train_topo.la
+	$(SHELL) $(srcdir)/bench/ports.sh $(abs_top_builddir)
+dist_noinst_SCRIPTS += bench/ports.sh
+.PHONY: bench-ports
+
 # bench-timeouts: how long libtrainrt takes to give up (no rank 0, a peer that never comes, a killed
 # or a stopped peer) against TRAINRT_TIMEOUT; the unit tests assert only that and why it gives up.
 dist_noinst_SCRIPTS += bench/timeouts.sh

@@ -461,6 +461,26 @@ static int env_u32(tt_getenv_fn get, void *ctx, const char *const *names, uint32
 	return 0;
 }
 
+/* SLURM_STEP_ID: a step number, or one of Slurm's own steps (extern, batch, interactive), which
+ * 26.05 prints with "%d" (the batch script's 0xfffffffb is "-5"); unset means the batch script. */
+static int env_step_id(tt_getenv_fn get, void *ctx, const char *const *names, uint32_t *v,
+		       tt_err *err)
+{
+	const char *which = names[0];
+	const char *s = first_set(get, ctx, names, &which);
+	uint32_t minus;
+
+	if (s && s[0] == '-' && parse_u32(s + 1, strlen(s + 1), UINT32_MAX, &minus) == 0 &&
+	    0u - minus >= TT_STEP_INTERACTIVE && 0u - minus <= TT_STEP_EXTERN) {
+		*v = 0u - minus;
+		return 0;
+	}
+	if (s && s[0] == '-')
+		return tt_err_set(err, "%s='%s' is neither a step number nor one of Slurm's own "
+				  "steps (-4 extern, -5 batch, -6 interactive)", which, s);
+	return env_u32(get, ctx, names, v, 0, TT_STEP_BATCH, err);
+}
+
 static int env_copy(tt_getenv_fn get, void *ctx, const char *const *names, char *buf,
 		    size_t len, int required, tt_err *err)
 {
@@ -523,7 +543,7 @@ int tt_step_facts_from_env(struct tt_step_facts *f, tt_getenv_fn get, void *ctx,
 	f->ports.lo = TT_PORT_LO_DEFAULT;
 	f->ports.hi = TT_PORT_HI_DEFAULT;
 	if (env_u32(get, ctx, job, &f->job_id, 1, 0, err) != 0 ||
-	    env_u32(get, ctx, step, &f->step_id, 0, TT_STEP_BATCH, err) != 0 ||
+	    env_step_id(get, ctx, step, &f->step_id, err) != 0 ||
 	    env_copy(get, ctx, nodelist, f->nodelist, sizeof(f->nodelist), 1, err) != 0 ||
 	    env_u32(get, ctx, nodeid, &f->node_index, 1, 0, err) != 0 ||
 	    env_copy(get, ctx, tpn, f->tasks_per_node, sizeof(f->tasks_per_node), 0, err) != 0 ||

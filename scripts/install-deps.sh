@@ -10,6 +10,8 @@ packages=(
 	libopenblas-dev zlib1g-dev libssl-dev
 	# the embedded test cluster and commands the tests use
 	slurmctld slurmd slurm-client munge iproute2 util-linux procps hwloc-nox
+	# Slurm releases built from ../shared for the cluster tests (scripts/build-slurm.sh)
+	libmunge-dev
 	# data and plots for the trainer and sweep reports
 	dataset-fashion-mnist gnuplot-nox
 	# PyTorch: the env contract's first consumer (cluster tests) and the benchmarks' peer

@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
-# test.sh — the README's test command: installs dependencies, builds, runs the CUnit unit tests
-# (make check), a short pass of every libFuzzer harness (make fuzz-smoke), brings up the embedded Slurm test cluster with the freshly built plugin, runs the
-# cluster integration tests on 2 nodes, then the 4-node ones on 4, and brings the cluster down
-# again. Exit 0 only if everything passed.
+# test.sh — the README's test command: installs dependencies, builds, runs the unit tests (make
+# check, with the plugin compiled against every Slurm release's headers), a short pass of every
+# libFuzzer harness (make fuzz-smoke), then the cluster integration tests on each Slurm release:
+# Debian's 22.05 and the releases in TT_SLURM_RELEASES (default 26.05.3) built from ../shared by
+# scripts/build-slurm.sh (cached per machine; SKIP when ../shared is absent). Per release: the
+# suite on 2 nodes, the 4-node tests on 4 without reserved ports, and the configuration tests
+# (test_cfg_*) on a cluster with device constraints, on one with a private /tmp per job, and on one
+# with that and SlurmdParameters=contain_spank (24.05 and later; a SKIP on 22.05).
+# Prints one summary line per release and closes with the combined "cluster: N passed, N failed,
+# N skipped". Exit 0 only if everything passed. TT_CLUSTER_LOCK=FILE: hold that flock for each
+# cluster only (on a machine where others bring the test cluster up too).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -17,6 +24,8 @@ for log in tests/unit/test_*.log; do
 	echo "--- ${log%.log}"
 	sed -n '/^Run Summary/,/^Elapsed/p' "$log"
 done
+echo "--- the plugin against each Slurm release's headers (tests/slurm-headers.sh)"
+grep -E '^(PASS:|FAIL:|SKIP:|Slurm header sets)' tests/slurm-headers.sh.log || true
 grep -E '^(# (TOTAL|PASS|SKIP|FAIL|ERROR)|(PASS|SKIP|FAIL|ERROR):)' make-check.out || true
 # A skipped program says why on its last SKIP line.
 for log in $(grep -l '^SKIP ' tests/*/*.log 2>/dev/null); do
@@ -37,16 +46,103 @@ if [ $fuzz_rc -ne 0 ]; then
 	tail -n 20 make-fuzz.out >&2
 fi
 
-echo "== cluster tests"
+total_p=0 total_f=0 total_s=0 summaries=() releases=()
+
+# The releases from ../shared are built before any cluster (and any wait for the lock).
+built_releases=()
+for release in ${TT_SLURM_RELEASES-26.05.3}; do
+	echo "== Slurm $release from ../shared (scripts/build-slurm.sh)"
+	built=$top/build-slurm-$release.out rc=0 start=$SECONDS
+	scripts/build-slurm.sh "$release" >"$built" || rc=$?
+	echo "scripts/build-slurm.sh $release: exit $rc after $((SECONDS - start)) s"
+	if [ $rc -eq 77 ]; then
+		summaries+=("cluster $release: 0 passed, 0 failed, 1 skipped ($(sed -n 's/^SKIP: //p' "$built"))")
+		echo "SKIP: ${summaries[-1]}"
+		total_s=$((total_s + 1))
+	elif [ $rc -ne 0 ]; then
+		summaries+=("cluster $release: 0 passed, 1 failed, 0 skipped (scripts/build-slurm.sh $release failed)")
+		echo "FAIL: ${summaries[-1]}"
+		total_f=$((total_f + 1))
+	else
+		built_releases+=("$release")
+	fi
+done
+
 export PATH="$top:$top/sbatch-templates:$PATH"
-trap 'tests/cluster/cluster.sh down >/dev/null 2>&1 || true' EXIT
-tests/cluster/cluster.sh up --nodes 2 --plugin "$top/.libs/train_topo.so" --share "$top"
-cluster_rc=0
-tests/cluster/run-tests.sh || cluster_rc=1
-# The few tests that need 4 nodes (test_n4_*) run on the cluster brought up again with 4, and
-# without MpiParams=ports, so steps get MASTER_PORT from the plugin's formula as on most sites.
-echo "== cluster tests on 4 nodes, no reserved ports"
-tests/cluster/cluster.sh down
-tests/cluster/cluster.sh up --nodes 4 --no-resv-ports --plugin "$top/.libs/train_topo.so" --share "$top"
-tests/cluster/run-tests.sh n4_ || cluster_rc=1
-exit $((cluster_rc || fuzz_rc))
+# Whether this script brought the cluster up: only then may it bring it down (under a lock it is
+# someone else's between our runs).
+ours=no
+trap '[ $ours = no ] || tests/cluster/cluster.sh down >/dev/null 2>&1 || true' EXIT
+lock_cluster() {
+	[ -z "${TT_CLUSTER_LOCK:-}" ] || { exec 8>"$TT_CLUSTER_LOCK" && flock 8; }
+	ours=yes
+}
+unlock_cluster() {
+	ours=no
+	[ -z "${TT_CLUSTER_LOCK:-}" ] || flock -u 8
+}
+
+# cluster_run WHAT PATTERN UP-ARGS...: brings the cluster up with UP-ARGS, runs the tests matching
+# PATTERN ("" = all; TT_TESTS_EXCLUDE applies), brings it down; adds the counts to rel_*.
+cluster_run() {
+	local what=$1 pattern=$2 out=$top/cluster-run.out line rc=0 start
+	shift 2
+	echo "== cluster $release: $what"
+	lock_cluster
+	start=$SECONDS
+	tests/cluster/cluster.sh up "$@" --share "$top" 2>"$out" || rc=$?
+	cat "$out" >&2
+	if [ $rc -eq 77 ]; then
+		unlock_cluster
+		echo "SKIP: cluster $release ($what): $(sed 's/^cluster: //' "$out")"
+		rel_s=$((rel_s + 1))
+		return
+	elif [ $rc -ne 0 ]; then
+		tests/cluster/cluster.sh down >/dev/null 2>&1 || true
+		unlock_cluster
+		echo "FAIL: cluster $release ($what) did not come up"
+		rel_f=$((rel_f + 1))
+		return
+	fi
+	tests/cluster/run-tests.sh "$pattern" | tee "$out" || true
+	tests/cluster/cluster.sh down
+	unlock_cluster
+	echo "cluster $release ($what): $((SECONDS - start)) s with the lock"
+	line=$(grep -E '^cluster: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$out" | tail -n1)
+	if [ -z "$line" ]; then
+		echo "FAIL: cluster $release ($what): no summary from run-tests.sh"
+		rel_f=$((rel_f + 1))
+		return
+	fi
+	read -r p f s < <(sed -E 's/^cluster: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/' <<<"$line")
+	rel_p=$((rel_p + p)) rel_f=$((rel_f + f)) rel_s=$((rel_s + s))
+}
+
+# cluster_release SLURM-UP-ARGS...: every cluster run of one release (its daemons and plugin).
+cluster_release() {
+	local start=$SECONDS
+	rel_p=0 rel_f=0 rel_s=0
+	TT_TESTS_EXCLUDE=cfg_ cluster_run "2 nodes" "" --nodes 2 "$@"
+	# Without MpiParams=ports, so steps get MASTER_PORT from the plugin's formula as on most sites.
+	cluster_run "4 nodes, no reserved ports" n4_ --nodes 4 --no-resv-ports "$@"
+	# One cluster per configuration: 22.05 fails to create job containers once ConstrainDevices=yes,
+	# and has no contain_spank (cluster.sh up exits 77: a SKIP).
+	cluster_run "ConstrainDevices=yes" cfg_ --nodes 2 --constrain-devices "$@"
+	cluster_run "job_container/tmpfs" cfg_ --nodes 2 --job-container "$@"
+	cluster_run "job_container/tmpfs, contain_spank" cfg_ --nodes 2 --job-container --contain-spank "$@"
+	summaries+=("cluster $release: $rel_p passed, $rel_f failed, $rel_s skipped ($(((SECONDS - start + 30) / 60)) min)")
+	releases+=("$release")
+	total_p=$((total_p + rel_p)) total_f=$((total_f + rel_f)) total_s=$((total_s + rel_s))
+}
+
+release="$(slurmd -V | awk '{print $2}') (Debian)"
+cluster_release --plugin "$top/.libs/train_topo.so"
+for release in ${built_releases[@]+"${built_releases[@]}"}; do
+	built=$top/build-slurm-$release.out
+	cluster_release --slurm "$(sed -n 's/^prefix=//p' "$built")" --plugin "$(sed -n 's/^plugin=//p' "$built")"
+done
+
+echo "== summary"
+printf '%s\n' "${summaries[@]}"
+echo "cluster: $total_p passed, $total_f failed, $total_s skipped (releases: ${releases[*]})"
+[ "$total_f" -eq 0 ] && [ "$fuzz_rc" -eq 0 ]

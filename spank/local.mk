@@ -19,6 +19,15 @@ train_topo_la_LIBADD = libttspank.la libtthw.la libttlayout.la libttbase.la
 EXTRA_DIST += spank/train_topo.map
 EXTRA_train_topo_la_DEPENDENCIES = $(top_srcdir)/spank/train_topo.map
 
+# The plugin's sources against the headers of every Slurm release in ../shared (skips without it);
+# the test reads the plugin's compiler and flags from print-plugin-compile.
+TESTS += tests/slurm-headers.sh
+dist_noinst_SCRIPTS += tests/slurm-headers.sh
+print-plugin-compile:
+	@echo '$(CC)'
+	@echo '$(DEFS) $(DEFAULT_INCLUDES) $(INCLUDES) $(train_topo_la_CPPFLAGS) $(CPPFLAGS) $(AM_CFLAGS) $(CFLAGS)'
+.PHONY: print-plugin-compile
+
 # Example plugstack.conf fragment pointing at the installed plugin.
 pkgdata_DATA = spank/plugstack.conf.example
 CLEANFILES += spank/plugstack.conf.example

@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
-# cluster.sh — a real Slurm 22.05 cluster on this one machine, for traintopo's integration tests.
+# cluster.sh — a real Slurm cluster (Debian's 22.05, or a release installed under --slurm PREFIX
+# by scripts/build-slurm.sh) on this one machine, for traintopo's integration tests.
 # Each compute node is its own network namespace (veth on a bridge, own IP), UTS namespace (hostname)
-# and mount namespace (private /tmp, its own subtree of each cgroup v1 controller); slurmctld runs in
-# the root network namespace under the controller's hostname. Everything lives under one state dir.
-# Nodes see the machine's files except /tmp; --share DIR keeps a directory under /tmp (such as a
-# checkout whose programs the jobs run) visible on the nodes.
+# and mount namespace (private /tmp, its own munged, its own subtree of each cgroup v1 controller);
+# slurmctld runs in the root network namespace under the controller's hostname. Everything lives
+# under one state dir. Nodes see the machine's files except /tmp; --share DIR keeps a directory
+# under /tmp (such as a checkout whose programs the jobs run) visible on the nodes.
 #
-# usage: cluster.sh up [--nodes N] [--plugin PATH] [--plugin-args "k=v ..."] [--share DIR]... [--no-resv-ports]
+# usage: cluster.sh up [--nodes N] [--plugin PATH] [--plugin-args "k=v ..."] [--share DIR]...
+#                      [--slurm PREFIX] [--no-resv-ports] [--constrain-devices] [--job-container]
+#                      [--contain-spank]
 #        cluster.sh plugin [PATH] [--args "k=v ..."]   (re)install the SPANK plugin for new steps
-#        cluster.sh down | status | env
+#        cluster.sh down | status | env | release
 #        cluster.sh exec [--node NAME] -- CMD...    run a command as a cluster client
+# --constrain-devices: cgroup.conf ConstrainDevices=yes (tasks can open only their GPUs);
+# --job-container: a private /tmp per job (job_container/tmpfs, since 25.11 namespace/tmpfs);
+# --contain-spank: SlurmdParameters=contain_spank (Slurm >= 24.05): SPANK's user_init runs in it;
+#   up exits 77 on an older release.
 set -euo pipefail
 
 STATE=${TT_CLUSTER_DIR:-/var/lib/traintopo-cluster}
@@ -44,6 +51,25 @@ client_env() {
 	export SLURM_CONF=$STATE/etc/slurm.conf
 }
 
+# ---- Slurm release ---------------------------------------------------------------------------
+# The cluster runs the Slurm found on PATH, or the one under the prefix `up --slurm` recorded; every
+# command of this script (and `exec`) puts that prefix first on PATH.
+use_slurm() {
+	local prefix
+	prefix=$(cat "$STATE/slurm-prefix" 2>/dev/null || true)
+	[ -z "$prefix" ] || export PATH="$prefix/bin:$prefix/sbin:$PATH"
+}
+
+# Release of the slurmd on PATH as MAJOR.MINOR.MICRO ("22.05.8").
+slurm_release() { slurmd -V | awk '{print $2; exit}'; }
+
+# release_at_least YY.MM: whether the release on PATH is that one or newer.
+release_at_least() {
+	local have
+	have=$(slurm_release)
+	[ "$(printf '%s\n' "$1" "${have%.*}" | sort -V | head -n1)" = "$1" ]
+}
+
 node_count() { cat "$STATE/nodes" 2>/dev/null || echo 0; }
 
 pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
@@ -51,10 +77,16 @@ pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
 read_pid() { cat "$1" 2>/dev/null || true; }
 
 # ---- configuration ---------------------------------------------------------------------------
+# Options of `up` that change the configuration (cmd_up sets them, write_config reads them).
 # --no-resv-ports leaves MpiParams=ports out: steps then get no SLURM_STEP_RESV_PORTS, as on most
 # sites, and the plugin's MASTER_PORT comes from its formula (train_topo(8), PORTS).
+RESV_PORTS=yes
+CONSTRAIN_DEVICES=no
+JOB_CONTAINER=no
+CONTAIN_SPANK=no
+
 write_config() {
-	local n=$1 resv_ports=$2 i
+	local n=$1 i
 	mkdir -p "$STATE"/{etc,log,run,ctld,spool,dev,lib,munge}
 	: >"$STATE/etc/plugstack.conf"
 	cat >"$STATE/etc/slurm.conf" <<EOF
@@ -65,7 +97,7 @@ SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 # cred_expire: a requeued job may start again once its old credential expired (default 120 s).
-AuthInfo=socket=$STATE/munge/munge.socket,cred_expire=10
+AuthInfo=socket=$STATE/munge/socket/munge.socket,cred_expire=10
 CredType=cred/munge
 StateSaveLocation=$STATE/ctld
 SlurmdSpoolDir=$STATE/spool/%n
@@ -85,11 +117,8 @@ GresTypes=gpu
 # formula's hash (train_topo(8), PORTS) unexercised by the cluster tests.
 FirstJobId=1000000
 MpiDefault=none
-$(if [ "$resv_ports" = yes ]; then echo "MpiParams=ports=12000-12999"; fi)
-SwitchType=switch/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-SlurmdParameters=config_overrides
+$([ "$RESV_PORTS" = no ] || echo "MpiParams=ports=12000-12999")
+SlurmdParameters=config_overrides$([ "$CONTAIN_SPANK" = no ] || echo ,contain_spank)
 ReturnToService=2
 KillWait=5
 MinJobAge=300
@@ -103,13 +132,13 @@ EOF
 	done
 	echo "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO" \
 		>>"$STATE/etc/slurm.conf"
+	[ "$JOB_CONTAINER" = no ] || write_job_container
 	cat >"$STATE/etc/cgroup.conf" <<EOF
 CgroupPlugin=cgroup/v1
 CgroupMountpoint=/sys/fs/cgroup
-CgroupAutomount=no
 ConstrainCores=no
 ConstrainRAMSpace=no
-ConstrainDevices=no
+ConstrainDevices=$CONSTRAIN_DEVICES
 EOF
 	for i in $(seq 0 $((GPUS_PER_NODE - 1))); do
 		[ -c "$STATE/dev/nvidia$i" ] || mknod "$STATE/dev/nvidia$i" c 195 "$i"
@@ -119,7 +148,17 @@ AutoDetect=off
 Name=gpu File=$STATE/dev/nvidia[0-$((GPUS_PER_NODE - 1))]
 EOF
 	echo "$n" >"$STATE/nodes"
-	echo "$resv_ports" >"$STATE/resv-ports"
+}
+
+# A private /tmp and /dev/shm per job under each node's own base directory (the job's namespace is
+# made by the extern step, hence PrologFlags=Contain).
+write_job_container() {
+	local key=JobContainerType type=job_container/tmpfs base=$STATE/containers/%n
+	if release_at_least 25.11; then key=NamespaceType type=namespace/tmpfs; fi
+	# Before 23.02 no %n: a multiple-slurmd build (Debian's 22.05) appends the node name itself.
+	release_at_least 23.02 || base=$STATE/containers
+	printf '%s\n' "$key=$type" "PrologFlags=Contain" >>"$STATE/etc/slurm.conf"
+	printf '%s\n' "AutoBasePath=true" "BasePath=$base" >"$STATE/etc/job_container.conf"
 }
 
 # plugstack.conf line for the installed plugin; "required" so a broken plugin fails loudly.
@@ -143,8 +182,11 @@ install_plugin() {
 }
 
 # ---- munge -----------------------------------------------------------------------------------
+# One munged for the controller and the clients outside the nodes ($STATE/munge/socket) and one per
+# node ($STATE/munge/nodeN, bind-mounted at $STATE/munge/socket inside the node), all with one key:
+# Slurm >= 23.11 refuses a launch credential its munged already decoded, so nodes must not share.
 start_munge() {
-	local key=$STATE/munge/munge.key
+	local n=$1 key=$STATE/munge/munge.key name dir
 	chown munge:munge "$STATE/munge"
 	chmod 0700 "$STATE/munge"
 	if [ ! -s "$key" ]; then
@@ -152,11 +194,17 @@ start_munge() {
 	fi
 	chown munge:munge "$key"
 	chmod 0400 "$key"
-	runuser -u munge -- munged --socket="$STATE/munge/munge.socket" --key-file="$key" \
-		--pid-file="$STATE/munge/munged.pid" --log-file="$STATE/munge/munged.log" \
-		--seed-file="$STATE/munge/munged.seed" --force
-	cp "$STATE/munge/munged.pid" "$STATE/run/munged.pid"
-	# Clients (slurmstepd, srun as any user) must reach the socket.
+	for name in socket $(for i in $(seq 1 "$n"); do node_name "$i"; done); do
+		dir=$STATE/munge/$name
+		mkdir -p "$dir"
+		chown munge:munge "$dir"
+		runuser -u munge -- munged --socket="$dir/munge.socket" --key-file="$key" \
+			--pid-file="$dir/munged.pid" --log-file="$dir/munged.log" \
+			--seed-file="$dir/munged.seed" --force
+		cp "$dir/munged.pid" "$STATE/run/munged-$name.pid"
+		# Clients (slurmstepd, srun as any user) must reach the socket.
+		chmod 0755 "$dir"
+	done
 	chmod 0755 "$STATE/munge"
 }
 
@@ -214,6 +262,23 @@ while read -r dir; do
 	case $dir in /tmp/?*) mkdir -p "$dir" && mount --bind "$state/run/host-tmp/${dir#/tmp/}" "$dir" ;; esac
 done <"$state/shared-dirs"
 umount "$state/run/host-tmp"
+# /sys of this node's network namespace (its eth0 under /sys/class/net), as ip netns exec mounts it.
+mount -t sysfs -o nosuid,nodev,noexec sysfs /sys
+# The base of job containers (cluster.sh up --job-container) on a file system of this node alone,
+# as on a site's local disk.
+mkdir -p "$state/containers/$node"
+mount -t tmpfs -o mode=755 containers "$state/containers/$node"
+# This node's own munged answers at the path slurm.conf names (see start_munge).
+mount --bind "$state/munge/$node" "$state/munge/socket"
+# With a Slurm under a prefix, its client commands stand in for the system's inside the node, as
+# on a site where that release is installed: a job started with --export=NONE finds srun on the
+# default PATH.
+prefix=$(cat "$state/slurm-prefix")
+if [ -n "$prefix" ]; then
+	for cmd in "$prefix"/bin/*; do
+		[ ! -e "/usr/bin/${cmd##*/}" ] || mount --bind "$cmd" "/usr/bin/${cmd##*/}"
+	done
+fi
 mount -t tmpfs -o mode=755 cgroup_root /sys/fs/cgroup
 mkdir -p /sys/fs/cgroup/.hierarchy
 for c in "$@"; do
@@ -242,10 +307,22 @@ start_daemons() {
 	echo $! >"$STATE/run/slurmctld.launch.pid"
 	write_node_init
 	for i in $(seq 1 "$n"); do
-		setsid ip netns exec "$(node_netns "$i")" unshare --uts --mount --propagation private \
+		# nsenter joins the node's network namespace only (ip netns exec would add a mount
+		# namespace of its own); unshare gives the node one mount namespace, where node-init.sh
+		# mounts the node's /sys and the base of its job containers.
+		setsid nsenter --net="/run/netns/$(node_netns "$i")" unshare --uts --mount --propagation private \
 			"$STATE/lib/node-init.sh" "$STATE" "$(node_name "$i")" $CGROUP_CONTROLLERS \
 			</dev/null >>"$STATE/log/node$i.init.log" 2>&1 &
 		echo $! >"$STATE/run/node$i.launch.pid"
+	done
+}
+
+# Whether slurmctld and the slurmd of each of the n nodes still run (as started).
+daemons_alive() {
+	local i
+	pid_alive "$(read_pid "$STATE/run/slurmctld.launch.pid")" || return 1
+	for i in $(seq 1 "$1"); do
+		pid_alive "$(read_pid "$STATE/run/node$i.launch.pid")" || return 1
 	done
 }
 
@@ -253,13 +330,18 @@ wait_idle() {
 	local n=$1 deadline=$((SECONDS + UP_TIMEOUT)) states=""
 	client_env
 	while [ $SECONDS -lt $deadline ]; do
+		daemons_alive "$n" || break
 		states=$(sinfo -h -N -o '%N %t' 2>/dev/null | sort -u || true)
 		if [ "$(echo "$states" | grep -c ' idle$')" = "$n" ]; then
 			return 0
 		fi
 		sleep 1
 	done
-	echo "cluster: error: nodes not idle after ${UP_TIMEOUT}s; sinfo says:" >&2
+	if daemons_alive "$n"; then
+		echo "cluster: error: nodes not idle after ${UP_TIMEOUT}s; sinfo says:" >&2
+	else
+		echo "cluster: error: a daemon exited (see the logs below); sinfo says:" >&2
+	fi
 	echo "${states:-<no answer from slurmctld>}" | sed 's/^/  /' >&2
 	for f in "$STATE"/log/slurmctld.log "$STATE"/log/slurmd-node*.log "$STATE"/log/*.out "$STATE"/log/*.init.log; do
 		[ -s "$f" ] || continue
@@ -281,46 +363,61 @@ is_up() {
 	[ "$(sinfo -h -N -o '%t' 2>/dev/null | grep -c -E '^(idle|alloc|mix)')" = "$n" ]
 }
 
-# Whether the running nodes share exactly these directories.
-shares_match() {
-	[ "$(printf '%s\n' "$@")" = "$(cat "$STATE/shared-dirs" 2>/dev/null)" ]
-}
-
 # ---- commands --------------------------------------------------------------------------------
 cmd_up() {
-	local n=2 plugin="" plugin_args="" shared=() resv_ports=yes
+	local n=2 plugin="" plugin_args="" shared=() prefix="" path=$PATH
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--nodes) n=${2:?--nodes needs a number}; shift 2 ;;
-		--no-resv-ports) resv_ports=no; shift ;;
+		--no-resv-ports) RESV_PORTS=no; shift ;;
 		--share) shared+=("$(cd "${2:?--share needs a directory}" && pwd -P)") || die "--share $2: no such directory"; shift 2 ;;
 		--plugin) plugin=${2:?--plugin needs a path}; shift 2 ;;
 		--plugin-args) plugin_args=${2:-}; shift 2 ;;
+		--slurm) prefix=$(cd "${2:?--slurm needs a directory}" && pwd -P) || die "--slurm $2: no such directory"; shift 2 ;;
+		--constrain-devices) CONSTRAIN_DEVICES=yes; shift ;;
+		--job-container) JOB_CONTAINER=yes; shift ;;
+		--contain-spank) CONTAIN_SPANK=yes; shift ;;
 		*) die "up: unknown argument '$1' (see the usage at the top of $0)" ;;
 		esac
 	done
 	case $n in '' | *[!0-9]*) die "--nodes '$n' is not a number" ;; esac
 	[ "$n" -ge 1 ] && [ "$n" -le 16 ] || die "--nodes $n: choose 1 to 16"
+	[ -z "$prefix" ] || [ -x "$prefix/sbin/slurmd" ] ||
+		die "--slurm $prefix: no sbin/slurmd there (scripts/build-slurm.sh RELEASE installs one)"
 	need_root
-	need_tools
-	if is_up && [ "$(node_count)" = "$n" ] && shares_match "${shared[@]}" &&
-		[ "$(cat "$STATE/resv-ports" 2>/dev/null)" = "$resv_ports" ]; then
+	# Everything but the plugin decides whether a running cluster can be kept as it is.
+	local want
+	want=$(declare -p n shared prefix RESV_PORTS CONSTRAIN_DEVICES JOB_CONTAINER CONTAIN_SPANK)
+	use_slurm
+	if [ "$want" = "$(cat "$STATE/up-config" 2>/dev/null)" ] && is_up; then
 		[ -z "$plugin" ] || install_plugin "$plugin" "$plugin_args"
 		say "already up with $n nodes ($STATE)"
 		return 0
 	fi
+	PATH=$path
 	cmd_down >/dev/null
-	say "starting controller + $n nodes under $STATE"
-	write_config "$n" "$resv_ports"
+	mkdir -p "$STATE"
+	echo "$prefix" >"$STATE/slurm-prefix"
+	use_slurm
+	need_tools
+	if [ "$CONTAIN_SPANK" = yes ] && ! release_at_least 24.05; then
+		# Exit 77: what was asked for does not exist in this release (a skip, not an error).
+		echo "cluster: --contain-spank: Slurm $(slurm_release) has no SlurmdParameters=contain_spank (24.05 and later)" >&2
+		exit 77
+	fi
+	say "starting controller + $n nodes of Slurm $(slurm_release) under $STATE"
+	rm -rf "$STATE"/{containers,log,up-config}
+	write_config "$n"
 	printf '%s\n' "${shared[@]}" >"$STATE/shared-dirs"
 	if [ -n "$plugin" ]; then install_plugin "$plugin" "$plugin_args"; fi
 	hosts_add "$n"
 	net_up "$n"
-	start_munge
+	start_munge "$n"
 	start_daemons "$n"
 	if ! wait_idle "$n"; then
 		exit 1
 	fi
+	echo "$want" >"$STATE/up-config"
 	touch "$STATE/READY"
 	say "up: $n nodes idle; clients need SLURM_CONF=$STATE/etc/slurm.conf (or: $0 exec -- CMD)"
 }
@@ -361,7 +458,7 @@ cmd_down() {
 	need_root
 	n=$(node_count)
 	rm -f "$STATE/READY"
-	for f in "$STATE"/run/slurmctld.pid "$STATE"/run/slurmd-*.pid "$STATE"/run/munged.pid; do
+	for f in "$STATE"/run/slurmctld.pid "$STATE"/run/slurmd-*.pid "$STATE"/run/munged*.pid; do
 		[ -f "$f" ] || continue
 		pid=$(read_pid "$f")
 		pid_alive "$pid" && pids+=("$pid")
@@ -387,6 +484,9 @@ cmd_down() {
 	for i in $(seq 1 "$((n > 16 ? 16 : n))"); do cgroup_cleanup "$(node_name "$i")"; done
 	hosts_remove
 	rm -f "$STATE"/run/*.pid
+	# Controller and node state of this release would stop another release's daemons (and
+	# slurmctld -c keeps some of it): the next cluster starts from nothing.
+	rm -rf "$STATE/ctld" "$STATE/spool"
 	say "down"
 }
 
@@ -437,12 +537,20 @@ cmd_exec() {
 	exec "$@"
 }
 
+cmd_env() {
+	local prefix
+	echo "export SLURM_CONF=$STATE/etc/slurm.conf"
+	prefix=$(cat "$STATE/slurm-prefix" 2>/dev/null || true)
+	[ -z "$prefix" ] || echo "export PATH=$prefix/bin:$prefix/sbin:\$PATH"
+}
+
 case ${1:-} in
 up) shift; cmd_up "$@" ;;
 down) shift; cmd_down ;;
-status) shift; cmd_status ;;
+status) shift; use_slurm; cmd_status ;;
 plugin) shift; cmd_plugin "$@" ;;
-env) echo "export SLURM_CONF=$STATE/etc/slurm.conf" ;;
-exec) shift; cmd_exec "$@" ;;
-*) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+env) cmd_env ;;
+release) use_slurm; slurm_release ;;
+exec) shift; use_slurm; cmd_exec "$@" ;;
+*) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -3,6 +3,7 @@
 # cluster (tests/cluster/cluster.sh up) and prints one closing line "N passed, N failed, N skipped".
 # A test that exits 77 (lib.sh's skip) is skipped, with its reason printed; never counted as passed.
 # usage: run-tests.sh [PATTERN]   (only tests whose name contains PATTERN)
+#        TT_TESTS_EXCLUDE=TEXT: not the tests whose name contains TEXT
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 TT_SRCDIR=$(cd "$here/../.." && pwd)
@@ -10,7 +11,8 @@ TT_BUILDDIR=${TT_BUILDDIR:-$TT_SRCDIR}
 TT_CLUSTER_DIR=${TT_CLUSTER_DIR:-/var/lib/traintopo-cluster}
 TT_TEST_TIMEOUT=${TT_TEST_TIMEOUT:-180}
 export TT_SRCDIR TT_BUILDDIR TT_CLUSTER_DIR
-export SLURM_CONF=$TT_CLUSTER_DIR/etc/slurm.conf
+# SLURM_CONF, and PATH when the cluster runs a Slurm built under a prefix (cluster.sh up --slurm).
+eval "$("$here/cluster.sh" env)"
 pattern=${1:-}
 
 "$here/cluster.sh" status >/dev/null 2>&1 || {
@@ -66,6 +68,7 @@ nodes=$(sinfo -h -N -o %N 2>/dev/null | sort -u | wc -l)
 passed=0 failed=0 skipped=0 n4_skipped=0 failures=() skips=()
 for t in $(declare -F | awk '{print $3}' | grep '^test_'); do
 	[ -z "$pattern" ] || [[ $t == *"$pattern"* ]] || continue
+	[ -z "${TT_TESTS_EXCLUDE:-}" ] || [[ $t != *"$TT_TESTS_EXCLUDE"* ]] || continue
 	if [[ $t == test_n4_* ]] && [ "$nodes" -lt 4 ]; then
 		n4_skipped=$((n4_skipped + 1))
 		continue

@@ -165,6 +165,37 @@ static void expect_facts_error(char **env, const char *needle)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, needle));
 }
 
+/* Slurm 26.05 prints its own steps' ids with "%d": the batch script has SLURM_STEP_ID=-5. */
+static void test_special_step_ids_printed_negative(void)
+{
+	char *env[] = {"SLURM_STEP_ID=-5", "SLURMD_NODENAME=node2", "SLURM_JOB_NODELIST=node[1-2]",
+		       "SLURM_NODEID=1", "SLURM_TASKS_PER_NODE=2(x2)", "SLURM_JOB_ID=9", NULL};
+	struct tt_step_facts f;
+	struct tt_task_env e;
+	tt_err err = {""};
+
+	CU_ASSERT_EQUAL_FATAL(tt_step_facts_from_env(&f, tt_env_array, env, &err), 0);
+	CU_ASSERT_EQUAL(f.step_id, TT_STEP_BATCH);
+	CU_ASSERT_STRING_EQUAL(f.nodelist, "node2");
+	CU_ASSERT_EQUAL_FATAL(tt_layout_compute(&f, &e, &err), 0);
+	CU_ASSERT(e.rank == 0 && e.world_size == 1 && e.nnodes == 1);
+	env[0] = "SLURM_STEP_ID=4294967291";
+	CU_ASSERT_EQUAL_FATAL(tt_step_facts_from_env(&f, tt_env_array, env, &err), 0);
+	CU_ASSERT_EQUAL(f.step_id, TT_STEP_BATCH);
+	env[0] = "SLURM_STEP_ID=-4";
+	CU_ASSERT_EQUAL_FATAL(tt_step_facts_from_env(&f, tt_env_array, env, &err), 0);
+	CU_ASSERT_EQUAL(f.step_id, TT_STEP_EXTERN);
+	env[0] = "SLURM_STEP_ID=-6";
+	CU_ASSERT_EQUAL_FATAL(tt_step_facts_from_env(&f, tt_env_array, env, &err), 0);
+	CU_ASSERT_EQUAL(f.step_id, TT_STEP_INTERACTIVE);
+	env[0] = "SLURM_STEP_ID=-7";
+	expect_facts_error(env, "SLURM_STEP_ID='-7' is neither a step number nor one of Slurm's");
+	env[0] = "SLURM_STEP_ID=-";
+	expect_facts_error(env, "SLURM_STEP_ID='-' is neither a step number");
+	env[0] = "SLURM_STEP_ID=-1";
+	expect_facts_error(env, "SLURM_STEP_ID='-1' is neither");
+}
+
 static void test_facts_errors(void)
 {
 	char *no_job[] = {"SLURM_NODELIST=a", "SLURM_NODEID=0", NULL};
@@ -663,6 +694,7 @@ int tt_register_suites(void)
 	if (!s)
 		return -1;
 	CU_add_test(s, "facts from the environment", test_facts_from_env);
+	CU_add_test(s, "Slurm's own steps printed as negative ids", test_special_step_ids_printed_negative);
 	CU_add_test(s, "facts errors name the variable", test_facts_errors);
 	CU_add_test(s, "the batch step is one task", test_batch_step_is_one_task);
 	CU_add_test(s, "getenv may reuse one buffer", test_getenv_may_reuse_one_buffer);
