@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # run-tests.sh — runs the cluster integration tests (tests/cluster/t_*.sh) against a running test
-# cluster (tests/cluster/cluster.sh up) and prints one closing line "N passed, N failed, N skipped".
+# cluster (tests/cluster/cluster.sh up) and prints one closing line "N passed, N failed, N skipped, N known failures".
 # A test that exits 77 (lib.sh's skip) is skipped, with its reason printed; never counted as passed.
 # usage: run-tests.sh [PATTERN]   (only tests whose name contains PATTERN)
 #        TT_TESTS_EXCLUDE=TEXT: not the tests whose name contains TEXT
@@ -65,7 +65,7 @@ done
 
 # Tests named test_n4_* need 4 nodes; on a smaller cluster they are skipped (and counted).
 nodes=$(sinfo -h -N -o %N 2>/dev/null | sort -u | wc -l)
-passed=0 failed=0 skipped=0 n4_skipped=0 failures=() skips=()
+passed=0 failed=0 skipped=0 known=0 n4_skipped=0 failures=() skips=() knowns=()
 for t in $(declare -F | awk '{print $3}' | grep '^test_'); do
 	[ -z "$pattern" ] || [[ $t == *"$pattern"* ]] || continue
 	[ -z "${TT_TESTS_EXCLUDE:-}" ] || [[ $t != *"$TT_TESTS_EXCLUDE"* ]] || continue
@@ -81,6 +81,11 @@ for t in $(declare -F | awk '{print $3}' | grep '^test_'); do
 	# A test whose work scales with the machine's speed may name its own limit: timeout_<test>=S.
 	limit_var=timeout_$t
 	limit=${!limit_var:-$TT_TEST_TIMEOUT}
+	# A test of a behaviour not built yet names the issue: known_failure_<test>="WHY (#N)". It
+	# runs; failing, it is counted as a known failure (never as passed); passing, it fails, so the
+	# mark is removed once the behaviour exists.
+	known_var=known_failure_$t
+	known_why=${!known_var:-}
 	timeout -k 5 "$limit" bash -c '
 		set -e
 		. "$1/lib.sh"
@@ -89,9 +94,18 @@ for t in $(declare -F | awk '{print $3}' | grep '^test_'); do
 		"$3"' run-test "$here" "$TT_JOBDIR/$t" "$t" >"$log" 2>&1
 	rc=$?
 	[ $rc -ne 124 ] || echo "timed out after ${limit}s" >>"$log"
-	if [ $rc -eq 0 ]; then
+	if [ $rc -eq 0 ] && [ -n "$known_why" ]; then
+		failed=$((failed + 1))
+		failures+=("$t")
+		echo "FAIL $t ($((SECONDS - start))s): passes, but is marked as a known failure ($known_why): remove $known_var"
+	elif [ $rc -eq 0 ]; then
 		passed=$((passed + 1))
 		echo "PASS $t ($((SECONDS - start))s)"
+	elif [ $rc -ne 77 ] && [ -n "$known_why" ]; then
+		known=$((known + 1))
+		knowns+=("$t")
+		echo "KNOWN FAILURE $t ($((SECONDS - start))s, exit $rc): $known_why"
+		sed 's/^/    /' "$log" | tail -n 8
 	elif [ $rc -eq 77 ]; then
 		skipped=$((skipped + 1))
 		skips+=("$t")
@@ -110,7 +124,8 @@ done
 restore_cluster_state
 [ ${#failures[@]} -eq 0 ] || echo "failed: ${failures[*]}"
 [ ${#skips[@]} -eq 0 ] || echo "skipped: ${skips[*]}"
+[ ${#knowns[@]} -eq 0 ] || echo "known failures: ${knowns[*]}"
 note="$nodes nodes"
 [ "$n4_skipped" -eq 0 ] || note="$note; $n4_skipped more need 4 nodes and run on the 4-node cluster"
-echo "cluster: $passed passed, $failed failed, $skipped skipped ($note)"
+echo "cluster: $passed passed, $failed failed, $skipped skipped, $known known failures ($note)"
 [ "$failed" -eq 0 ]

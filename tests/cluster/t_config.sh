@@ -189,6 +189,7 @@ JOB
 
 # A heterogeneous job whose first component runs on node2: srun lists the step's nodes sorted
 # (node1 first), but rank 0 and so MASTER_ADDR are on node2; ranks count across components.
+known_failure_test_cfg_het_job_ranks_across_components="heterogeneous steps are not supported by the plugin yet: on node2 it takes node index 0 and the other component's task count (#18)"
 test_cfg_het_job_ranks_across_components() {
 	salloc -w node2 -N1 -n2 --gres=gpu:4 : -w node1 -N1 -n1 --gres=gpu:2 \
 		srun --het-group=0,1 --train-topo=env "$TASK_ENV" >out.txt 2>err.txt || { cat err.txt; fail "het step failed"; }
@@ -223,6 +224,7 @@ test_cfg_devices_constrained_local_indices() {
 
 # job_container/tmpfs (namespace/tmpfs since 25.11): every task of a full-mode step reads its NCCL
 # topology file, and /tmp is the job's own (a file written there is not in the node's /tmp).
+known_failure_test_cfg_container_tasks_see_topology_file="the plugin writes the NCCL topology file outside the job container's private /tmp, where tasks do not see it (#18)"
 test_cfg_container_tasks_see_topology_file() {
 	local type
 	type=$(config_value NamespaceType)
