@@ -3,7 +3,7 @@
 noinst_LTLIBRARIES += libtthw.la
 libtthw_la_SOURCES = \
 	hw/hw_model.h hw/hw_model.c hw/hw_sources.h hw/hw_discover.c \
-	hw/hw_sysfs.c hw/hw_verbs.c hw/hw_netif.c hw/hw_vswitch.c hw/hw_xml_input.c \
+	hw/hw_parse.c hw/hw_sysfs.c hw/hw_verbs.c hw/hw_netif.c hw/hw_vswitch.c hw/hw_xml_input.c \
 	hw/hw_nccl_xml.h hw/hw_nccl_xml.c hw/hw_policy.h hw/hw_policy.c \
 	hw/hw_report.h hw/hw_report.c
 libtthw_la_CFLAGS = $(AM_CFLAGS) $(HWLOC_CFLAGS) $(IBVERBS_CFLAGS)
