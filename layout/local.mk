@@ -5,4 +5,5 @@ libttlayout_la_SOURCES = \
 	layout/hostlist.h layout/hostlist.c \
 	layout/gres.h layout/gres.c \
 	layout/layout.h layout/layout.c \
-	layout/cpu_bind.h layout/cpu_bind.c
+	layout/cpu_bind.h layout/cpu_bind.c \
+	layout/node_policy.h layout/node_policy.c

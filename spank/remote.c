@@ -4,7 +4,7 @@
  * srun steps and relays signals to them; the extern and interactive steps are left alone. */
 #include "plugin.h"
 #include "cpu_bind.h"
-#include "hw_model.h"
+#include "tt_cpuset.h"
 #include "layout.h"
 #include "relay.h"
 #include "topo_file.h"
