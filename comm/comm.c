@@ -5,9 +5,11 @@
 #include <config.h>
 
 #include "comm_backend.h"
-#include "gpu_mlp.h"
 #include "rt_net.h"
 #include "rt_pmix.h"
+#ifdef TT_HAVE_NCCL
+#include "rt_cuda.h"
+#endif
 #include "rt_store.h"
 #include "rt_token.h"
 #include "trainrt.h"
@@ -140,6 +142,16 @@ static int agree_layout(trainrt_comm *c, tt_err *err)
 	return 0;
 }
 
+int trainrt_gpu_device(int local_rank)
+{
+#ifdef TT_HAVE_NCCL
+	return rt_gpu_device_for(local_rank);
+#else
+	(void)local_rank;
+	return 0;
+#endif
+}
+
 static rt_backend *pick_backend(trainrt_comm *c, trainrt_buffers where, tt_err *err)
 {
 	const char *want = getenv("TRAINRT_BACKEND");
@@ -156,8 +168,8 @@ static rt_backend *pick_backend(trainrt_comm *c, trainrt_buffers where, tt_err *
 		return NULL;
 	}
 	if (automatic) {
-#ifdef TT_HAVE_CUDA
-		if (where != TRAINRT_BUFFERS_HOST && tt_gpu_count() > 0)
+#ifdef TT_HAVE_NCCL
+		if (where != TRAINRT_BUFFERS_HOST && rt_gpu_count() > 0)
 			return rt_nccl_create(w, err);
 		if (where == TRAINRT_BUFFERS_DEVICE) {
 			tt_err_set(err, "GPU buffers need the nccl backend, but no CUDA device is visible to rank %d "
@@ -196,7 +208,7 @@ static rt_backend *pick_backend(trainrt_comm *c, trainrt_buffers where, tt_err *
 		return be;
 	}
 	if (strcmp(want, "nccl") == 0) {
-#ifdef TT_HAVE_CUDA
+#ifdef TT_HAVE_NCCL
 		return rt_nccl_create(w, err);
 #else
 		tt_err_set(err, "TRAINRT_BACKEND=nccl, but this libtrainrt was built without CUDA (configure --with-cuda)");

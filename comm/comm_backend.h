@@ -96,7 +96,7 @@ void rt_shm_abort(rt_backend *shm, tt_err *err);
 /* Closes the ring's connections so the other nodes' leaders fail at once instead of waiting
  * for their timeout (used when this node failed inside shared memory). */
 void rt_tcp_abort(rt_backend *tcp);
-#ifdef TT_HAVE_CUDA
+#ifdef TT_HAVE_NCCL
 rt_backend *rt_nccl_create(const rt_world *w, tt_err *err);
 #endif
 

@@ -98,6 +98,11 @@ const char *trainrt_backend_name(const trainrt_comm *comm);
 /* 1 when collective buffers must be device (CUDA) memory — the nccl backend — else 0. */
 int trainrt_buffers_on_device(const trainrt_comm *comm);
 
+/* The CUDA device the nccl backend uses for a node-local rank: local_rank modulo the devices
+ * visible to the process (0 when none is, or CUDA is not installed). A trainer computing on the
+ * GPU uses the same, so its buffers are where NCCL runs. Needs no communicator. */
+int trainrt_gpu_device(int local_rank);
+
 /* The error that failed this communicator, "trainrt: rank N: ..."; else the last non-fatal one
  * (an exhausted arena, a store timeout); "" when none. */
 const char *trainrt_last_error(const trainrt_comm *comm);

@@ -9,6 +9,7 @@ extern "C" {
 #include "tt_err.h"
 }
 #include "gpu_mlp.h"
+#include "trainrt.h"
 
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -63,9 +64,7 @@ extern "C" int tt_gpu_count(void)
 
 extern "C" int tt_gpu_device_for(int local_rank)
 {
-	int n = tt_gpu_count();
-
-	return n > 0 ? local_rank % n : 0;
+	return trainrt_gpu_device(local_rank);
 }
 
 extern "C" tt_gpu *tt_gpu_open(int local_rank, tt_err *err)
