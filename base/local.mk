@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # base/: the helpers every other folder uses — error records (tt_err), string buffers, atomic
 # file writes, environment access, signal names, CPU list text. Nothing beyond libc. A PIC
 # convenience library.

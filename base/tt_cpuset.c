@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tt_cpuset.c — CPU list text to and from cpu_set_t (see tt_cpuset.h). */
 #include "tt_cpuset.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tt_cpuset.h — CPU sets as list text, "0-7,16-23" (cpuset cgroups, taskset -c, TRAIN_CPU_LIST):
  * the one writer every component uses and its strict reader (the topology probe's report, read by
  * the plugin), side by side so that what one writes the other reads back. */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # bench/: `make bench` targets; every claim in BENCHMARKS.md comes from one of them (each needs
 # the parts it measures: a configure that left one out cannot run its target).
 # bench-topo: live discovery + NCCL XML vs lstopo's XML export (BENCHMARKS.md, Topology discovery).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* backend_nccl.c — collectives on GPU buffers through NCCL (built when configure finds CUDA's and
  * NCCL's headers; rt_cuda.h loads the libraries when this backend is first asked for).
  * Rank 0 creates the NCCL unique id and shares it through the store. NCCL itself does not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* backend_tcp.c — collectives over a ring of TCP connections, for ranks on different nodes
  * (all ranks with TRAINRT_BACKEND=tcp, or one rank per node under the hierarchical backend).
  * All-reduce is reduce-scatter then all-gather around the ring, each step sending to the right

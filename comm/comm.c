@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* comm.c — trainrt_comm: reads the launch environment, runs the rendezvous, picks a backend and
  * executes collectives in issue order: asynchronous ones on one progress thread per communicator
  * (so compute overlaps communication), blocking ones on the caller's thread when nothing is

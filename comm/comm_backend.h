@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* comm_backend.h — the one interface every transport implements (shm, tcp, hierarchical, nccl),
  * and the facts about the job they are built from. comm.c owns queueing, ordering and errors;
  * a backend only moves and reduces bytes for one operation at a time, in issue order. */

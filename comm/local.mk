@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # comm/: libtrainrt (trainrt.h) — the authenticated rendezvous store, PMIx, the backends behind one
 # interface (shm, tcp, hierarchical, nccl) and the collectives — and trainrt-bench, its nccl-tests
 # style benchmark. All of it is the convenience library libtrainrt_core, which the unit tests and

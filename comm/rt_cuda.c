@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rt_cuda.c — loading the CUDA runtime and NCCL for the nccl backend (see rt_cuda.h). */
 #define RT_CUDA_LOADER
 #include <config.h>

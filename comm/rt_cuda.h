@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rt_cuda.h — the CUDA runtime and NCCL as libtrainrt uses them: never linked, loaded with dlopen
  * the first time the nccl backend is asked for (or auto mode looks for a GPU), so one libtrainrt
  * installs and runs on nodes without CUDA and, where the nccl backend is wanted but CUDA or NCCL

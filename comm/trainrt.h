@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* trainrt.h — libtrainrt's communicator: rendezvous of the ranks of one training job and the
  * collectives (all-reduce, all-gather, reduce-scatter, broadcast, barrier) a data-parallel trainer
  * needs, over shared memory, TCP or NCCL. One opaque trainrt_comm per process holds all state.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* trainrt_bench.c — trainrt-bench: collective bandwidth in the style of nccl-tests (size, count,
  * type, redop, time, algbw, busbw, #wrong), under any launcher giving the env contract, or with
  * --local N forking N ranks itself on 127.0.0.1. Also the two reference points bench/comm.sh

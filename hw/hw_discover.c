@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hw_discover.c — builds the node model: hwloc (live, or its XML loader) gives NUMA nodes, the PCI
  * tree, OpenFabrics and network OS devices and NVLink bandwidths; then sysfs and libibverbs fill
  * what hwloc does not carry (port link layer and rate, PCIe width, interfaces), see hw_sources.h. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hw_model.c — the node model's plumbing: growing its arrays, lookups, the nvidia-smi style
  * relation between two devices, and the cpu list / cpumap text forms of a CPU set.
  * Everything here is pure (no system calls), so tests build models by hand and check it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hw_model.h — the hardware of one node as traintopo sees it: NUMA nodes, the PCI tree, GPUs,
  * RDMA HCAs and network interfaces, filled from hwloc (live or XML), libibverbs and sysfs.
  * Writers (NCCL XML, JSON, the matrix view) and the per-rank policy read only this model. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hw_parse.c — the small conversions the discovery sources share (hw_sources.h): hwloc's PCIe
  * bandwidth to rate and width, and GUID text to a number. Their own file so that hw_discover.c
  * (hwloc) and hw_sysfs.c (sysfs) both use them without depending on each other. */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # hw/: what the node is — the hardware model from hwloc (live or an XML export), sysfs and verbs,
 # its writers (NCCL topology XML, JSON, the show matrix), the per-rank policy, and train-topo
 # (also the SPANK plugin's probe on compute nodes).

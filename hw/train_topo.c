@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* train_topo.c — the `train-topo` command: shows this node's hardware model (or one read from an
  * hwloc XML export) as a topo -m style view, NCCL topology XML, JSON, or the per-rank environment;
  * `probe` is what the SPANK plugin runs on a compute node (the file and node_policy.h's report).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # layout/: who runs where — nodelists, GRES GPU lists, the rank env contract (layout.h) and the
 # CPU binding rule. Pure logic over base/, shared by the plugin and train-run.
 noinst_LTLIBRARIES += libttlayout.la

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* node_policy.c — the topology probe's report: writer and strict parser (format in node_policy.h). */
 #include "node_policy.h"
 #include "tt_cpuset.h"

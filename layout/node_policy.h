@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* node_policy.h — what a node's topology probe tells the SPANK plugin: the node's NCCL_IB_HCA and
  * NCCL_SOCKET_IFNAME, each GPU's NUMA-local CPUs (the tasks' CPU binding, cpu_bind.h) and the
  * warnings to show, as the text report `train-topo probe` writes on its standard output and the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # man/: manual pages, each installed with the part it documents (all are in the tarball).
 if BUILD_PLUGIN
 dist_man_MANS += man/train_topo.8

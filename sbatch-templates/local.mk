@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # sbatch-templates/: job scripts users copy; installed as examples with the commands (train-run).
 templatesdir = $(pkgdatadir)/sbatch-templates
 if BUILD_LAUNCHER

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # test.sh — the README's test command: installs dependencies, builds, runs the CUnit unit tests
 # (make check), a short pass of every libFuzzer harness (make fuzz-smoke), brings up the embedded Slurm test cluster with the freshly built plugin, runs the
 # cluster integration tests on 2 nodes, then the 4-node ones on 4, and brings the cluster down

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # spank/: the train_topo SPANK plugin. Pure parts (plugstack parser, relay rules, the topology
 # file's life and its probe) live in a convenience library the unit tests and train-run link too;
 # only the hook files include slurm/spank.h. The plugin links nothing but libc: hardware discovery

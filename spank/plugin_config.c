@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* plugin_config.c — strict parsing of the plugin's plugstack.conf arguments and of
  * --train-topo[=MODE] (keys and defaults documented in plugin_config.h). */
 #include "config.h"

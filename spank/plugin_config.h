@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* plugin_config.h — the SPANK plugin's settings: the strict parser of its plugstack.conf
  * arguments (`required /path/train_topo.so key=value ...`) and of the user's --train-topo[=MODE].
  * Pure (no Slurm headers), so every error message is unit-tested; named plugin_config, not

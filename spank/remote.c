@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* remote.c — slurmstepd: resolve the step's mode, and per task apply the env contract, bind the
  * task's CPUs when Slurm did not, publish what a launcher below needs (TRAIN_TOPO_SET, the
  * relay), and start the checkpoint-signal relay. The batch step only passes the mode on to its

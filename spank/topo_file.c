@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* topo_file.c — creating and removing the step's NCCL topology file (see topo_file.h).
  *
  * Who runs what (Slurm's src/slurmd/slurmstepd/mgr.c, checked in 24.11 and 26.05; spank(8) of

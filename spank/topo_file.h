@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* topo_file.h — the step's NCCL_TOPO_FILE on this node: created once per node per step before the
  * tasks start (slurm_spank_user_init), removed when the step ends (slurm_spank_exit).
  * Discovery runs in a program of its own, `train-topo probe` (plugstack probe=, default the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # sweep/: train-sweep: the grid of a hyperparameter sweep (one parser for sweep.sh and the report) and the
 # ranked report of a sweep directory. Its pure modules are a convenience library the unit tests link.
 SWEEP_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sweep

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ckpt.h — crash-safe training checkpoints: ROOT/step-NNNNNNNN/ holds one file per rank (that
  * rank's slice of every layer's parameters and AdamW moments, in the ZeRO shard layout of shard.h)
  * and meta.txt, written last, naming every rank file's CRC32. A step directory counts only when

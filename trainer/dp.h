@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dp.h — one data-parallel training step of an MLP over libtrainrt: DDP (ZeRO-0) with reverse-
  * order gradient buckets whose all-reduces overlap the rest of backward, and ZeRO-1/2/3 (optimizer
  * state, + gradients reduce-scattered, + parameters sharded and all-gathered per layer just before

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpu_mlp.cu — the device side of gpu_mlp.h: a stream and cuBLAS handle per context, the three
  * GEMMs of a Linear layer through cublasGemmEx (bf16 operands, float32 compute), and the
  * elementwise and per-row kernels. Row-major host matrices are column-major transposes to

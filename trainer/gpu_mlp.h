@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpu_mlp.h — the MLP's math on one CUDA GPU in bf16 mixed precision (built when configure finds
  * CUDA): cuBLAS GEMMs on bfloat16 operands accumulating in float32, and small kernels for bias +
  * ReLU, softmax cross-entropy, bias gradients and AdamW (gpu_mlp.cu). Master weights, gradients

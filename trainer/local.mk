@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # trainer/: what trains — the MLP, AdamW, the data, DDP buckets and ZeRO shards, checkpoints, the
 # data-parallel step on the CPU and (with CUDA) on the GPU — and train-mlp. Two convenience
 # libraries over libtrainrt's public API (trainrt.h): libtrainmodel (model, optimizer, data,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* train_mlp.c — train-mlp: data-parallel MLP training on libtrainrt (DDP or ZeRO-1/2/3), with
  * IDX or synthetic data, evaluation, checkpoint/resume, a checkpoint-on-signal protocol and a JSON
  * summary. The step math lives in dp.c; this file is the loop, the I/O and the agreements between

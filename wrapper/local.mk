@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # wrapper/: train-run, the GRES-aware launcher. Its pure logic (process table and exit policy,
 # output line splitting, option parsing) is a convenience library the unit tests link too.
 WRAPPER_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/wrapper -I$(top_srcdir)/spank

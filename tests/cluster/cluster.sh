@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # cluster.sh — a real Slurm 22.05 cluster on this one machine, for traintopo's integration tests.
 # Each compute node is its own network namespace (veth on a bridge, own IP), UTS namespace (hostname)
 # and mount namespace (private /tmp, its own subtree of each cgroup v1 controller); slurmctld runs in

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # exports.sh — libtrainrt.so as a CPU-only node gets it: it exports the trainrt_* functions of
 # trainrt.h and nothing else (nm -D: only those and the version node), needs no CUDA library and
 # no RUNPATH (readelf -d), and, with CUDA's libraries hidden (a mount namespace over their

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/comm/: the collective matrix shared by comm_check (host buffers; run across the test
 # cluster's nodes by tests/cluster/t_runtime.sh) and tests/gpu/nccl_check (device buffers).
 # comm_check uses trainrt.h alone, so it links libtrainrt.so as any program would.

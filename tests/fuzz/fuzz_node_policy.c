@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_node_policy.c — the topology probe's report as the SPANK plugin reads it from a pipe
  * (layout/node_policy): any bytes. A report that is accepted must come back unchanged through the
  * writer (the plugin and train-topo agree on every value), and a refusal must say why; a message

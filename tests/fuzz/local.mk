@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/fuzz/: libFuzzer harnesses, one per parser (fuzz_NAME.c defines LLVMFuzzerTestOneInput),
 # with seed inputs in corpus/NAME/ and every input that once crashed it in regress/NAME/.
 #   make fuzz                  builds the harnesses with clang -fsanitize=fuzzer,address,undefined

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bundle.sh — packs what tests/gpu/run.sh needs on a bare GPU machine into one folder (make
 # gpu-bundle): the built programs (the ELF files from .libs, not libtool's wrappers), libtrainrt,
 # and every shared library they load that such a machine may lack (hwloc and its PCI plugin,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/gpu/: checks for a machine with NVIDIA GPUs. run.sh is the one prepared device check; it
 # runs from a bundle built here (`make gpu-bundle` -> gpu-bundle/, carried to the GPU machine).
 # make check never needs a GPU: it builds the bundle and checks it is self-contained

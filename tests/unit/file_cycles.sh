@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # file_cycles.sh — no two source files of the project's libraries and programs depend on each other,
 # directly or around a loop: file A depends on file B when A's object calls a function B's defines
 # (nm on the built objects, so only real calls count, not includes; a component's one context

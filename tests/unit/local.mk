@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/unit/: CUnit programs, one per module, all sharing cunit_main.c. `make check` runs them;
 # each block only when configure builds the part it tests (and CUnit is there).
 AM_TESTS_ENVIRONMENT = TT_TEST_SRCDIR='$(abs_top_srcdir)'; export TT_TEST_SRCDIR; \
@@ -217,3 +218,6 @@ endif
 # known loop left out).
 TESTS += tests/unit/file_cycles.sh
 dist_noinst_SCRIPTS += tests/unit/file_cycles.sh tests/unit/need_cunit.sh
+# Every source file names its licence (SPDX line; LICENSE).
+TESTS += tests/unit/spdx.sh
+dist_noinst_SCRIPTS += tests/unit/spdx.sh

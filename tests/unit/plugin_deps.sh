@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # plugin_deps.sh — what srun, sbatch and salloc load with the SPANK plugin on a login node: the
 # plugin needs libc only (readelf -d: no hwloc, libibverbs, CUDA, Slurm library), has no RUNPATH,
 # exports only the SPANK entry points (train_topo.map), and the libraries ldd resolves for it hold

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_ckpt.c — checkpoints: write/validate/load round trip, re-slicing to another world size,
  * torn and corrupt directories skipped with a reason, keep-last-K pruning, pruning and removal of
  * torn directories that never follow a symbolic link, files created under the umask. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_comm.c — the communicator end to end: forked ranks on 127.0.0.1 run every collective x
  * dtype x reduction x size against references computed here, for each backend (shm, tcp, and
  * hierarchical by faking nodes with LOCAL_WORLD_SIZE), with buffers both in and outside the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_node_policy.c — the topology probe's report (node_policy.h) and CPU list text (tt_cpuset.h):
  * what the writer writes the parser reads back unchanged; the exact text of a report; a failed
  * probe's message arriving verbatim; and every malformed report refused with its line named. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_plugin_config.c — plugstack.conf arguments and --train-topo values: defaults, every
  * key, and every error (position, bad text and the valid keys or values named). */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_topo_file.c — the plugin's topology file and the job's directory, in a private topo_dir:
  * made 0700 and used, a directory that is not the user's private one (wrong mode, a symbolic link,
  * a file) never used nor cleaned, removal only through the directory that was checked (also after

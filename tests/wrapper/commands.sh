@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # commands.sh — every command traintopo installs answers -h/--help and -V/--version with exit 0
 # (usage on stdout, "NAME (traintopo) VERSION"), and a bad option with exit 2 and one message
 # that starts with the command's short name, never with the path getopt would print.
