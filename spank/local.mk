@@ -33,8 +33,9 @@ spank/train_topo.conf: Makefile
 	  echo "# Slurm loads it only at that major.minor release; rebuild it for another."; \
 	  echo "required $(spankdir)/train_topo.so"; } >$@
 
-# Slurm loads the .so; libtool's .la beside Slurm's plugins is of no use to anyone.
-install-exec-hook:
+# Slurm loads the .so; libtool's .la beside Slurm's plugins is of no use to anyone (spankdir is
+# installed by install-data: automake puts a user-defined directory there unless it says "exec").
+install-data-hook:
 	rm -f "$(DESTDIR)$(spankdir)/train_topo.la"
 uninstall-hook:
 	rm -f "$(DESTDIR)$(spankdir)/train_topo.so"
