@@ -24,7 +24,7 @@ static double now(void)
 static int write_ckpt(const char *root, tt_ckpt_meta *meta, const tt_shard_plan *plan, const float *p,
 		      const float *m, const float *v, tt_err *err)
 {
-	return tt_ckpt_prepare(root, meta->step, err) || tt_ckpt_write_rank(root, meta->step, plan, p, m, v, meta->crc, err) ||
+	return tt_ckpt_prepare(root, meta->step, err) || tt_ckpt_write_rank(root, meta->step, 0, plan, p, m, v, meta->crc, err) ||
 	       tt_ckpt_write_meta(root, meta, err);
 }
 

@@ -3,8 +3,9 @@
 # comm.sh — `make bench-comm`: libtrainrt's collectives against their peers, measured in one run
 # on this machine: memcpy bandwidth, our shm all-reduce (2 and 4 ranks, 64 MiB float32), Gloo
 # all-reduce through Debian's PyTorch, MPI_Allreduce from Debian's Open MPI, and a rendezvous of
-# 1024 ranks (threads) through our store vs PyTorch's TCPStore. Prints the numbers and the ratios
-# that BENCHMARKS.md "## Collectives" records. Every part is bounded (timeout) and loopback only.
+# 1024 ranks (threads) through our store vs PyTorch's TCPStore; point-to-point exchanges between two
+# ranks (trainrt_sendrecv over shared memory and over loopback TCP, Gloo isend/irecv). Prints the
+# numbers and the ratios that BENCHMARKS.md "## Collectives" records. Every part is bounded (timeout) and loopback only.
 # Needs: apt-get install -y python3-torch libopenmpi-dev openmpi-bin (parts without them are skipped).
 set -u
 BENCH=${TRAINRT_BENCH:-./trainrt-bench}
@@ -119,5 +120,48 @@ else
 	ts=0
 fi
 
+# Point-to-point: two ranks swap a buffer (8 bytes: latency, 64 MiB: bandwidth per direction).
+p2p() { # LOCAL_WORLD_SIZE size -> "time_us algbw"
+	LOCAL_WORLD_SIZE=$1 timeout 120 "$BENCH" --local 2 -o sendrecv -b "$2" -e "$2" -n $ITERS -w $WARM |
+		awk '!/^#/ { print $5, $7 }'
+}
+for where in "2 shm" "1 tcp"; do
+	set -- $where
+	small=$(p2p "$1" 8)
+	big=$(p2p "$1" $SIZE)
+	eval "p2p_$2=\$(echo \$big | cut -d' ' -f2)"
+	say "trainrt sendrecv 2 ranks over $2: 8 B $(echo "$small" | cut -d' ' -f1) us, 64 MiB $(echo "$big" | cut -d' ' -f2) GB/s per direction"
+done
+cat >"$tmp/gloo_p2p.py" <<'PY'
+import sys, time, torch, torch.distributed as dist, torch.multiprocessing as mp
+def run(rank, port, size, iters, warm, q):
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2)
+    out, inp = torch.ones(max(size // 4, 1)), torch.empty(max(size // 4, 1))
+    def swap():
+        a, b = dist.isend(out, 1 - rank), dist.irecv(inp, 1 - rank)
+        a.wait(); b.wait()
+    for _ in range(warm): swap()
+    dist.barrier(); t0 = time.perf_counter()
+    for _ in range(iters): swap()
+    t = torch.tensor([(time.perf_counter() - t0) / iters])
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    if rank == 0: q.put(t.item())
+    dist.destroy_process_group()
+if __name__ == "__main__":
+    port, size, iters, warm = map(int, sys.argv[1:5])
+    ctx = mp.get_context("fork"); q = ctx.SimpleQueue()
+    ps = [ctx.Process(target=run, args=(r, port, size, iters, warm, q)) for r in range(2)]
+    [p.start() for p in ps]; [p.join() for p in ps]
+    t = q.get(); print("%.1f %.3f" % (t * 1e6, size / t / 1e9))
+PY
+if "$PY" -c 'import torch.distributed' 2>/dev/null; then
+	small=$(timeout 120 "$PY" "$tmp/gloo_p2p.py" "$(port)" 8 $ITERS $WARM 2>/dev/null)
+	big=$(timeout 120 "$PY" "$tmp/gloo_p2p.py" "$(port)" $SIZE $ITERS $WARM 2>/dev/null)
+	gloo_p2p=$(echo "$big" | cut -d' ' -f2)
+	say "gloo isend/irecv 2 ranks: 8 B $(echo "$small" | cut -d' ' -f1) us, 64 MiB ${gloo_p2p:-n/a} GB/s per direction"
+else
+	gloo_p2p=0
+fi
+
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
-say "ratios at 64 MiB: shm2/memcpy $(ratio "$shm2" "$memcpy")  shm4/memcpy $(ratio "$shm4" "$memcpy")  shm2/gloo2 $(ratio "$shm2" "$gloo2")  shm4/gloo4 $(ratio "$shm4" "$gloo4")  shm2/mpi2 $(ratio "$shm2" "$mpi2")  shm4/mpi4 $(ratio "$shm4" "$mpi4")  tcpstore/trainrt rendezvous $(ratio "${ts:-0}" "$rdv")"
+say "ratios at 64 MiB: shm2/memcpy $(ratio "$shm2" "$memcpy")  shm4/memcpy $(ratio "$shm4" "$memcpy")  shm2/gloo2 $(ratio "$shm2" "$gloo2")  shm4/gloo4 $(ratio "$shm4" "$gloo4")  shm2/mpi2 $(ratio "$shm2" "$mpi2")  shm4/mpi4 $(ratio "$shm4" "$mpi4")  tcpstore/trainrt rendezvous $(ratio "${ts:-0}" "$rdv")  sendrecv shm/gloo $(ratio "$p2p_shm" "${gloo_p2p:-0}")  sendrecv tcp/gloo $(ratio "$p2p_tcp" "${gloo_p2p:-0}")"

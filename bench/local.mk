@@ -44,10 +44,11 @@ bench-train: train-mlp bench/sgemm-peak
 .PHONY: bench-train
 
 # bench-accuracy: 784-256-10 on Fashion-MNIST reaches >= 88% on 1 and on 4 ranks; the same script
-# is a make check test (tests/trainer/accuracy.sh), here for its wall times.
+# is a make check test (tests/trainer/accuracy.sh), here for its wall times, plus a deeper model on
+# 4 ranks with tensor and pipeline parallelism (TP=2 PP=2, about a minute more).
 BENCH_TARGETS += bench-accuracy
 bench-accuracy: train-mlp
-	TRAIN_MLP=./train-mlp $(SHELL) $(srcdir)/tests/trainer/accuracy.sh
+	TRAIN_MLP=./train-mlp $(SHELL) $(srcdir)/tests/trainer/accuracy.sh --with-tp-pp
 .PHONY: bench-accuracy
 
 # bench-tcp: TCP all-reduce between two test-cluster nodes vs a raw TCP stream (bench/tcp.sh).
@@ -78,3 +79,11 @@ BENCH_TARGETS += bench-ckpt
 bench-ckpt: bench/ckpt-write
 	CKPT_WRITE=./bench/ckpt-write $(SHELL) $(srcdir)/bench/ckpt.sh
 .PHONY: bench-ckpt
+
+# bench-parallel: 3D layouts (samples/s, peak RSS, bytes per step measured vs computed, bubble),
+# recomputation's memory, and PyTorch's pipeline (gloo send/recv) and DDP as peers (BENCHMARKS.md).
+dist_noinst_SCRIPTS += bench/parallel.sh bench/torch_pipeline.py
+BENCH_TARGETS += bench-parallel
+bench-parallel: train-mlp
+	TRAIN_MLP=./train-mlp $(SHELL) $(srcdir)/bench/parallel.sh
+.PHONY: bench-parallel

@@ -27,12 +27,25 @@ def dims_of(spec):
     return out
 
 
-def worker(rank, a, port):
-    torch.set_num_threads(a.threads)
+def join(rank, world, port, threads):
+    """This process as rank of a gloo world on 127.0.0.1 (also used by torch_pipeline.py)."""
+    torch.set_num_threads(threads)
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
-    dist.init_process_group("gloo", rank=rank, world_size=a.world)
+    dist.init_process_group("gloo", rank=rank, world_size=world)
     torch.manual_seed(0)
+
+
+def spawn(worker, a, world):
+    """Runs worker(rank, a, port) in world processes that meet on a free port."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    mp.spawn(worker, args=(a, port), nprocs=world, join=True)
+
+
+def worker(rank, a, port):
+    join(rank, a.world, port, a.threads)
     dims = dims_of(a.layers)
     layers = []
     for i in range(len(dims) - 1):
@@ -75,10 +88,7 @@ def main():
     p.add_argument("--steps", type=int, default=200)
     p.add_argument("--threads", type=int, default=1)
     a = p.parse_args()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    mp.spawn(worker, args=(a, port), nprocs=a.world, join=True)
+    spawn(worker, a, a.world)
 
 
 if __name__ == "__main__":

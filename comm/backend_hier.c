@@ -3,7 +3,8 @@
  * rank per node (local rank 0, the "leader") runs the TCP ring with the other leaders, and the
  * node's ranks get the result back through shared memory. So inter-node traffic is one stream
  * per node instead of one per rank. A leader that fails on the ring aborts its node's segment,
- * so the whole job stops within the timeout. */
+ * so the whole job stops within the timeout. Point-to-point messages take shared memory to a
+ * peer on the same node and a direct TCP connection (p2p_net.c) to one on another. */
 #include "comm_backend.h"
 #include "rt_reduce.h"
 
@@ -13,6 +14,7 @@
 typedef struct hier_be {
 	rt_backend be;
 	rt_backend *shm, *tcp; /* tcp only on leaders */
+	rt_p2p_net *p2p;       /* every rank: messages to other nodes */
 	int local_rank, local_size, node, nnodes, size;
 	uint64_t shm_seq, tcp_seq;
 	unsigned char *scratch;
@@ -154,6 +156,33 @@ static int hier_barrier(rt_backend *be, const rt_op *op, tt_err *err)
 	return SHM(RT_BARRIER, NULL, NULL, 0, TRAINRT_SUM, 0);
 }
 
+/* Routes a message with peer to shared memory (same node: its local index) or TCP. */
+static int hier_send(rt_backend *be, int peer, const rt_p2p_hdr *m, const void *buf, tt_err *err)
+{
+	hier_be *h = (hier_be *)be;
+
+	if (peer / h->local_size == h->node)
+		return h->shm->ops->send(h->shm, peer % h->local_size, m, buf, err);
+	return rt_p2p_net_send(h->p2p, peer, m, buf, err);
+}
+
+static int hier_recv(rt_backend *be, int peer, const rt_p2p_hdr *m, void *buf, tt_err *err)
+{
+	hier_be *h = (hier_be *)be;
+
+	if (peer / h->local_size == h->node)
+		return h->shm->ops->recv(h->shm, peer % h->local_size, m, buf, err);
+	return rt_p2p_net_recv(h->p2p, peer, m, buf, err);
+}
+
+static void hier_abort(rt_backend *be, tt_err *err)
+{
+	hier_be *h = (hier_be *)be;
+
+	rt_shm_abort(h->shm, err);
+	rt_p2p_net_abort(h->p2p);
+}
+
 static void *hier_alloc(rt_backend *be, size_t bytes, tt_err *err)
 {
 	hier_be *h = (hier_be *)be;
@@ -174,6 +203,7 @@ static void hier_destroy(rt_backend *be)
 
 	if (h->tcp)
 		h->tcp->ops->destroy(h->tcp);
+	rt_p2p_net_destroy(h->p2p);
 	if (h->shm)
 		h->shm->ops->destroy(h->shm);
 	free(h->scratch);
@@ -187,6 +217,9 @@ static const struct rt_backend_ops hier_ops = {
 	.reducescatter = hier_reducescatter,
 	.broadcast = hier_broadcast,
 	.barrier = hier_barrier,
+	.send = hier_send,
+	.recv = hier_recv,
+	.abort = hier_abort,
 	.alloc = hier_alloc,
 	.free = hier_free,
 	.destroy = hier_destroy,
@@ -217,13 +250,18 @@ rt_backend *rt_hier_create(const rt_world *w, tt_err *err)
 			goto fail;
 		}
 		for (int i = 0; i < w->nnodes; i++)
-			leaders[i] = i * w->local_size;
+			leaders[i] = rt_world_name(w, i * w->local_size);
 		h->tcp = rt_tcp_create(w, w->node, w->nnodes, leaders, "leaders", err);
 		free(leaders);
 		if (!h->tcp) {
 			rt_shm_abort(h->shm, err);
 			goto fail;
 		}
+	}
+	h->p2p = rt_p2p_net_create(w, err);
+	if (!h->p2p) {
+		rt_shm_abort(h->shm, err);
+		goto fail;
 	}
 	return &h->be;
 fail:

@@ -16,7 +16,12 @@
  * here is followed by settle() (poll that state) and then wait_stream() (poll the stream), both
  * against TRAINRT_TIMEOUT; on a timeout or an error the communicator is aborted (ncclCommAbort),
  * which makes the peers' NCCL kernels fail too, and the message carries NCCL's own last warning
- * (which names the peer's address for a closed connection). bf16 reductions are NCCL's. */
+ * (which names the peer's address for a closed connection). bf16 reductions are NCCL's.
+ *
+ * Point-to-point messages run in issue order with the collectives (p2p_in_order: the communicator
+ * takes one call at a time): the message's header goes first (ncclSend/ncclRecv of 24 bytes), the
+ * receiver compares it on the host, then the data follows; an exchange runs both directions in
+ * one NCCL group. Groups come from ncclCommSplit on the parent. */
 #include <config.h>
 
 #include "comm_backend.h"
@@ -35,6 +40,7 @@ typedef struct nccl_be {
 	int rank, n, device;
 	double timeout;
 	rt_op_hdr *dev_hdrs, *host_hdrs;
+	rt_p2p_hdr *dev_msg; /* [0]: a header going out, [1]: one coming in */
 } nccl_be;
 
 /* Ends the communicator after a failure: NCCL's kernels on this rank stop, and the peers'
@@ -215,6 +221,84 @@ static int nccl_barrier(rt_backend *be, const rt_op *op, tt_err *err)
 	return nccl_enter((nccl_be *)be, op, err);
 }
 
+/* ---- point-to-point ---------------------------------------------------------------------------- */
+
+static int p2p_enter(nccl_be *b, tt_err *err)
+{
+	if (cudaSetDevice(b->device) != cudaSuccess)
+		return tt_err_set(err, "cannot select CUDA device %d", b->device);
+	if (!b->comm)
+		return tt_err_set(err, "the NCCL communicator was aborted by an earlier failure");
+	return 0;
+}
+
+/* Brings the header that arrived in dev_msg[1] from peer to the host and compares it with h. */
+static int check_arrived(nccl_be *b, int peer, const rt_p2p_hdr *h, tt_err *err)
+{
+	rt_p2p_hdr sent;
+
+	if (cudaMemcpyAsync(&sent, b->dev_msg + 1, sizeof(sent), cudaMemcpyDeviceToHost, b->stream) != cudaSuccess ||
+	    wait_stream(b, "copying a message header from the GPU", err) != 0)
+		return tt_err_set(err, "cannot copy a message header from the GPU");
+	if (rt_p2p_hdr_check(h, &sent, peer, err) != 0)
+		return fail_comm(b);
+	return 0;
+}
+
+static int put_header(nccl_be *b, const rt_p2p_hdr *h, tt_err *err)
+{
+	if (cudaMemcpyAsync(b->dev_msg, h, sizeof(*h), cudaMemcpyHostToDevice, b->stream) != cudaSuccess)
+		return tt_err_set(err, "cannot copy a message header to the GPU");
+	return 0;
+}
+
+static int nccl_send(rt_backend *be, int peer, const rt_p2p_hdr *h, const void *buf, tt_err *err)
+{
+	nccl_be *b = (nccl_be *)be;
+	ncclDataType_t dt = h->dtype == TRAINRT_BF16 ? ncclBfloat16 : ncclFloat32;
+
+	if (p2p_enter(b, err) != 0 || put_header(b, h, err) != 0 ||
+	    finished(b, ncclSend(b->dev_msg, sizeof(*h), ncclUint8, peer, b->comm, b->stream), "sending a message header",
+		     err) != 0)
+		return -1;
+	return finished(b, ncclSend(buf, h->count, dt, peer, b->comm, b->stream), "send", err);
+}
+
+static int nccl_recv(rt_backend *be, int peer, const rt_p2p_hdr *h, void *buf, tt_err *err)
+{
+	nccl_be *b = (nccl_be *)be;
+	ncclDataType_t dt = h->dtype == TRAINRT_BF16 ? ncclBfloat16 : ncclFloat32;
+
+	if (p2p_enter(b, err) != 0 ||
+	    finished(b, ncclRecv(b->dev_msg + 1, sizeof(*h), ncclUint8, peer, b->comm, b->stream),
+		     "receiving a message header", err) != 0 ||
+	    check_arrived(b, peer, h, err) != 0)
+		return -1;
+	return finished(b, ncclRecv(buf, h->count, dt, peer, b->comm, b->stream), "receive", err);
+}
+
+/* Headers both ways in one NCCL group, then the data both ways in another. */
+static int nccl_sendrecv(rt_backend *be, const rt_op *op, tt_err *err)
+{
+	nccl_be *b = (nccl_be *)be;
+	ncclDataType_t dt = op->msg[0].dtype == TRAINRT_BF16 ? ncclBfloat16 : ncclFloat32;
+	ncclResult_t r;
+
+	if (p2p_enter(b, err) != 0 || put_header(b, &op->msg[0], err) != 0)
+		return -1;
+	ncclGroupStart();
+	ncclSend(b->dev_msg, sizeof(rt_p2p_hdr), ncclUint8, op->peer[0], b->comm, b->stream);
+	ncclRecv(b->dev_msg + 1, sizeof(rt_p2p_hdr), ncclUint8, op->peer[1], b->comm, b->stream);
+	r = ncclGroupEnd();
+	if (finished(b, r, "exchanging message headers", err) != 0 || check_arrived(b, op->peer[1], &op->msg[1], err) != 0)
+		return -1;
+	ncclGroupStart();
+	ncclSend(op->send, op->msg[0].count, dt, op->peer[0], b->comm, b->stream);
+	ncclRecv(op->recv, op->msg[1].count, dt, op->peer[1], b->comm, b->stream);
+	r = ncclGroupEnd();
+	return finished(b, r, "sendrecv", err);
+}
+
 static void *nccl_alloc(rt_backend *be, size_t bytes, tt_err *err)
 {
 	nccl_be *b = (nccl_be *)be;
@@ -244,9 +328,12 @@ static void nccl_destroy(rt_backend *be)
 	if (b->stream)
 		cudaStreamDestroy(b->stream);
 	cudaFree(b->dev_hdrs);
+	cudaFree(b->dev_msg);
 	free(b->host_hdrs);
 	free(b);
 }
+
+static int nccl_split(rt_backend *parent, const rt_world *child, int color, int key, rt_backend **out, tt_err *err);
 
 static const struct rt_backend_ops nccl_ops = {
 	.name = "nccl",
@@ -256,6 +343,11 @@ static const struct rt_backend_ops nccl_ops = {
 	.reducescatter = nccl_reducescatter,
 	.broadcast = nccl_broadcast,
 	.barrier = nccl_barrier,
+	.send = nccl_send,
+	.recv = nccl_recv,
+	.p2p_in_order = 1,
+	.sendrecv = nccl_sendrecv,
+	.split = nccl_split,
 	.alloc = nccl_alloc,
 	.free = nccl_free,
 	.destroy = nccl_destroy,
@@ -273,6 +365,71 @@ static void init_failed(const rt_world *w, int ndev, tt_err *err)
 			   "of a host; give each rank its own GPU (srun --gpus-per-task=1, train-run), or, to test "
 			   "several ranks on one GPU, a distinct NCCL_HOSTID per rank with NCCL_IB_DISABLE=1 (see "
 			   "trainrt(3))", detail, w->local_size, ndev);
+}
+
+/* The stream and header buffers of a communicator of b->n ranks on device dev. */
+static int device_state(nccl_be *b, int dev, tt_err *err)
+{
+	b->device = dev;
+	if (cudaSetDevice(dev) != cudaSuccess ||
+	    cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking) != cudaSuccess ||
+	    cudaMalloc((void **)&b->dev_hdrs, sizeof(rt_op_hdr) * (size_t)b->n) != cudaSuccess ||
+	    cudaMalloc((void **)&b->dev_msg, 2 * sizeof(rt_p2p_hdr)) != cudaSuccess)
+		return tt_err_set(err, "cannot set up CUDA device %d", dev);
+	b->host_hdrs = calloc((size_t)b->n, sizeof(rt_op_hdr));
+	if (!b->host_hdrs)
+		return tt_err_set(err, "out of memory");
+	return 0;
+}
+
+/* ncclCommSplit, non-blocking like every call here: the parent and the new communicator both
+ * settle within the timeout. NCCL ranks the group by key, then parent rank, as comm_group.c does. */
+static int nccl_split(rt_backend *parent, const rt_world *child, int color, int key, rt_backend **out, tt_err *err)
+{
+	nccl_be *p = (nccl_be *)parent, *b = NULL;
+	ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+	ncclComm_t comm = NULL;
+	ncclResult_t r;
+	int rank = -1;
+
+	*out = NULL;
+	if (p2p_enter(p, err) != 0)
+		return -1;
+	if (child) {
+		b = calloc(1, sizeof(*b));
+		if (!b)
+			return tt_err_set(err, "out of memory");
+		b->be.ops = &nccl_ops;
+		b->rank = child->rank;
+		b->n = child->size;
+		b->timeout = child->timeout;
+		if (device_state(b, p->device, err) != 0)
+			goto fail;
+	}
+	cfg.blocking = 0;
+	r = ncclCommSplit(p->comm, child ? color : NCCL_SPLIT_NOCOLOR, key, &comm, &cfg);
+	if (settle(p, r, "ncclCommSplit", err) != 0)
+		goto fail;
+	if (!child)
+		return 0;
+	b->comm = comm;
+	if (!comm) {
+		tt_err_set(err, "ncclCommSplit gave this rank no communicator");
+		goto fail;
+	}
+	if (settle(b, ncclInProgress, "ncclCommSplit (the new communicator)", err) != 0)
+		goto fail;
+	if (ncclCommUserRank(b->comm, &rank) != ncclSuccess || rank != child->rank) {
+		tt_err_set(err, "ncclCommSplit ranked this rank %d in its group, trainrt %d (internal error)", rank,
+			   child->rank);
+		goto fail;
+	}
+	*out = &b->be;
+	return 0;
+fail:
+	if (b)
+		nccl_destroy(&b->be);
+	return tt_err_wrap(err, "nccl backend, split of color %d", color);
 }
 
 rt_backend *rt_nccl_create(const rt_world *w, tt_err *err)
@@ -303,18 +460,8 @@ rt_backend *rt_nccl_create(const rt_world *w, tt_err *err)
 			   getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "");
 		goto fail;
 	}
-	b->device = dev;
-	if (cudaSetDevice(dev) != cudaSuccess ||
-	    cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking) != cudaSuccess ||
-	    cudaMalloc((void **)&b->dev_hdrs, sizeof(rt_op_hdr) * (size_t)w->size) != cudaSuccess) {
-		tt_err_set(err, "cannot set up CUDA device %d", dev);
+	if (device_state(b, dev, err) != 0)
 		goto fail;
-	}
-	b->host_hdrs = calloc((size_t)w->size, sizeof(rt_op_hdr));
-	if (!b->host_hdrs) {
-		tt_err_set(err, "out of memory");
-		goto fail;
-	}
 	if (w->rank == 0) {
 		if ((r = ncclGetUniqueId(&id)) != ncclSuccess) {
 			tt_err_set(err, "ncclGetUniqueId failed: %s", ncclGetErrorString(r));

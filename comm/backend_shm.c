@@ -5,12 +5,18 @@
  * mapped it, so nothing leaks when a job dies).
  *
  * Layout: control block (barrier counter + futex word, abort flag, one slot per rank with its pid,
- * CPU mask and operation header) | per rank two staging halves | per rank an arena for trainrt_alloc.
+ * CPU mask and operation header, one channel head per ordered pair of ranks) | per rank two
+ * staging halves | per rank an arena for trainrt_alloc | per ordered pair the channel's slots.
  * When every buffer of an operation lies in the arenas, ranks read and write each other's
  * buffers directly (no staging copies); otherwise data moves through the staging halves in
  * chunks, alternating halves so one barrier per phase suffices. Reductions are split: each rank
  * reduces its own slice for everyone, in parallel. Pages are placed by first touch of the owner,
- * so each rank's arena and staging sit on its own NUMA node when the launcher bound it. */
+ * so each rank's arena and staging sit on its own NUMA node when the launcher bound it.
+ *
+ * Point-to-point: the channel from rank a to rank b is a ring of SHM_CHAN_SLOTS chunks; a sends by
+ * copying chunks in (at most that many ahead of b), b receives by copying them out, each side
+ * counting its chunks in the channel head and waking the other through a futex word. Only the two
+ * ranks touch a channel, so exchanges between other pairs, and collectives, run at the same time. */
 #include "comm_backend.h"
 #include "rt_net.h"
 #include "rt_reduce.h"
@@ -38,6 +44,8 @@
  * on the TCP ring when a link went down): waiting this much longer than TRAINRT_TIMEOUT lets it
  * publish its reason first, which is what every rank of the node then reports. */
 #define SHM_REASON_GRACE_S 2.0
+#define SHM_CHAN_SLOTS 4
+#define SHM_CHAN_SLOT_BYTES ((size_t)256 << 10)
 
 struct shm_slot {
 	_Atomic int32_t pid;
@@ -47,6 +55,19 @@ struct shm_slot {
 	int64_t send_off[2];    /* arena offsets of this operation's buffers, -1 when outside */
 	int64_t recv_off[2];
 } __attribute__((aligned(128)));
+
+/* What the receiver needs to know about the chunk in one slot. */
+struct chan_slot {
+	rt_p2p_hdr hdr; /* of the message the chunk belongs to */
+	uint64_t off, len; /* bytes of the message it carries */
+};
+
+struct shm_chan {
+	_Atomic uint64_t posted __attribute__((aligned(64))); /* chunks the sender has written */
+	_Atomic uint64_t taken __attribute__((aligned(64)));  /* chunks the receiver has copied out */
+	_Atomic uint32_t wake __attribute__((aligned(64)));   /* futex word, bumped at every change */
+	struct chan_slot slot[SHM_CHAN_SLOTS];
+};
 
 struct shm_ctl {
 	uint32_t magic;
@@ -66,7 +87,8 @@ struct blk {
 
 typedef struct shm_be {
 	rt_backend be;
-	int me, n, first_rank;
+	int me, n;
+	int *names;         /* world rank of each local rank, for messages */
 	int fd;             /* the segment, kept to reserve pages before they are touched */
 	double timeout;
 	struct shm_ctl *ctl;
@@ -77,6 +99,8 @@ typedef struct shm_be {
 	uint64_t stage_step; /* staging steps taken (picks the half) */
 	struct blk *blks;   /* this rank's arena allocator */
 	size_t nblks, cap_blks;
+	size_t chan_ctl_off;    /* where the channel heads start in the control block */
+	unsigned char *chan_reserved; /* per peer: this rank's outgoing slots are reserved */
 } shm_be;
 
 static unsigned char *stage(shm_be *s, int q, uint64_t step)
@@ -87,6 +111,18 @@ static unsigned char *stage(shm_be *s, int q, uint64_t step)
 static unsigned char *arena(shm_be *s, int q)
 {
 	return s->base + s->ctl_len + (size_t)s->n * 2 * SHM_STAGE_BYTES + (size_t)q * s->arena_bytes;
+}
+
+static struct shm_chan *chan(shm_be *s, int from, int to)
+{
+	return (struct shm_chan *)(s->base + s->chan_ctl_off) + (size_t)from * s->n + to;
+}
+
+static unsigned char *chan_slot_data(shm_be *s, int from, int to, uint64_t k)
+{
+	size_t first = s->ctl_len + (size_t)s->n * (2 * SHM_STAGE_BYTES + s->arena_bytes);
+
+	return s->base + first + (((size_t)from * s->n + to) * SHM_CHAN_SLOTS + k % SHM_CHAN_SLOTS) * SHM_CHAN_SLOT_BYTES;
 }
 
 static int64_t arena_off(shm_be *s, const void *p, size_t bytes)
@@ -119,7 +155,7 @@ static int fail_all(shm_be *s, tt_err *err)
 {
 	int32_t zero = 0;
 
-	if (atomic_compare_exchange_strong(&s->ctl->abort_flag, &zero, s->first_rank + s->me + 1))
+	if (atomic_compare_exchange_strong(&s->ctl->abort_flag, &zero, s->names[s->me] + 1))
 		snprintf(s->ctl->abort_msg, sizeof(s->ctl->abort_msg), "%.700s", err->msg);
 	atomic_fetch_add(&s->ctl->bar_gen, 0x40000000u); /* wake waiters whatever the generation */
 	syscall(SYS_futex, &s->ctl->bar_gen, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
@@ -148,7 +184,7 @@ static int dead_peer(shm_be *s, tt_err *err)
 
 		if (q != s->me && pid > 0 && kill(pid, 0) != 0 && errno == ESRCH)
 			return tt_err_set(err, "rank %d (pid %d) on this node died; the job cannot continue",
-					  s->first_rank + q, (int)pid);
+					  s->names[q], (int)pid);
 	}
 	return 0;
 }
@@ -161,10 +197,26 @@ static int late_ranks(shm_be *s, uint64_t k, char *buf, size_t len)
 	buf[0] = '\0';
 	for (int q = 0; q < s->n && used + 16 < len; q++)
 		if (atomic_load(&s->ctl->slots[q].bar_arrived) < k) {
-			used += (size_t)snprintf(buf + used, len - used, "%s%d", late ? "," : "", s->first_rank + q);
+			used += (size_t)snprintf(buf + used, len - used, "%s%d", late ? "," : "", s->names[q]);
 			late++;
 		}
 	return late;
+}
+
+/* One round of waiting for futex word w, last seen holding seen: a pause while round i is below
+ * s->spins, else a sleep of at most 50 ms (*start gets when the sleeping began). 1 after a sleep. */
+static int doze(shm_be *s, _Atomic uint32_t *w, uint32_t seen, int i, double *start)
+{
+	struct timespec ts = { 0, 50 * 1000 * 1000 };
+
+	if (i < s->spins) {
+		__builtin_ia32_pause();
+		return 0;
+	}
+	if (*start == 0)
+		*start = rt_now();
+	syscall(SYS_futex, w, FUTEX_WAIT, seen, &ts, NULL, 0);
+	return 1;
 }
 
 /* All local ranks meet. Short spin when ranks have their own cores (see barrier_spins), then
@@ -189,14 +241,8 @@ static int shm_barrier_raw(shm_be *s, const char *what, tt_err *err)
 			return 0;
 		if (aborted(s, err))
 			return -1;
-		if (i < s->spins) {
-			__builtin_ia32_pause();
+		if (!doze(s, &s->ctl->bar_gen, gen, i, &start))
 			continue;
-		}
-		if (start == 0)
-			start = rt_now();
-		struct timespec ts = { 0, 50 * 1000 * 1000 };
-		syscall(SYS_futex, &s->ctl->bar_gen, FUTEX_WAIT, gen, &ts, NULL, 0);
 		/* A peer may pass this barrier and exit before we look, so a death only counts when
 		 * the barrier is still open after it was seen. */
 		if (dead_peer(s, err) != 0) {
@@ -244,7 +290,7 @@ static int shm_enter(shm_be *s, const rt_op *op, size_t send_bytes, size_t recv_
 	if (shm_barrier_raw(s, "entering a collective", err) != 0)
 		return -1;
 	for (int q = 0; q < s->n; q++)
-		if (rt_op_hdr_check(&op->hdr, &s->ctl->slots[q].hdr[par], s->first_rank + q, err) != 0)
+		if (rt_op_hdr_check(&op->hdr, &s->ctl->slots[q].hdr[par], s->names[q], err) != 0)
 			return fail_all(s, err);
 	return 0;
 }
@@ -422,6 +468,122 @@ static int shm_barrier(rt_backend *be, const rt_op *op, tt_err *err)
 	return shm_enter((shm_be *)be, op, 0, 0, err);
 }
 
+/* ---- point-to-point ---------------------------------------------------------------------------- */
+
+/* Names the peer when it is gone (only the peer: other local ranks may have finished and left). */
+static int peer_dead(shm_be *s, int q, tt_err *err)
+{
+	pid_t pid = atomic_load(&s->ctl->slots[q].pid);
+
+	if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH)
+		return tt_err_set(err, "rank %d (pid %d) on this node died; the job cannot continue", s->names[q], (int)pid);
+	return 0;
+}
+
+/* Waits until *counter >= need on channel ch with peer q: a short spin when ranks have cores of
+ * their own, then futex sleeps of 50 ms re-checking the abort flag, the peer's life and the
+ * timeout. what/h describe the message for the error. */
+static int chan_wait(shm_be *s, struct shm_chan *ch, _Atomic uint64_t *counter, uint64_t need, int q,
+		     const char *what, const rt_p2p_hdr *h, tt_err *err)
+{
+	double start = 0;
+
+	for (int i = 0;; i++) {
+		uint32_t w = atomic_load(&ch->wake);
+
+		if (atomic_load(counter) >= need)
+			return 0;
+		if (aborted(s, err))
+			return -1;
+		if (!doze(s, &ch->wake, w, i, &start))
+			continue;
+		if (atomic_load(counter) >= need)
+			return 0;
+		if (peer_dead(s, q, err) != 0) {
+			/* Its reason, when it failed and published one before exiting, is what to report. */
+			if (aborted(s, err))
+				return -1;
+			tt_err_wrap(err, "%s message #%llu (tag %d)", what, (unsigned long long)h->seq, h->tag);
+			return fail_all(s, err);
+		}
+		if (rt_now() - start > s->timeout) {
+			tt_err_set(err, "%s message #%llu (tag %d): rank %d did not take part within %.0f s (hung, stopped, or it never posted the matching %s; TRAINRT_TIMEOUT)",
+				   what, (unsigned long long)h->seq, h->tag, s->names[q], s->timeout,
+				   strncmp(what, "sending", 7) == 0 ? "receive" : "send");
+			return fail_all(s, err);
+		}
+	}
+}
+
+static void chan_wake(struct shm_chan *ch)
+{
+	atomic_fetch_add(&ch->wake, 1);
+	syscall(SYS_futex, &ch->wake, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+static int shm_send(rt_backend *be, int peer, const rt_p2p_hdr *h, const void *buf, tt_err *err)
+{
+	shm_be *s = (shm_be *)be;
+	struct shm_chan *ch = chan(s, s->me, peer);
+	size_t bytes = h->count * trainrt_dtype_size((trainrt_dtype)h->dtype), off = 0;
+	char what[64];
+
+	snprintf(what, sizeof(what), "sending to rank %d", s->names[peer]);
+	/* The slots are this rank's to fill: reserved (and first touched) here, on its NUMA node. */
+	if (!s->chan_reserved[peer]) {
+		if (reserve(s, chan_slot_data(s, s->me, peer, 0), SHM_CHAN_SLOTS * SHM_CHAN_SLOT_BYTES, err) != 0)
+			return fail_all(s, err);
+		s->chan_reserved[peer] = 1;
+	}
+	do { /* a message of 0 bytes is still one chunk: its header must be checked */
+		uint64_t k = atomic_load(&ch->posted);
+		size_t len = bytes - off < SHM_CHAN_SLOT_BYTES ? bytes - off : SHM_CHAN_SLOT_BYTES;
+
+		if (k >= SHM_CHAN_SLOTS && chan_wait(s, ch, &ch->taken, k - SHM_CHAN_SLOTS + 1, peer, what, h, err) != 0)
+			return -1;
+		ch->slot[k % SHM_CHAN_SLOTS] = (struct chan_slot){ *h, off, len };
+		memcpy(chan_slot_data(s, s->me, peer, k), (const unsigned char *)buf + off, len);
+		atomic_store(&ch->posted, k + 1);
+		chan_wake(ch);
+		off += len;
+	} while (off < bytes);
+	return 0;
+}
+
+static int shm_recv(rt_backend *be, int peer, const rt_p2p_hdr *h, void *buf, tt_err *err)
+{
+	shm_be *s = (shm_be *)be;
+	struct shm_chan *ch = chan(s, peer, s->me);
+	size_t bytes = h->count * trainrt_dtype_size((trainrt_dtype)h->dtype), off = 0;
+	char what[64];
+
+	snprintf(what, sizeof(what), "receiving from rank %d", s->names[peer]);
+	do {
+		uint64_t k = atomic_load(&ch->taken);
+		const struct chan_slot *sl = &ch->slot[k % SHM_CHAN_SLOTS];
+
+		if (chan_wait(s, ch, &ch->posted, k + 1, peer, what, h, err) != 0)
+			return -1;
+		if (rt_p2p_hdr_check(h, &sl->hdr, s->names[peer], err) != 0)
+			return fail_all(s, err);
+		if (sl->off != off || sl->len > bytes - off) {
+			tt_err_set(err, "message #%llu from rank %d arrived out of order (internal error)",
+				   (unsigned long long)h->seq, s->names[peer]);
+			return fail_all(s, err);
+		}
+		memcpy((unsigned char *)buf + off, chan_slot_data(s, peer, s->me, k), sl->len);
+		off += sl->len;
+		atomic_store(&ch->taken, k + 1);
+		chan_wake(ch);
+	} while (off < bytes);
+	return 0;
+}
+
+static void shm_abort_op(rt_backend *be, tt_err *err)
+{
+	fail_all((shm_be *)be, err);
+}
+
 /* ---- arena allocator (this rank's arena only; metadata stays private) ---------------------- */
 
 static void *shm_alloc(rt_backend *be, size_t bytes, tt_err *err)
@@ -494,6 +656,8 @@ static void shm_destroy(rt_backend *be)
 	if (s->fd >= 0)
 		close(s->fd);
 	free(s->blks);
+	free(s->names);
+	free(s->chan_reserved);
 	free(s);
 }
 
@@ -504,6 +668,9 @@ static const struct rt_backend_ops shm_ops = {
 	.reducescatter = shm_reducescatter,
 	.broadcast = shm_broadcast,
 	.barrier = shm_barrier,
+	.send = shm_send,
+	.recv = shm_recv,
+	.abort = shm_abort_op,
 	.alloc = shm_alloc,
 	.free = shm_free,
 	.destroy = shm_destroy,
@@ -552,8 +719,9 @@ static int map_segment(shm_be *s, const char *name, int create, tt_err *err)
 rt_backend *rt_shm_create(const rt_world *w, tt_err *err)
 {
 	shm_be *s = calloc(1, sizeof(*s));
-	char name[128], key[64];
-	size_t len = 0;
+	char name[128], key[300];
+	size_t len = 0, chans;
+	uint32_t ns_hash = 2166136261u; /* FNV-1a of the namespace: a group's segment has its own name */
 
 	if (!s) {
 		tt_err_set(err, "out of memory");
@@ -568,15 +736,30 @@ rt_backend *rt_shm_create(const rt_world *w, tt_err *err)
 	s->fd = -1;
 	s->me = w->local_rank;
 	s->n = w->local_size;
-	s->first_rank = w->rank - w->local_rank;
 	s->timeout = w->timeout;
+	s->names = malloc(sizeof(int) * (size_t)s->n);
+	s->chan_reserved = calloc((size_t)s->n, 1);
+	if (!s->names || !s->chan_reserved) {
+		tt_err_set(err, "out of memory");
+		goto fail;
+	}
+	for (int q = 0; q < s->n; q++)
+		s->names[q] = rt_world_name(w, w->rank - w->local_rank + q);
 	s->arena_bytes = (w->arena_bytes + 4095) & ~(size_t)4095;
-	s->ctl_len = (sizeof(struct shm_ctl) + (size_t)s->n * sizeof(struct shm_slot) + 4095) & ~(size_t)4095;
-	s->map_len = s->ctl_len + (size_t)s->n * (2 * SHM_STAGE_BYTES + s->arena_bytes);
-	snprintf(key, sizeof(key), "shm/%d", w->node);
+	chans = (size_t)s->n * (size_t)s->n;
+	s->chan_ctl_off = (sizeof(struct shm_ctl) + (size_t)s->n * sizeof(struct shm_slot) + 63) & ~(size_t)63;
+	s->ctl_len = (s->chan_ctl_off + chans * sizeof(struct shm_chan) + 4095) & ~(size_t)4095;
+	s->map_len = s->ctl_len + (size_t)s->n * (2 * SHM_STAGE_BYTES + s->arena_bytes) +
+		     chans * SHM_CHAN_SLOTS * SHM_CHAN_SLOT_BYTES;
+	for (const char *p = w->ns ? w->ns : ""; *p; p++)
+		ns_hash = (ns_hash ^ (unsigned char)*p) * 16777619u;
+	if (rt_world_key(w, key, sizeof(key), "shm/%d", w->node) != 0) {
+		tt_err_set(err, "the group's store keys are too long (groups nested too deeply)");
+		goto fail;
+	}
 	if (s->me == 0) {
-		snprintf(name, sizeof(name), "/trainrt-%016llx-n%d-p%d", (unsigned long long)w->key_label,
-			 w->node, (int)getpid());
+		snprintf(name, sizeof(name), "/trainrt-%016llx-n%d-p%d-g%08x", (unsigned long long)w->key_label,
+			 w->node, (int)getpid(), ns_hash);
 		if (map_segment(s, name, 1, err) != 0)
 			goto fail;
 		s->ctl = (struct shm_ctl *)s->base;

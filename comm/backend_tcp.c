@@ -6,45 +6,20 @@
  * Partial sums travel as float32 (bf16 is widened once and rounded once at the end). On any
  * failure both connections are closed, so the neighbours fail at once and the error runs
  * around the ring instead of every rank waiting for its timeout. Each link is mutually
- * authenticated: both ends publish a fresh nonce through the (authenticated) store and prove they
- * hold the job key with an HMAC over both nonces, the ring and the link's direction, so no other
- * process can join a ring or feed it data. */
+ * authenticated (rt_link.h), so no other process can join a ring or feed it data. As the whole
+ * world's backend (TRAINRT_BACKEND=tcp, or a group spread irregularly over nodes) it also carries
+ * point-to-point messages, over p2p_net.c's direct connections. */
 #include "comm_backend.h"
+#include "rt_link.h"
 #include "rt_net.h"
 #include "rt_reduce.h"
-#include "rt_token.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#define TCP_MAGIC 0x54524e48u
 #define TCP_BCAST_CHUNK ((size_t)1 << 20)
-#define RING_CONNECT_ROLE "trainrt ring: connector proof v1"
-#define RING_ACCEPT_ROLE "trainrt ring: acceptor proof v1"
-
-/* What the connector of a link sends first, and the acceptor answers (from = the connector). */
-struct ring_proof {
-	uint32_t magic;
-	int32_t from;
-	unsigned char mac[RT_MAC_LEN];
-};
-
-/* What both proofs of the link from member `from` to member `to` cover. */
-struct ring_transcript {
-	char tag[32];
-	int32_t n, from, to;
-	unsigned char from_nonce[RT_NONCE_LEN], to_nonce[RT_NONCE_LEN];
-};
-
-/* A ring member as published in the store: where it listens and its nonce. */
-struct ring_peer {
-	char ip[64];
-	int port;
-	unsigned char nonce[RT_NONCE_LEN];
-};
-
 typedef struct tcp_be {
 	rt_backend be;
 	int idx, n;
@@ -54,6 +29,7 @@ typedef struct tcp_be {
 	double timeout;
 	float *work, *tmp;
 	size_t work_cap, tmp_cap;
+	rt_p2p_net *p2p; /* the whole world's backend only */
 } tcp_be;
 
 static int grow(float **buf, size_t *cap, size_t n, tt_err *err)
@@ -270,10 +246,27 @@ static void tcp_destroy(rt_backend *be)
 		close(t->right);
 	if (t->left >= 0)
 		close(t->left);
+	rt_p2p_net_destroy(t->p2p);
 	free(t->members);
 	free(t->work);
 	free(t->tmp);
 	free(t);
+}
+
+static int tcp_send(rt_backend *be, int peer, const rt_p2p_hdr *h, const void *buf, tt_err *err)
+{
+	return rt_p2p_net_send(((tcp_be *)be)->p2p, peer, h, buf, err);
+}
+
+static int tcp_recv(rt_backend *be, int peer, const rt_p2p_hdr *h, void *buf, tt_err *err)
+{
+	return rt_p2p_net_recv(((tcp_be *)be)->p2p, peer, h, buf, err);
+}
+
+static void tcp_abort_op(rt_backend *be, tt_err *err)
+{
+	(void)err;
+	rt_p2p_net_abort(((tcp_be *)be)->p2p);
 }
 
 static const struct rt_backend_ops tcp_ops = {
@@ -283,35 +276,42 @@ static const struct rt_backend_ops tcp_ops = {
 	.reducescatter = tcp_reducescatter,
 	.broadcast = tcp_broadcast,
 	.barrier = tcp_barrier,
+	.send = tcp_send,
+	.recv = tcp_recv,
+	.abort = tcp_abort_op,
 	.destroy = tcp_destroy,
 };
 
-/* The proof for the link of transcript tr in the given role. */
-static int ring_mac(const char *key, const char *role, const struct ring_transcript *tr, unsigned char mac[RT_MAC_LEN],
-		    tt_err *err)
+/* Only the ring's left neighbour may dial this member. */
+struct left_only {
+	int li;
+	const unsigned char *nonce;
+};
+
+static int left_nonce(void *ctx, int from, unsigned char nonce[RT_NONCE_LEN])
 {
-	return rt_token_mac(key, role, tr, sizeof(*tr), mac, err);
+	const struct left_only *l = ctx;
+
+	if (from != l->li)
+		return -1;
+	memcpy(nonce, l->nonce, RT_NONCE_LEN);
+	return 0;
 }
 
-/* Accepts connections until the left neighbour shows up with a valid proof, and answers with
- * ours; anything else (another job's stray rank, a port scanner, a forger) is closed and ignored. */
-static int accept_left(tcp_be *t, int lfd, const char *key, const struct ring_transcript *tr, tt_err *err)
+/* Accepts connections until the left neighbour shows up with a valid proof, and answers it;
+ * anything else (another job's stray rank, a port scanner, a forger) is closed and ignored. */
+static int accept_left(tcp_be *t, int lfd, const char *key, const char *tag, int li, const struct rt_link_peer *left,
+		       const struct rt_link_peer *me, tt_err *err)
 {
 	double deadline = rt_now() + t->timeout;
-	struct ring_proof mine = { .magic = TCP_MAGIC, .from = tr->from };
-	unsigned char want[RT_MAC_LEN];
+	struct left_only who = { li, left->nonce };
 
-	if (ring_mac(key, RING_CONNECT_ROLE, tr, want, err) != 0 || ring_mac(key, RING_ACCEPT_ROLE, tr, mine.mac, err) != 0)
-		return -1;
 	while (rt_now() < deadline) {
-		struct ring_proof p;
-		int fd;
+		int fd, from;
 
 		if (rt_net_accept(lfd, deadline - rt_now(), &fd, err) != 0)
 			return tt_err_wrap(err, "waiting for %s to connect", t->left_at);
-		if (rt_net_recv_all(fd, &p, sizeof(p), 5.0 < t->timeout ? 5.0 : t->timeout, err) == 0 &&
-		    p.magic == TCP_MAGIC && p.from == tr->from && rt_token_mac_equal(p.mac, want) &&
-		    rt_net_send_all(fd, &mine, sizeof(mine), t->timeout, err) == 0) {
+		if (rt_link_accept(fd, key, tag, t->n, t->idx, me->nonce, left_nonce, &who, t->timeout, &from) == 0) {
 			t->left = fd;
 			return 0;
 		}
@@ -321,111 +321,14 @@ static int accept_left(tcp_be *t, int lfd, const char *key, const struct ring_tr
 			  t->timeout);
 }
 
-/* Connects to the right neighbour with our proof; its answer is checked by check_right once our
- * own left neighbour is in (every member connects before it waits, so the ring cannot deadlock). */
-static int connect_right(tcp_be *t, const struct ring_peer *right, const char *key, const struct ring_transcript *tr,
-			 tt_err *err)
-{
-	struct ring_proof p = { .magic = TCP_MAGIC, .from = tr->from };
-
-	if (ring_mac(key, RING_CONNECT_ROLE, tr, p.mac, err) != 0 ||
-	    rt_net_connect(right->ip, right->port, t->timeout, &t->right, err) != 0 ||
-	    rt_net_send_all(t->right, &p, sizeof(p), t->timeout, err) != 0)
-		return tt_err_wrap(err, "connecting to %s", t->right_at);
-	return 0;
-}
-
-static int check_right(tcp_be *t, const char *key, const struct ring_transcript *tr, tt_err *err)
-{
-	struct ring_proof p;
-	unsigned char want[RT_MAC_LEN];
-
-	if (ring_mac(key, RING_ACCEPT_ROLE, tr, want, err) != 0)
-		return -1;
-	if (rt_net_recv_all(t->right, &p, sizeof(p), t->timeout, err) != 0)
-		return tt_err_wrap(err, "waiting for %s to answer", t->right_at);
-	if (p.magic != TCP_MAGIC || p.from != tr->from || !rt_token_mac_equal(p.mac, want))
-		return tt_err_set(err, "the process at %s failed to prove it holds this job's key: another process took "
-				  "its place (it died and another user's process bound the port?)", t->right_at);
-	return 0;
-}
-
-/* Publishes this member (address and nonce) as tcp/TAG/IDX. */
-static int publish(const rt_world *w, const char *tag, int idx, const struct ring_peer *me, tt_err *err)
-{
-	char key[96], text[160];
-	int n;
-
-	snprintf(key, sizeof(key), "tcp/%s/%d", tag, idx);
-	n = snprintf(text, sizeof(text), "%s %d ", me->ip, me->port);
-	for (int i = 0; i < RT_NONCE_LEN; i++)
-		n += snprintf(text + n, sizeof(text) - (size_t)n, "%02x", me->nonce[i]);
-	return rt_store_set(w->store, key, text, (size_t)n + 1, err);
-}
-
-/* Reads member idx as published (waits until it is). */
-static int lookup(const rt_world *w, const char *tag, int idx, int rank, struct ring_peer *p, tt_err *err)
-{
-	char key[96], text[160], hex[2 * RT_NONCE_LEN + 1];
-	size_t len;
-
-	snprintf(key, sizeof(key), "tcp/%s/%d", tag, idx);
-	if (rt_store_get(w->store, key, text, sizeof(text) - 1, &len, err) != 0)
-		return -1;
-	text[len < sizeof(text) ? len : sizeof(text) - 1] = '\0';
-	if (sscanf(text, "%63s %d %64s", p->ip, &p->port, hex) != 3 || strlen(hex) != 2 * RT_NONCE_LEN)
-		return tt_err_set(err, "malformed ring address '%s' for rank %d", text, rank);
-	for (int i = 0; i < RT_NONCE_LEN; i++) {
-		unsigned v;
-
-		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
-			return tt_err_set(err, "malformed ring nonce for rank %d", rank);
-		p->nonce[i] = (unsigned char)v;
-	}
-	return 0;
-}
-
-static void transcript(struct ring_transcript *tr, const char *tag, int n, int from, const struct ring_peer *pf, int to,
-		       const struct ring_peer *pt)
-{
-	memset(tr, 0, sizeof(*tr));
-	snprintf(tr->tag, sizeof(tr->tag), "%s", tag);
-	tr->n = n;
-	tr->from = from;
-	tr->to = to;
-	memcpy(tr->from_nonce, pf->nonce, RT_NONCE_LEN);
-	memcpy(tr->to_nonce, pt->nonce, RT_NONCE_LEN);
-}
-
-/* The address peers reach us at: the interface named by TRAINRT_SOCKET_IFNAME (or a plain
- * NCCL_SOCKET_IFNAME), else the one our store connection leaves from — unless that is loopback
- * only because MASTER_ADDR is a name this host maps to 127.0.1.1 (Debian's /etc/hosts), where
- * the first real interface is taken. */
-static int ring_address(const rt_world *w, char *ip, size_t len, tt_err *err)
-{
-	const char *ifn = getenv("TRAINRT_SOCKET_IFNAME");
-
-	if (!ifn || !*ifn) {
-		ifn = getenv("NCCL_SOCKET_IFNAME");
-		if (ifn && ifn[0] == '^') /* exclusion lists are NCCL's business */
-			ifn = NULL;
-	}
-	if (ifn && *ifn)
-		return rt_net_iface_ip(ifn, ip, len, err);
-	if (rt_net_local_ip(rt_store_fd(w->store), ip, len, err) != 0)
-		return -1;
-	if (strncmp(ip, "127.", 4) == 0 && w->master_is_name)
-		return rt_net_iface_ip(NULL, ip, len, err);
-	return 0;
-}
-
 rt_backend *rt_tcp_create(const rt_world *w, int idx, int n, const int *members, const char *tag,
 			  tt_err *err)
 {
 	tcp_be *t = calloc(1, sizeof(*t));
 	int ri = (idx + 1) % n, li = (idx + n - 1) % n;
-	struct ring_peer me = { .port = 0 }, right, left;
-	struct ring_transcript out_link, in_link;
+	struct rt_link_peer me = { .port = 0 }, right, left;
+	struct rt_link out_link;
+	char key[400];
 	int lfd = -1;
 
 	if (!t || !(t->members = malloc(sizeof(int) * (size_t)n))) {
@@ -443,16 +346,32 @@ rt_backend *rt_tcp_create(const rt_world *w, int idx, int n, const int *members,
 	snprintf(t->left_at, sizeof(t->left_at), "rank %d", members[li]);
 	if (n == 1)
 		return &t->be;
-	if (rt_token_nonce(me.nonce, err) != 0 || ring_address(w, me.ip, sizeof(me.ip), err) != 0 ||
-	    rt_net_listen(me.ip, 0, &lfd, &me.port, err) != 0 || publish(w, tag, idx, &me, err) != 0 ||
-	    lookup(w, tag, ri, members[ri], &right, err) != 0 || lookup(w, tag, li, members[li], &left, err) != 0)
+	if (rt_world_key(w, key, sizeof(key), "tcp/%s/%d", tag, idx) != 0) {
+		tt_err_set(err, "the group's store keys are too long (groups nested too deeply)");
+		goto fail;
+	}
+	if (rt_link_address(w, me.ip, sizeof(me.ip), err) != 0 || rt_net_listen(me.ip, 0, &lfd, &me.port, err) != 0 ||
+	    rt_link_publish(w, key, &me, err) != 0)
+		goto fail;
+	rt_world_key(w, key, sizeof(key), "tcp/%s/%d", tag, ri);
+	if (rt_link_lookup(w, key, members[ri], &right, err) != 0)
+		goto fail;
+	rt_world_key(w, key, sizeof(key), "tcp/%s/%d", tag, li);
+	if (rt_link_lookup(w, key, members[li], &left, err) != 0)
 		goto fail;
 	snprintf(t->right_at, sizeof(t->right_at), "rank %d at %s:%d", members[ri], right.ip, right.port);
 	snprintf(t->left_at, sizeof(t->left_at), "rank %d at %s", members[li], left.ip);
-	transcript(&out_link, tag, n, idx, &me, ri, &right);
-	transcript(&in_link, tag, n, li, &left, idx, &me);
-	if (connect_right(t, &right, w->key, &out_link, err) != 0 || accept_left(t, lfd, w->key, &in_link, err) != 0 ||
-	    check_right(t, w->key, &out_link, err) != 0)
+	out_link = (struct rt_link){ .tag = tag, .n = n, .from = idx, .to = ri, .from_nonce = me.nonce,
+				     .to_nonce = right.nonce };
+	/* Every member dials its right neighbour before it waits for its left one, so the ring
+	 * cannot deadlock; the right neighbour's answer is read once the left one is in. */
+	if (rt_net_connect(right.ip, right.port, t->timeout, &t->right, err) != 0 ||
+	    rt_link_offer(t->right, w->key, &out_link, t->timeout, err) != 0) {
+		tt_err_wrap(err, "connecting to %s", t->right_at);
+		goto fail;
+	}
+	if (accept_left(t, lfd, w->key, tag, li, &left, &me, err) != 0 ||
+	    rt_link_check_answer(t->right, w->key, &out_link, t->right_at, t->timeout, err) != 0)
 		goto fail;
 	close(lfd);
 	return &t->be;
@@ -462,4 +381,28 @@ fail:
 	tt_err_wrap(err, "tcp backend (rank %d of ring '%s')", members[idx], tag);
 	tcp_destroy(&t->be);
 	return NULL;
+}
+
+rt_backend *rt_tcp_world_create(const rt_world *w, tt_err *err)
+{
+	int *members = malloc(sizeof(int) * (size_t)w->size);
+	rt_backend *be;
+	tcp_be *t;
+
+	if (!members) {
+		tt_err_set(err, "out of memory");
+		return NULL;
+	}
+	for (int i = 0; i < w->size; i++)
+		members[i] = rt_world_name(w, i);
+	be = rt_tcp_create(w, w->rank, w->size, members, "all", err);
+	free(members);
+	if (!be)
+		return NULL;
+	t = (tcp_be *)be;
+	if (w->size > 1 && !(t->p2p = rt_p2p_net_create(w, err))) {
+		tcp_destroy(be);
+		return NULL;
+	}
+	return be;
 }

@@ -2,10 +2,11 @@
 /* comm.c — trainrt_comm: reads the launch environment, runs the rendezvous, picks a backend and
  * executes collectives in issue order: asynchronous ones on one progress thread per communicator
  * (so compute overlaps communication), blocking ones on the caller's thread when nothing is
- * queued, else behind the queue. */
+ * queued, else behind the queue. (Point-to-point: comm_p2p.c; groups: comm_group.c.) */
 #include <config.h>
 
 #include "comm_backend.h"
+#include "comm_priv.h"
 #include "rt_net.h"
 #include "rt_pmix.h"
 #ifdef TT_HAVE_NCCL
@@ -24,32 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-struct trainrt_req {
-	rt_op op;
-	int done;
-	int rc;
-	trainrt_req *next;
-};
-
-struct trainrt_comm {
-	rt_world w;
-	char key[RT_KEY_TEXT]; /* the job key (rt_token.h) */
-	rt_store_server *server;
-	rt_backend *be;
-	uint64_t seq;
-
-	pthread_t progress;
-	int progress_started;
-	pthread_mutex_t lock;
-	pthread_cond_t cond; /* queue changed or a request finished */
-	trainrt_req *head, *tail;
-	int stopping;
-	int failed;
-	int inline_busy; /* a blocking call runs its operation on the caller's thread */
-	int pmix;
-	char errmsg[1100];
-};
 
 /* ---- environment -------------------------------------------------------------------------- */
 
@@ -194,20 +169,8 @@ static rt_backend *pick_backend(trainrt_comm *c, trainrt_buffers where, tt_err *
 		}
 		return rt_shm_create(w, err);
 	}
-	if (strcmp(want, "tcp") == 0) {
-		int *members = malloc(sizeof(int) * (size_t)w->size);
-		rt_backend *be;
-
-		if (!members) {
-			tt_err_set(err, "out of memory");
-			return NULL;
-		}
-		for (int i = 0; i < w->size; i++)
-			members[i] = i;
-		be = rt_tcp_create(w, w->rank, w->size, members, "all", err);
-		free(members);
-		return be;
-	}
+	if (strcmp(want, "tcp") == 0)
+		return rt_tcp_world_create(w, err);
 	if (strcmp(want, "nccl") == 0) {
 #ifdef TT_HAVE_NCCL
 		return rt_nccl_create(w, err);
@@ -222,6 +185,41 @@ static rt_backend *pick_backend(trainrt_comm *c, trainrt_buffers where, tt_err *
 
 /* ---- progress thread ---------------------------------------------------------------------- */
 
+void rt_comm_fail_locked(trainrt_comm *c, const char *msg)
+{
+	tt_err err;
+
+	if (c->failed)
+		return;
+	c->failed = 1;
+	if (c->is_group)
+		snprintf(c->errmsg, sizeof(c->errmsg), "trainrt: rank %d (rank %d of a group of %d): %s", c->world_rank,
+			 c->w.rank, c->w.size, msg);
+	else
+		snprintf(c->errmsg, sizeof(c->errmsg), "trainrt: rank %d: %s", c->w.rank, msg);
+	snprintf(err.msg, sizeof(err.msg), "%.1000s", c->errmsg);
+	if (c->be && c->be->ops->abort)
+		c->be->ops->abort(c->be, &err);
+	pthread_cond_broadcast(&c->cond);
+}
+
+int rt_comm_run_locked(trainrt_comm *c, const rt_op *op)
+{
+	tt_err err = { "" };
+	int rc;
+
+	if (c->failed)
+		return -1;
+	pthread_mutex_unlock(&c->lock);
+	rc = rt_backend_run(c->be, op, &err);
+	pthread_mutex_lock(&c->lock);
+	if (rc != 0)
+		rt_comm_fail_locked(c, err.msg);
+	else
+		c->bytes_sent += rt_op_wire_bytes(op, c->w.size, c->w.rank);
+	return rc;
+}
+
 static void *progress_main(void *arg)
 {
 	trainrt_comm *c = arg;
@@ -229,7 +227,6 @@ static void *progress_main(void *arg)
 	pthread_mutex_lock(&c->lock);
 	for (;;) {
 		trainrt_req *r;
-		tt_err err = { "" };
 		int rc;
 
 		while ((!c->head && !c->stopping) || c->inline_busy)
@@ -237,17 +234,7 @@ static void *progress_main(void *arg)
 		if (!c->head)
 			break;
 		r = c->head;
-		if (c->failed) {
-			rc = -1;
-		} else {
-			pthread_mutex_unlock(&c->lock);
-			rc = rt_backend_run(c->be, &r->op, &err);
-			pthread_mutex_lock(&c->lock);
-			if (rc != 0 && !c->failed) {
-				c->failed = 1;
-				snprintf(c->errmsg, sizeof(c->errmsg), "trainrt: rank %d: %s", c->w.rank, err.msg);
-			}
-		}
+		rc = rt_comm_run_locked(c, &r->op); /* r stays at the head while it runs (rt_comm_hold) */
 		c->head = r->next;
 		if (!c->head)
 			c->tail = NULL;
@@ -265,15 +252,14 @@ static void *progress_main(void *arg)
 static void record(trainrt_comm *c, int fail, const char *msg)
 {
 	pthread_mutex_lock(&c->lock);
-	if (!c->failed) {
-		c->failed = fail;
-		snprintf(c->errmsg, sizeof(c->errmsg), "trainrt: rank %d: %s", c->w.rank, msg);
-	}
+	if (fail)
+		rt_comm_fail_locked(c, msg);
+	else if (!c->failed)
+		snprintf(c->errmsg, sizeof(c->errmsg), "trainrt: rank %d: %s", c->world_rank, msg);
 	pthread_mutex_unlock(&c->lock);
 }
 
-static void set_error(trainrt_comm *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void set_error(trainrt_comm *c, const char *fmt, ...)
+void rt_comm_error(trainrt_comm *c, const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -289,19 +275,19 @@ static int prepare(trainrt_comm *c, rt_op *o, rt_kind kind, const void *send, vo
 		   trainrt_dtype dtype, trainrt_redop op, int root)
 {
 	if (dtype != TRAINRT_FLOAT32 && dtype != TRAINRT_BF16) {
-		set_error(c, "unknown dtype %d (use TRAINRT_FLOAT32 or TRAINRT_BF16)", (int)dtype);
+		rt_comm_error(c, "unknown dtype %d (use TRAINRT_FLOAT32 or TRAINRT_BF16)", (int)dtype);
 		return -1;
 	}
 	if (op != TRAINRT_SUM && op != TRAINRT_AVG && op != TRAINRT_MAX) {
-		set_error(c, "unknown reduction %d (use TRAINRT_SUM, TRAINRT_AVG or TRAINRT_MAX)", (int)op);
+		rt_comm_error(c, "unknown reduction %d (use TRAINRT_SUM, TRAINRT_AVG or TRAINRT_MAX)", (int)op);
 		return -1;
 	}
 	if (kind == RT_BROADCAST && (root < 0 || root >= c->w.size)) {
-		set_error(c, "broadcast root %d is not a rank of this world of %d", root, c->w.size);
+		rt_comm_error(c, "broadcast root %d is not a rank of this world of %d", root, c->w.size);
 		return -1;
 	}
 	if (count > 0 && (!recv || (kind != RT_BROADCAST && !send))) {
-		set_error(c, "NULL buffer passed for %zu elements", count);
+		rt_comm_error(c, "NULL buffer passed for %zu elements", count);
 		return -1;
 	}
 	*o = (rt_op){ .hdr = { .kind = kind, .dtype = dtype, .redop = op, .root = root, .count = count },
@@ -319,7 +305,7 @@ static trainrt_req *submit_after(trainrt_comm *c, rt_kind kind, const void *send
 		return NULL;
 	r = calloc(1, sizeof(*r));
 	if (!r) {
-		set_error(c, "out of memory queueing a collective");
+		rt_comm_error(c, "out of memory queueing a collective");
 		return NULL;
 	}
 	if (prepare(c, &r->op, kind, send, recv, count, dtype, op, root) != 0) {
@@ -328,13 +314,19 @@ static trainrt_req *submit_after(trainrt_comm *c, rt_kind kind, const void *send
 	}
 	r->op.ready = ready;
 	r->op.ready_arg = arg;
+	return rt_comm_enqueue(c, r, 1);
+}
+
+trainrt_req *rt_comm_enqueue(trainrt_comm *c, trainrt_req *r, int collective)
+{
 	pthread_mutex_lock(&c->lock);
 	if (c->failed) {
 		pthread_mutex_unlock(&c->lock);
 		free(r);
 		return NULL;
 	}
-	r->op.hdr.seq = ++c->seq;
+	if (collective)
+		r->op.hdr.seq = ++c->seq;
 	if (c->tail)
 		c->tail->next = r;
 	else
@@ -357,7 +349,6 @@ static trainrt_req *submit(trainrt_comm *c, rt_kind kind, const void *send, void
 static int run_blocking(trainrt_comm *c, rt_kind kind, const void *send, void *recv, size_t count,
 			trainrt_dtype dtype, trainrt_redop op, int root)
 {
-	tt_err err = { "" };
 	rt_op o;
 	int rc;
 
@@ -374,17 +365,33 @@ static int run_blocking(trainrt_comm *c, rt_kind kind, const void *send, void *r
 	}
 	c->inline_busy = 1;
 	o.hdr.seq = ++c->seq;
-	pthread_mutex_unlock(&c->lock);
-	rc = rt_backend_run(c->be, &o, &err);
-	pthread_mutex_lock(&c->lock);
+	rc = rt_comm_run_locked(c, &o);
 	c->inline_busy = 0;
-	if (rc != 0 && !c->failed) {
-		c->failed = 1;
-		snprintf(c->errmsg, sizeof(c->errmsg), "trainrt: rank %d: %s", c->w.rank, err.msg);
-	}
 	pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->lock);
 	return rc;
+}
+
+int rt_comm_hold(trainrt_comm *c)
+{
+	pthread_mutex_lock(&c->lock);
+	while ((c->head || c->inline_busy) && !c->failed)
+		pthread_cond_wait(&c->cond, &c->lock);
+	if (c->failed) {
+		pthread_mutex_unlock(&c->lock);
+		return -1;
+	}
+	c->inline_busy = 1;
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
+void rt_comm_release(trainrt_comm *c)
+{
+	pthread_mutex_lock(&c->lock);
+	c->inline_busy = 0;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
 }
 
 int trainrt_test(trainrt_comm *c, trainrt_req *r)
@@ -519,6 +526,65 @@ static int pmix_world(trainrt_comm *c, char *addr, size_t alen, int *port, tt_er
 	return 0;
 }
 
+/* Point-to-point state (comm_p2p.c): the message counters and one queue per peer and direction,
+ * whose threads comm_p2p.c starts on first use; p2p_stop joins them once their queues ran out,
+ * before the backend goes. */
+static int p2p_init(trainrt_comm *c, tt_err *err)
+{
+	int n = c->w.size;
+
+	c->p2p_seq = calloc(2 * (size_t)n, sizeof(uint64_t));
+	c->chans = calloc(2 * (size_t)n, sizeof(rt_chan));
+	if (!c->p2p_seq || !c->chans)
+		return tt_err_set(err, "out of memory for the point-to-point state of %d ranks", n);
+	for (int i = 0; i < 2 * n; i++) {
+		c->chans[i].peer = i / 2;
+		c->chans[i].sending = i % 2;
+		c->chans[i].comm = c;
+	}
+	return 0;
+}
+
+static void p2p_stop(trainrt_comm *c)
+{
+	if (!c->chans)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->stopping = 1;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	for (int i = 0; i < 2 * c->w.size; i++)
+		if (c->chans[i].started)
+			pthread_join(c->chans[i].thread, NULL);
+	free(c->chans);
+	free(c->p2p_seq);
+	c->chans = NULL;
+	c->p2p_seq = NULL;
+}
+
+int rt_comm_start(trainrt_comm *c, tt_err *err)
+{
+	if (p2p_init(c, err) != 0)
+		return -1;
+	if (pthread_create(&c->progress, NULL, progress_main, c) != 0)
+		return tt_err_set(err, "cannot start the progress thread");
+	c->progress_started = 1;
+	return 0;
+}
+
+trainrt_comm *rt_comm_new_group(void)
+{
+	trainrt_comm *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->cond, NULL);
+	c->is_group = 1;
+	c->w.ns = c->ns;
+	return c;
+}
+
 trainrt_comm *trainrt_init(char *errbuf, size_t errlen)
 {
 	return trainrt_init_for(TRAINRT_BUFFERS_ANY, errbuf, errlen);
@@ -537,6 +603,7 @@ trainrt_comm *trainrt_init_for(trainrt_buffers where, char *errbuf, size_t errle
 	}
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->cond, NULL);
+	c->w.ns = c->ns;
 	c->w.timeout = env_timeout(&err, &bad);
 	if (bad)
 		goto fail;
@@ -553,18 +620,15 @@ trainrt_comm *trainrt_init_for(trainrt_buffers where, char *errbuf, size_t errle
 	    rt_token_label(c->key, &c->w.key_label, &err) != 0)
 		goto fail;
 	c->w.key = c->key;
+	c->world_rank = c->w.rank;
+	c->world_node = c->w.node;
 	if (rendezvous(c, addr, port, &err) != 0)
 		goto fail;
 	if (agree_layout(c, &err) != 0)
 		goto fail;
 	c->be = pick_backend(c, where, &err);
-	if (!c->be)
+	if (!c->be || rt_comm_start(c, &err) != 0)
 		goto fail;
-	if (pthread_create(&c->progress, NULL, progress_main, c) != 0) {
-		tt_err_set(&err, "cannot start the progress thread");
-		goto fail;
-	}
-	c->progress_started = 1;
 	return c;
 fail:
 	snprintf(errbuf, errlen, "trainrt: rank %d: %s", c->w.rank, err.msg);
@@ -582,7 +646,7 @@ static void goodbye(trainrt_comm *c)
 	char flag = 0;
 	size_t len;
 
-	if (!c->w.store || c->failed || c->w.size == 1)
+	if (!c->w.store || c->failed || c->w.size == 1 || c->is_group)
 		return;
 	if (rt_store_add(c->w.store, "finalize/count", 1, &n, &err) != 0)
 		return;
@@ -603,15 +667,18 @@ void trainrt_finalize(trainrt_comm *c)
 		pthread_mutex_unlock(&c->lock);
 		pthread_join(c->progress, NULL);
 	}
+	p2p_stop(c);
 	goodbye(c);
 	if (c->be)
 		c->be->ops->destroy(c->be);
-	rt_store_close(c->w.store);
+	if (!c->is_group)
+		rt_store_close(c->w.store);
 	rt_store_server_stop(c->server);
 	if (c->pmix)
 		rt_pmix_finalize();
 	pthread_cond_destroy(&c->cond);
 	pthread_mutex_destroy(&c->lock);
+	free(c->world_ranks);
 	free(c);
 }
 
@@ -627,6 +694,18 @@ int trainrt_buffers_on_device(const trainrt_comm *c) { return c->be->ops->on_dev
 const char *trainrt_last_error(const trainrt_comm *c)
 {
 	return c->errmsg;
+}
+
+uint64_t trainrt_bytes_sent(trainrt_comm *c)
+{
+	uint64_t n;
+
+	if (!c)
+		return 0;
+	pthread_mutex_lock(&c->lock);
+	n = c->bytes_sent;
+	pthread_mutex_unlock(&c->lock);
+	return n;
 }
 
 void *trainrt_alloc(trainrt_comm *c, size_t bytes)
@@ -670,26 +749,26 @@ static int store_result(trainrt_comm *c, int rc, tt_err *err)
 int trainrt_store_set(trainrt_comm *c, const char *key, const void *val, size_t len)
 {
 	tt_err err;
-	char full[RT_STORE_MAX_KEY + 1];
+	char full[2 * RT_STORE_MAX_KEY + 8]; /* room for the namespace: the store refuses keys too long */
 
-	snprintf(full, sizeof(full), "user/%s", key);
+	snprintf(full, sizeof(full), "%suser/%s", c->ns, key);
 	return store_result(c, rt_store_set(c->w.store, full, val, len, &err), &err);
 }
 
 int trainrt_store_get(trainrt_comm *c, const char *key, void *val, size_t cap, size_t *len)
 {
 	tt_err err;
-	char full[RT_STORE_MAX_KEY + 1];
+	char full[2 * RT_STORE_MAX_KEY + 8]; /* room for the namespace: the store refuses keys too long */
 
-	snprintf(full, sizeof(full), "user/%s", key);
+	snprintf(full, sizeof(full), "%suser/%s", c->ns, key);
 	return store_result(c, rt_store_get(c->w.store, full, val, cap, len, &err), &err);
 }
 
 int trainrt_store_add(trainrt_comm *c, const char *key, int64_t delta, int64_t *result)
 {
 	tt_err err;
-	char full[RT_STORE_MAX_KEY + 1];
+	char full[2 * RT_STORE_MAX_KEY + 8]; /* room for the namespace: the store refuses keys too long */
 
-	snprintf(full, sizeof(full), "user/%s", key);
+	snprintf(full, sizeof(full), "%suser/%s", c->ns, key);
 	return store_result(c, rt_store_add(c->w.store, full, delta, result, &err), &err);
 }

@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* comm_backend.c — what all backends share: dispatch, header comparison, even splitting. */
+/* comm_backend.c — what all backends share: dispatch, header comparison, even splitting, the
+ * names and store keys of a (group's) world. */
 #include "comm_backend.h"
+
+#include <stdarg.h>
+#include <stdio.h>
 
 static const char *kind_name(uint32_t k)
 {
@@ -25,6 +29,9 @@ int rt_backend_run(rt_backend *be, const rt_op *op, tt_err *err)
 	case RT_REDUCESCATTER: return be->ops->reducescatter(be, op, err);
 	case RT_BROADCAST: return be->ops->broadcast(be, op, err);
 	case RT_BARRIER: return be->ops->barrier(be, op, err);
+	case RT_SEND: return be->ops->send(be, op->peer[0], &op->msg[0], op->send, err);
+	case RT_RECV: return be->ops->recv(be, op->peer[0], &op->msg[0], op->recv, err);
+	case RT_SENDRECV: return be->ops->sendrecv(be, op, err);
 	default: return tt_err_set(err, "internal: unknown operation %u", op->hdr.kind);
 	}
 }
@@ -43,6 +50,57 @@ int rt_op_hdr_check(const rt_op_hdr *mine, const rt_op_hdr *peer, int peer_rank,
 		return tt_err_set(err, "%s #%llu: dtype, reduction or root differ between this rank and rank %d",
 				  kind_name(mine->kind), (unsigned long long)mine->seq, peer_rank);
 	return 0;
+}
+
+static const char *dtype_name(uint32_t d)
+{
+	return d == TRAINRT_FLOAT32 ? "float32" : d == TRAINRT_BF16 ? "bf16" : "an unknown type";
+}
+
+int rt_p2p_hdr_check(const rt_p2p_hdr *mine, const rt_p2p_hdr *sent, int from, tt_err *err)
+{
+	if (mine->seq != sent->seq)
+		return tt_err_set(err, "message #%llu from rank %d arrived as its #%llu (a message was lost; internal error)",
+				  (unsigned long long)mine->seq, from, (unsigned long long)sent->seq);
+	if (mine->count != sent->count || mine->dtype != sent->dtype || mine->tag != sent->tag)
+		return tt_err_set(err, "message #%llu from rank %d: it sent %llu %s elements with tag %d, but this rank receives %llu %s elements with tag %d; the k-th receive from a rank must match its k-th send to this rank",
+				  (unsigned long long)mine->seq, from, (unsigned long long)sent->count,
+				  dtype_name(sent->dtype), sent->tag, (unsigned long long)mine->count,
+				  dtype_name(mine->dtype), mine->tag);
+	return 0;
+}
+
+uint64_t rt_op_wire_bytes(const rt_op *op, int n, int rank)
+{
+	uint64_t es = trainrt_dtype_size((trainrt_dtype)op->hdr.dtype), bytes = op->hdr.count * es;
+
+	switch (op->hdr.kind) {
+	case RT_ALLREDUCE: return n > 1 ? 2 * (uint64_t)(n - 1) * bytes / (uint64_t)n : 0;
+	case RT_ALLGATHER:
+	case RT_REDUCESCATTER: return (uint64_t)(n - 1) * bytes;
+	case RT_BROADCAST: return n > 1 && rank != (op->hdr.root + n - 1) % n ? bytes : 0;
+	case RT_SEND:
+	case RT_SENDRECV: return op->msg[0].count * trainrt_dtype_size((trainrt_dtype)op->msg[0].dtype);
+	default: return 0;
+	}
+}
+
+int rt_world_name(const rt_world *w, int r)
+{
+	return w->world_ranks ? w->world_ranks[r] : r;
+}
+
+int rt_world_key(const rt_world *w, char *key, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int head = snprintf(key, len, "%s", w->ns ? w->ns : ""), rest;
+
+	if (head < 0 || (size_t)head >= len)
+		return -1;
+	va_start(ap, fmt);
+	rest = vsnprintf(key + head, len - (size_t)head, fmt, ap);
+	va_end(ap);
+	return rest < 0 || (size_t)rest >= len - (size_t)head ? -1 : 0;
 }
 
 void rt_split(size_t count, int n, int i, size_t *lo, size_t *hi)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* comm_backend.h — the one interface every transport implements (shm, tcp, hierarchical, nccl),
  * and the facts about the job they are built from. comm.c owns queueing, ordering and errors;
- * a backend only moves and reduces bytes for one operation at a time, in issue order. */
+ * a backend only moves and reduces bytes for one collective at a time, in issue order, and moves
+ * point-to-point messages, one at a time per peer and direction (see send/recv below). */
 #ifndef COMM_BACKEND_H
 #define COMM_BACKEND_H
 
@@ -18,6 +19,9 @@ typedef enum rt_kind {
 	RT_REDUCESCATTER,
 	RT_BROADCAST,
 	RT_BARRIER,
+	RT_SEND, /* point-to-point, only through the collective queue on in-order backends (nccl) */
+	RT_RECV,
+	RT_SENDRECV,
 } rt_kind;
 
 /* What every rank must agree on for one operation; peers compare it before moving data. */
@@ -30,6 +34,15 @@ typedef struct rt_op_hdr {
 	uint64_t seq;
 } rt_op_hdr;
 
+/* What both ends of one point-to-point message must agree on; the receiver compares. seq counts
+ * the messages from one rank to another (both ends count), so a lost or extra one shows. */
+typedef struct rt_p2p_hdr {
+	uint32_t dtype;
+	int32_t tag;
+	uint64_t count;
+	uint64_t seq;
+} rt_p2p_hdr;
+
 typedef struct rt_op {
 	rt_op_hdr hdr;
 	const void *send;
@@ -38,6 +51,10 @@ typedef struct rt_op {
 	 * stream (device backends, after the header check) or NULL (host backends, by rt_backend_run). */
 	trainrt_ready_fn ready;
 	void *ready_arg;
+	/* RT_SEND (send to peer[0]), RT_RECV (recv from peer[0]), RT_SENDRECV (both: send to peer[0],
+	 * recv from peer[1]); msg[i] describes the message with peer[i]. */
+	int peer[2];
+	rt_p2p_hdr msg[2];
 } rt_op;
 
 /* The job as a backend sees it. Ranks of a node are contiguous, every node has local_size. */
@@ -51,7 +68,19 @@ typedef struct rt_world {
 	double timeout;
 	size_t arena_bytes; /* per rank, for trainrt_alloc in shared memory */
 	int master_is_name; /* MASTER_ADDR is a host name, not an IP literal */
+	/* A group (trainrt_comm_split) is a world of its own: ns prefixes its store keys (and names
+	 * its segments) so they never meet the parent's; world_ranks[r] is the world rank of its rank
+	 * r, for messages. The world itself has ns "" and world_ranks NULL. */
+	const char *ns;
+	const int *world_ranks;
 } rt_world;
+
+/* The world rank of rank r of w (what messages name). */
+int rt_world_name(const rt_world *w, int r);
+
+/* Formats a store key in w's namespace: ns + the formatted rest; -1 when it does not fit. */
+int rt_world_key(const rt_world *w, char *key, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 typedef struct rt_backend rt_backend;
 
@@ -63,6 +92,23 @@ struct rt_backend_ops {
 	int (*reducescatter)(rt_backend *be, const rt_op *op, tt_err *err);
 	int (*broadcast)(rt_backend *be, const rt_op *op, tt_err *err);
 	int (*barrier)(rt_backend *be, const rt_op *op, tt_err *err);
+	/* Point-to-point: one message of h->count elements to or from peer (a rank of this backend's
+	 * world). The receiver compares h with the sender's and fails both on a difference. Sends and
+	 * receives with one peer in one direction come one at a time, in order; other peers and the
+	 * other direction may run at the same time on other threads, and so may a collective (the
+	 * host backends), unless p2p_in_order: then comm.c queues them with the collectives (nccl,
+	 * whose communicator takes one call at a time) and sendrecv runs an exchange as one. */
+	int (*send)(rt_backend *be, int peer, const rt_p2p_hdr *h, const void *buf, tt_err *err);
+	int (*recv)(rt_backend *be, int peer, const rt_p2p_hdr *h, void *buf, tt_err *err);
+	int p2p_in_order;
+	int (*sendrecv)(rt_backend *be, const rt_op *op, tt_err *err);
+	/* Wakes every point-to-point wait with an error once the communicator has failed, so threads
+	 * blocked on a peer end at once and the peers see the failure (optional). */
+	void (*abort)(rt_backend *be, tt_err *err);
+	/* Builds the group's backend *out from the parent's; collective over the parent: every rank of
+	 * it calls, one in no group with child NULL (and gets *out NULL). Optional: without it
+	 * comm_group.c picks a host backend for the group. */
+	int (*split)(rt_backend *parent, const rt_world *child, int color, int key, rt_backend **out, tt_err *err);
 	/* Backend-owned memory for trainrt_alloc; NULL alloc means plain aligned host memory. */
 	void *(*alloc)(rt_backend *be, size_t bytes, tt_err *err);
 	void (*free)(rt_backend *be, void *ptr);
@@ -80,6 +126,15 @@ int rt_backend_run(rt_backend *be, const rt_op *op, tt_err *err);
 /* Compares a peer's header with ours; fills err naming the first field that differs. */
 int rt_op_hdr_check(const rt_op_hdr *mine, const rt_op_hdr *peer, int peer_rank, tt_err *err);
 
+/* Compares the header of a message that arrived from rank `from` (a world rank) with the one this
+ * rank receives with; fills err naming both when they differ. */
+int rt_p2p_hdr_check(const rt_p2p_hdr *mine, const rt_p2p_hdr *sent, int from, tt_err *err);
+
+/* Bytes this rank (rank of n) sends for op, as a ring moves them (the measure busbw uses): an
+ * all-reduce 2(n-1)/n of the buffer, an all-gather or reduce-scatter (n-1) blocks of count, a
+ * broadcast the buffer on every rank but the ring's last, a message its size when sending. */
+uint64_t rt_op_wire_bytes(const rt_op *op, int n, int rank);
+
 /* Half-open element range [*lo, *hi) of part i when count elements are split into n parts
  * as evenly as possible (the first count % n parts get one more). */
 void rt_split(size_t count, int n, int i, size_t *lo, size_t *hi);
@@ -91,6 +146,8 @@ rt_backend *rt_shm_create(const rt_world *w, tt_err *err);
 rt_backend *rt_tcp_create(const rt_world *w, int idx, int n, const int *members, const char *tag,
 			  tt_err *err);
 rt_backend *rt_hier_create(const rt_world *w, tt_err *err);
+/* A ring over every rank of w, with point-to-point connections between any two of them. */
+rt_backend *rt_tcp_world_create(const rt_world *w, tt_err *err);
 /* Fails every local rank's current and later shm operations with err's message (used when a
  * failure outside the node's segment, e.g. on the TCP ring, must stop the node's ranks). */
 void rt_shm_abort(rt_backend *shm, tt_err *err);
@@ -100,5 +157,16 @@ void rt_tcp_abort(rt_backend *tcp);
 #ifdef TT_HAVE_NCCL
 rt_backend *rt_nccl_create(const rt_world *w, tt_err *err);
 #endif
+
+/* Point-to-point over TCP between any two ranks of a world (p2p_net.c), for the tcp and
+ * hierarchical backends: every rank listens (address in the store under its world's ns) and a
+ * pair connects on first use, the lower rank dialling. */
+typedef struct rt_p2p_net rt_p2p_net;
+rt_p2p_net *rt_p2p_net_create(const rt_world *w, tt_err *err);
+int rt_p2p_net_send(rt_p2p_net *p, int peer, const rt_p2p_hdr *h, const void *buf, tt_err *err);
+int rt_p2p_net_recv(rt_p2p_net *p, int peer, const rt_p2p_hdr *h, void *buf, tt_err *err);
+/* Shuts every connection down so blocked sends and receives (here and at the peers) fail now. */
+void rt_p2p_net_abort(rt_p2p_net *p);
+void rt_p2p_net_destroy(rt_p2p_net *p);
 
 #endif

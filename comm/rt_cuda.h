@@ -20,7 +20,8 @@
 #define RT_NCCL_FUNCTIONS(X) \
 	X(ncclGetUniqueId) X(ncclCommInitRankConfig) X(ncclCommGetAsyncError) X(ncclCommAbort) \
 	X(ncclCommDestroy) X(ncclGetErrorString) X(ncclGetLastError) X(ncclAllReduce) \
-	X(ncclAllGather) X(ncclReduceScatter) X(ncclBroadcast)
+	X(ncclAllGather) X(ncclReduceScatter) X(ncclBroadcast) X(ncclSend) X(ncclRecv) X(ncclGroupStart) \
+	X(ncclGroupEnd) X(ncclCommSplit) X(ncclCommUserRank)
 
 struct rt_cuda_api {
 #define RT_CUDA_MEMBER(f) __typeof__(&f) f;
@@ -62,6 +63,12 @@ int rt_gpu_device_for(int local_rank);
 #define ncclAllGather (rt_cuda_api.ncclAllGather)
 #define ncclReduceScatter (rt_cuda_api.ncclReduceScatter)
 #define ncclBroadcast (rt_cuda_api.ncclBroadcast)
+#define ncclSend (rt_cuda_api.ncclSend)
+#define ncclRecv (rt_cuda_api.ncclRecv)
+#define ncclGroupStart (rt_cuda_api.ncclGroupStart)
+#define ncclGroupEnd (rt_cuda_api.ncclGroupEnd)
+#define ncclCommSplit (rt_cuda_api.ncclCommSplit)
+#define ncclCommUserRank (rt_cuda_api.ncclCommUserRank)
 #endif
 
 #endif

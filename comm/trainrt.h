@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* trainrt.h — libtrainrt's communicator: rendezvous of the ranks of one training job and the
+/* trainrt.h — libtrainrt's communicator: rendezvous of the ranks of one training job, the
  * collectives (all-reduce, all-gather, reduce-scatter, broadcast, barrier) a data-parallel trainer
- * needs, over shared memory, TCP or NCCL. One opaque trainrt_comm per process holds all state.
+ * needs, groups of ranks (for tensor, pipeline and data parallelism side by side) and
+ * point-to-point messages, over shared memory, TCP or NCCL. One opaque trainrt_comm per process
+ * holds the world's state; each group is a trainrt_comm of its own.
  *
  * Contract every rank must keep: all ranks issue the same collectives, with the same count, dtype,
  * op and root, in the same order. Each operation carries a header (op, dtype, count, root,
@@ -108,6 +110,12 @@ int trainrt_gpu_device(int local_rank);
  * (an exhausted arena, a store timeout); "" when none. */
 const char *trainrt_last_error(const trainrt_comm *comm);
 
+/* Bytes this rank has sent in the operations of comm that completed, counted as a ring moves them
+ * (the measure of busbw): an all-reduce of B bytes on n ranks 2(n-1)/n*B, an all-gather or
+ * reduce-scatter (n-1) blocks of count, a broadcast B on every rank but the ring's last, a send its
+ * size. For accounting what a training step costs; 0 for NULL. */
+uint64_t trainrt_bytes_sent(trainrt_comm *comm);
+
 /* Memory the backend works on directly: with shm/hier it lies in the node's shared segment
  * (NUMA-local to the caller by first touch), so peers read it without staging copies; with tcp
  * it is ordinary host memory; with nccl device memory. 64-byte aligned. NULL (and last_error)
@@ -159,15 +167,61 @@ trainrt_req *trainrt_iallreduce_after(trainrt_comm *comm, const void *sendbuf, v
 				      size_t count, trainrt_dtype dtype, trainrt_redop op,
 				      trainrt_ready_fn ready, void *arg);
 
-/* 1 when req has completed (successfully or not), 0 while it runs. Never blocks. */
+/* 1 when req (collective or point-to-point) has completed (successfully or not), 0 while it
+ * runs. Never blocks. */
 int trainrt_test(trainrt_comm *comm, trainrt_req *req);
 /* Blocks until req completes, frees it; 0 on success, -1 on failure. */
 int trainrt_wait(trainrt_comm *comm, trainrt_req *req);
 
+/* ---- groups ------------------------------------------------------------------------------ */
+
+/* The color of a rank that joins no group. */
+#define TRAINRT_UNDEFINED (-1)
+
+/* Splits comm into groups, like MPI_Comm_split and ncclCommSplit: the ranks that pass the same
+ * color >= 0 form one new communicator, *group, ranked by key (ties: by rank in comm); a rank
+ * passing TRAINRT_UNDEFINED gets *group = NULL. Collective over comm: every rank calls it, after
+ * the same operations of comm (it runs after the queued ones). Returns 0, or -1 with comm's
+ * last_error (comm is then failed: a rank that did not take part within TRAINRT_TIMEOUT is named).
+ * A group is a full communicator (collectives, point-to-point, alloc, store, split) with the
+ * parent's settings; it takes the best path for where its ranks are: shared memory when all are
+ * on one node (even when comm spans nodes), shm + TCP when every node holds the same number of
+ * them in consecutive group ranks, else a TCP ring; with nccl, ncclCommSplit. Under
+ * TRAINRT_BACKEND=tcp groups use TCP too. Its local rank and size count its ranks on this node.
+ * Finalize every group before its parent. */
+int trainrt_comm_split(trainrt_comm *comm, int color, int key, trainrt_comm **group);
+
+/* ---- point-to-point ------------------------------------------------------------------------ */
+
+/* Sends count elements to rank peer of comm, or receives them from it (peer != own rank).
+ * Ordering rules: the k-th receive a rank posts from peer matches the k-th send peer posted to
+ * it (non-overtaking, one ordered stream per pair and direction); count, dtype and tag of the two
+ * must be equal — the tag is checked, it does not select — else both communicators fail with a
+ * message naming both. Different peers, and the two directions with one peer, are independent
+ * of each other and of collectives (host backends: a thread per peer and direction, started on
+ * first use), so a rank inside a collective still delivers the messages it posted. A blocking send
+ * may wait until the peer receives (messages larger than the channel: 1 MiB in shared memory, the
+ * socket buffers over TCP): two ranks that both send first should use the asynchronous forms or
+ * trainrt_sendrecv. With the nccl backend messages run in issue order with the collectives on the
+ * backend's stream (NCCL's own rule): order the calls so that they match, or use
+ * trainrt_sendrecv for an exchange. A peer that dies or stops fails the waiting rank within
+ * TRAINRT_TIMEOUT with the peer named, and the communicator stays failed as with collectives.
+ * Buffers of the asynchronous forms must stay valid and untouched until trainrt_wait. */
+int trainrt_send(trainrt_comm *comm, const void *buf, size_t count, trainrt_dtype dtype, int peer, int tag);
+int trainrt_recv(trainrt_comm *comm, void *buf, size_t count, trainrt_dtype dtype, int peer, int tag);
+trainrt_req *trainrt_isend(trainrt_comm *comm, const void *buf, size_t count, trainrt_dtype dtype, int peer,
+			   int tag);
+trainrt_req *trainrt_irecv(trainrt_comm *comm, void *buf, size_t count, trainrt_dtype dtype, int peer, int tag);
+/* Sends sendcount elements to dest and receives recvcount from source at the same time (dest and
+ * source may be one rank): the exchange of a ring shift or of neighbouring pipeline stages. */
+int trainrt_sendrecv(trainrt_comm *comm, const void *sendbuf, size_t sendcount, int dest, void *recvbuf,
+		     size_t recvcount, int source, trainrt_dtype dtype, int tag);
+
 /* The job's key-value store (served by rank 0), for small agreements between ranks such as
  * "which step do we checkpoint at". Keys are strings up to 255 bytes; values up to 1 MiB.
  * get blocks until the key exists or TRAINRT_TIMEOUT passes. add atomically adds delta to the
- * 64-bit integer at key (0 when absent) and returns the new value in *result. */
+ * 64-bit integer at key (0 when absent) and returns the new value in *result. A group's keys are
+ * its own (they never meet its parent's or another group's). */
 int trainrt_store_set(trainrt_comm *comm, const char *key, const void *val, size_t len);
 int trainrt_store_get(trainrt_comm *comm, const char *key, void *val, size_t cap, size_t *len);
 int trainrt_store_add(trainrt_comm *comm, const char *key, int64_t delta, int64_t *result);

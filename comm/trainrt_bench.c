@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* trainrt_bench.c — trainrt-bench: collective bandwidth in the style of nccl-tests (size, count,
- * type, redop, time, algbw, busbw, #wrong), under any launcher giving the env contract, or with
+ * type, redop, time, algbw, busbw, #wrong) and point-to-point exchanges (sendrecv: rank r and
+ * r + n/2 swap a buffer, so with ranks on two nodes every pair crosses between them), under any
+ * launcher giving the env contract, or with
  * --local N forking N ranks itself on 127.0.0.1. Also the two reference points bench/comm.sh
  * compares against: --memcpy BYTES (single-core memcpy bandwidth) and --rendezvous N (N client
  * threads meeting through the store, as a launch of N ranks would). */
@@ -22,7 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-typedef enum { OP_ALLREDUCE, OP_ALLGATHER, OP_REDUCESCATTER, OP_BROADCAST } bench_op;
+typedef enum { OP_ALLREDUCE, OP_ALLGATHER, OP_REDUCESCATTER, OP_BROADCAST, OP_SENDRECV } bench_op;
 
 struct opts {
 	bench_op op;
@@ -75,7 +77,7 @@ static int parse_int(const char *s, long lo, long hi, long *out)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: trainrt-bench [-o allreduce|allgather|reducescatter|broadcast] [-b MINBYTES] [-e MAXBYTES]\n"
+		"usage: trainrt-bench [-o allreduce|allgather|reducescatter|broadcast|sendrecv] [-b MINBYTES] [-e MAXBYTES]\n"
 		"                     [-f FACTOR] [-d float|bf16] [-n ITERS] [-w WARMUP] [--local N]\n"
 		"       trainrt-bench --memcpy BYTES\n"
 		"       trainrt-bench --rendezvous N\n"
@@ -96,7 +98,7 @@ static double bus_factor(bench_op op, int n)
 
 static const char *op_name(bench_op op)
 {
-	static const char *names[] = { "allreduce", "allgather", "reducescatter", "broadcast" };
+	static const char *names[] = { "allreduce", "allgather", "reducescatter", "broadcast", "sendrecv" };
 
 	return names[op];
 }
@@ -109,6 +111,11 @@ static int run_op(trainrt_comm *c, const struct opts *o, void *a, void *b, size_
 	case OP_ALLREDUCE: return trainrt_allreduce(c, a, a, count, o->dtype, TRAINRT_SUM);
 	case OP_ALLGATHER: return trainrt_allgather(c, a, b, count, o->dtype);
 	case OP_REDUCESCATTER: return trainrt_reducescatter(c, b, a, count, o->dtype, TRAINRT_SUM);
+	case OP_SENDRECV: {
+		int n = trainrt_world_size(c), partner = (trainrt_rank(c) + n / 2) % n;
+
+		return trainrt_sendrecv(c, a, count, partner, b, count, partner, o->dtype, 0);
+	}
 	default: return trainrt_broadcast(c, a, count, o->dtype, 0);
 	}
 }
@@ -149,10 +156,12 @@ static size_t count_wrong(trainrt_comm *c, const struct opts *o, void *a, void *
 				want += (float)((r + (int)(j % 5)) % 7);
 		} else if (o->op == OP_ALLGATHER) {
 			want = (float)(((int)(i / count) + (int)((i % count) % 5)) % 7);
+		} else if (o->op == OP_SENDRECV) {
+			want = (float)((((me + n / 2) % n) + (int)(i % 5)) % 7);
 		} else {
 			want = (float)((0 + (int)(i % 5)) % 7);
 		}
-		wrong += at(o->op == OP_ALLGATHER ? b : a, o->dtype, i) != want;
+		wrong += at(o->op == OP_ALLGATHER || o->op == OP_SENDRECV ? b : a, o->dtype, i) != want;
 	}
 	return wrong;
 }
@@ -182,6 +191,17 @@ static int gather_stats(trainrt_comm *c, size_t row, double t[2])
 	return 0;
 }
 
+/* sendrecv pairs rank r with r + n/2: n must be even (message from `say` ranks only). */
+static int pairs_ok(long n, int say)
+{
+	if (n % 2 == 0)
+		return 1;
+	if (say)
+		fprintf(stderr, "trainrt-bench: -o sendrecv pairs rank r with r + n/2, so it needs an even number of ranks, not %ld\n",
+			n);
+	return 0;
+}
+
 static int bench_rank(const struct opts *o)
 {
 	char errbuf[1200];
@@ -197,6 +217,10 @@ static int bench_rank(const struct opts *o)
 	}
 	n = trainrt_world_size(c);
 	me = trainrt_rank(c);
+	if (o->op == OP_SENDRECV && !pairs_ok(n, me == 0)) {
+		trainrt_finalize(c);
+		return 2;
+	}
 	a = trainrt_alloc(c, o->maxb + 64);
 	b = trainrt_alloc(c, o->maxb + 64);
 	if (!a || !b)
@@ -465,8 +489,9 @@ int main(int argc, char **argv)
 			else if (!strcmp(optarg, "allgather")) o.op = OP_ALLGATHER;
 			else if (!strcmp(optarg, "reducescatter")) o.op = OP_REDUCESCATTER;
 			else if (!strcmp(optarg, "broadcast")) o.op = OP_BROADCAST;
+			else if (!strcmp(optarg, "sendrecv")) o.op = OP_SENDRECV;
 			else {
-				fprintf(stderr, "trainrt-bench: -o '%s' is not allreduce, allgather, reducescatter or broadcast\n", optarg);
+				fprintf(stderr, "trainrt-bench: -o '%s' is not allreduce, allgather, reducescatter, broadcast or sendrecv\n", optarg);
 				return 2;
 			}
 			break;
@@ -546,5 +571,7 @@ int main(int argc, char **argv)
 	}
 	if (o.minb < es)
 		o.minb = es;
+	if (local && o.op == OP_SENDRECV && !pairs_ok(local, 1))
+		return 2;
 	return local ? run_local((int)local, &o) : bench_rank(&o);
 }

@@ -111,12 +111,11 @@ fail:
 	return -1;
 }
 
-int tt_ckpt_write_rank(const char *root, long step, const tt_shard_plan *plan, const float *p, const float *m,
-		       const float *v, uint32_t *crc, tt_err *err)
+int tt_ckpt_write_rank(const char *root, long step, int rank, const tt_shard_plan *plan, const float *p,
+		       const float *m, const float *v, uint32_t *crc, tt_err *err)
 {
 	char dir[4096], path[4200];
-	rank_header h = { .rank = (uint32_t)plan->rank, .world = (uint32_t)plan->world,
-			  .n_blocks = (uint32_t)plan->n_blocks };
+	rank_header h = { .rank = (uint32_t)rank, .world = (uint32_t)plan->world, .n_blocks = (uint32_t)plan->n_blocks };
 	uint64_t lens[TT_SHARD_MAX_BLOCKS];
 	size_t s = tt_shard_total(plan) * sizeof(float);
 	tt_chunk c[5];
@@ -130,7 +129,7 @@ int tt_ckpt_write_rank(const char *root, long step, const tt_shard_plan *plan, c
 	c[3] = (tt_chunk){ m, s };
 	c[4] = (tt_chunk){ v, s };
 	tt_ckpt_step_dir(dir, sizeof(dir), root, step);
-	if (snprintf(path, sizeof(path), "%s/rank-%05d.bin", dir, plan->rank) >= (int)sizeof(path))
+	if (snprintf(path, sizeof(path), "%s/rank-%05d.bin", dir, rank) >= (int)sizeof(path))
 		return tt_err_set(err, "checkpoint path under %s is too long", dir);
 	return write_with_crc(path, c, 5, crc, err);
 }
@@ -145,8 +144,9 @@ int tt_ckpt_write_meta(const char *root, const tt_ckpt_meta *meta, tt_err *err)
 
 	if (!f)
 		return tt_err_errno(err, "cannot format checkpoint metadata");
-	fprintf(f, META_HEADER "step %ld\nworld %d\nzero %d\nseed %llu\nbatch %ld\nlayers %s\n", meta->step,
-		meta->world, meta->zero, (unsigned long long)meta->seed, meta->batch, meta->layers);
+	fprintf(f, META_HEADER "step %ld\nworld %d\nzero %d\nseed %llu\nbatch %ld\nlayers %s\nlayout %d %d %d\n",
+		meta->step, meta->world, meta->zero, (unsigned long long)meta->seed, meta->batch, meta->layers,
+		meta->layout.dp, meta->layout.tp, meta->layout.pp);
 	for (int r = 0; r < meta->world; r++)
 		fprintf(f, "rank_crc %d %08x\n", r, meta->crc[r]);
 	fclose(f);
@@ -193,7 +193,7 @@ static int parse_meta(const char *path, char *text, size_t len, tt_ckpt_meta *m,
 	char *tail = NULL, *line, *save = NULL;
 	unsigned crc_want;
 	unsigned long long seed = 0;
-	int seen = 0;
+	int seen = 0, layout = 0;
 
 	/* The last line is "meta_crc X" over everything before it. */
 	if (len < 2)
@@ -231,6 +231,8 @@ static int parse_meta(const char *path, char *text, size_t len, tt_ckpt_meta *m,
 			seen |= 16;
 		else if (sscanf(line, "layers %255s", m->layers) == 1)
 			seen |= 32;
+		else if (sscanf(line, "layout %d %d %d", &m->layout.dp, &m->layout.tp, &m->layout.pp) == 3)
+			layout = 1;
 		else if (sscanf(line, "rank_crc %d %x", &r, &c) == 2 && m->crc && r >= 0 && r < m->world) {
 			m->crc[r] = c;
 			seen |= 64;
@@ -240,6 +242,12 @@ static int parse_meta(const char *path, char *text, size_t len, tt_ckpt_meta *m,
 	m->seed = seed;
 	if (seen != 127)
 		return tt_err_set(err, "%s lacks required fields; it was written by another tool", path);
+	if (!layout) /* written before 3D layouts: data parallelism over every rank */
+		m->layout = (tt_layout){ m->world, 1, 1 };
+	if (m->layout.dp < 1 || m->layout.tp < 1 || m->layout.pp < 1 ||
+	    (long)m->layout.dp * m->layout.tp * m->layout.pp != m->world)
+		return tt_err_set(err, "%s: layout %dx%dx%d does not make its world of %d ranks", path, m->layout.dp,
+				  m->layout.tp, m->layout.pp, m->world);
 	return 0;
 }
 
@@ -373,76 +381,101 @@ int tt_ckpt_find_latest(const char *root, tt_ckpt_meta *meta, char *warn, size_t
 	return found;
 }
 
-/* Copies the part of saved rank `r`'s slice of every block that falls into this plan's slice. */
-static void reslice(const tt_shard_plan *plan, int saved_world, int r, const uint64_t *lens, const float *src,
-		    float *dst)
+/* Checks saved rank file r (len bytes in buf) against the part it holds under the saved layout
+ * and its slicing over saved_dp ranks; *arr gets its three arrays of *total floats each. */
+static int check_rank_buf(const char *path, const char *buf, size_t len, int r, int saved_dp, const tt_part *saved,
+			  const float **arr, size_t *total, tt_err *err)
 {
+	size_t head = sizeof(rank_header) + sizeof(uint64_t) * (size_t)saved->n_layers, want;
+	rank_header h;
+	uint64_t lens[TT_MLP_MAX_LAYERS];
+
+	*total = 0;
+	if (len < head)
+		return tt_err_set(err, "%s is truncated", path);
+	memcpy(&h, buf, sizeof(h));
+	memcpy(lens, buf + sizeof(h), sizeof(uint64_t) * (size_t)saved->n_layers);
+	if (memcmp(h.magic, RANK_MAGIC, 8) || h.rank != (uint32_t)r || h.world != (uint32_t)saved_dp ||
+	    h.n_blocks != (uint32_t)saved->n_layers)
+		return tt_err_set(err, "%s: header does not match the model (%d layers on its stage) or meta.txt; was the "
+				  "checkpoint written for another --layers?", path, saved->n_layers);
+	for (int b = 0; b < saved->n_layers; b++) {
+		if (lens[b] != saved->len[b])
+			return tt_err_set(err, "%s: layer %d has %llu parameters, the model %zu; the checkpoint belongs "
+					  "to another --layers", path, saved->layer[b].global, (unsigned long long)lens[b],
+					  saved->len[b]);
+		*total += (saved->len[b] + (size_t)saved_dp - 1) / (size_t)saved_dp;
+	}
+	want = head + 3 * sizeof(float) * *total + 4;
+	if (len != want)
+		return tt_err_set(err, "%s is %zu bytes, expected %zu", path, len, want);
+	*arr = (const float *)(buf + head);
+	return 0;
+}
+
+/* Puts the elements of saved rank file (part `saved`, data-parallel slice saved_rank of saved_dp)
+ * that this rank keeps into p, m, v: element -> whole layer -> this part -> this rank's slice. */
+static void scatter_rank(const tt_mlp *model, const tt_part *saved, int saved_dp, int saved_rank, const float *arr,
+			 size_t total, const tt_part *part, const tt_shard_plan *plan, float *p, float *m, float *v)
+{
+	int first = part->layer[0].global;
 	size_t src_off = 0;
 
-	for (int b = 0; b < plan->n_blocks; b++) {
-		size_t s0 = (lens[b] + (size_t)saved_world - 1) / (size_t)saved_world;
-		size_t lo0 = (size_t)r * s0, hi0 = lo0 + s0;
-		size_t lo1 = (size_t)plan->rank * plan->shard_len[b], hi1 = lo1 + plan->shard_len[b];
-		size_t lo = lo0 > lo1 ? lo0 : lo1, hi = hi0 < hi1 ? hi0 : hi1;
+	for (int b0 = 0; b0 < saved->n_layers; b0++) {
+		size_t s0 = (saved->len[b0] + (size_t)saved_dp - 1) / (size_t)saved_dp, lo0 = (size_t)saved_rank * s0;
+		size_t hi0 = lo0 + s0 < saved->len[b0] ? lo0 + s0 : saved->len[b0];
+		int b1 = saved->layer[b0].global - first;
 
-		if (hi > lens[b])
-			hi = lens[b];
-		if (lo < hi)
-			memcpy(dst + plan->shard_off[b] + (lo - lo1), src + src_off + (lo - lo0), sizeof(float) * (hi - lo));
+		if (b1 >= 0 && b1 < part->n_layers) {
+			size_t lo1 = (size_t)plan->rank * plan->shard_len[b1], hi1 = lo1 + plan->shard_len[b1];
+
+			for (size_t e0 = lo0; e0 < hi0; e0++) {
+				long e1 = tt_part_from_model(model, part, b1, tt_part_to_model(model, saved, b0, e0));
+				size_t src = src_off + e0 - lo0, dst;
+
+				if (e1 < 0 || (size_t)e1 < lo1 || (size_t)e1 >= hi1)
+					continue;
+				dst = plan->shard_off[b1] + (size_t)e1 - lo1;
+				p[dst] = arr[src];
+				m[dst] = arr[total + src];
+				v[dst] = arr[2 * total + src];
+			}
+		}
 		src_off += s0;
 	}
 }
 
-/* Checks saved rank file `r` (bytes in buf) against the model and copies its part into p, m, v. */
-static int load_rank_file(const char *path, const char *buf, size_t len, int r, const tt_ckpt_meta *meta,
-			  const tt_shard_plan *plan, float *p, float *m, float *v, tt_err *err)
-{
-	size_t head = sizeof(rank_header) + sizeof(uint64_t) * plan->n_blocks, saved_total = 0, want;
-	const uint64_t *lens = (const uint64_t *)(buf + sizeof(rank_header));
-	const float *arr = (const float *)(buf + head);
-	rank_header h;
-
-	if (len < head)
-		return tt_err_set(err, "%s is truncated", path);
-	memcpy(&h, buf, sizeof(h));
-	if (memcmp(h.magic, RANK_MAGIC, 8) || h.rank != (uint32_t)r || h.world != (uint32_t)meta->world ||
-	    h.n_blocks != (uint32_t)plan->n_blocks)
-		return tt_err_set(err, "%s: header does not match the model (%d layers) or meta.txt; was the checkpoint "
-				  "written for another --layers?", path, plan->n_blocks);
-	for (int b = 0; b < plan->n_blocks; b++) {
-		if (lens[b] != plan->block_len[b])
-			return tt_err_set(err, "%s: layer %d has %llu parameters, the model %zu; the checkpoint belongs "
-					  "to another --layers", path, b, (unsigned long long)lens[b], plan->block_len[b]);
-		saved_total += (lens[b] + (size_t)meta->world - 1) / (size_t)meta->world;
-	}
-	want = head + 3 * sizeof(float) * saved_total + 4;
-	if (len != want)
-		return tt_err_set(err, "%s is %zu bytes, expected %zu", path, len, want);
-	reslice(plan, meta->world, r, lens, arr, p);
-	reslice(plan, meta->world, r, lens, arr + saved_total, m);
-	reslice(plan, meta->world, r, lens, arr + 2 * saved_total, v);
-	return 0;
-}
-
-int tt_ckpt_load(const char *root, const tt_ckpt_meta *meta, const tt_shard_plan *plan, float *p, float *m, float *v,
-		 tt_err *err)
+int tt_ckpt_load_part(const char *root, const tt_ckpt_meta *meta, const tt_mlp *model, const tt_part *part,
+		      const tt_shard_plan *plan, float *p, float *m, float *v, tt_err *err)
 {
 	char dir[4096];
 	size_t total = tt_shard_total(plan);
+	int first = part->layer[0].global, last = first + part->n_layers - 1;
 
 	tt_ckpt_step_dir(dir, sizeof(dir), root, meta->step);
 	memset(p, 0, sizeof(float) * total);
 	memset(m, 0, sizeof(float) * total);
 	memset(v, 0, sizeof(float) * total);
+	if (tt_layout_check(&meta->layout, meta->world, model, meta->batch, 1, err) != 0)
+		return tt_err_wrap(err, "%s/meta.txt: its layout does not fit the model", dir);
 	for (int r = 0; r < meta->world; r++) {
+		tt_coords c = tt_layout_coords(&meta->layout, r);
+		tt_part saved;
 		char path[4200], *buf;
-		size_t len;
-		int rc;
+		const float *arr = NULL;
+		size_t len, saved_total;
+		int sfirst, rc;
 
+		tt_part_build(&saved, model, &meta->layout, c);
+		sfirst = saved.layer[0].global;
+		if (sfirst > last || sfirst + saved.n_layers - 1 < first)
+			continue; /* another stage's layers */
 		snprintf(path, sizeof(path), "%s/rank-%05d.bin", dir, r);
 		if (slurp(path, &buf, &len, err))
 			return -1;
-		rc = load_rank_file(path, buf, len, r, meta, plan, p, m, v, err);
+		rc = check_rank_buf(path, buf, len, r, meta->layout.dp, &saved, &arr, &saved_total, err);
+		if (rc == 0)
+			scatter_rank(model, &saved, meta->layout.dp, c.dp, arr, saved_total, part, plan, p, m, v);
 		free(buf);
 		if (rc)
 			return -1;

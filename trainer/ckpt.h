@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /* ckpt.h — crash-safe training checkpoints: ROOT/step-NNNNNNNN/ holds one file per rank (that
- * rank's slice of every layer's parameters and AdamW moments, in the ZeRO shard layout of shard.h)
- * and meta.txt, written last, naming every rank file's CRC32. A step directory counts only when
- * meta.txt and all rank files check out, so a crash mid-write leaves the previous one in charge.
- * Rank files are native-endian float32; slices are re-cut on load, so the world size may change. */
+ * rank's data-parallel slice of each of its layers' parameters and AdamW moments, in the ZeRO shard
+ * layout of shard.h; its layers are its part of the model, parallel.h) and meta.txt, written last,
+ * naming the 3D layout and every rank file's CRC32. A step directory counts only when meta.txt and
+ * all rank files check out, so a crash mid-write leaves the previous one in charge. Rank files are
+ * native-endian float32; on load every element is put where the loading layout keeps it, so the
+ * world size and the layout (data, tensor and pipeline parallel sizes) may change. */
 #ifndef TT_CKPT_H
 #define TT_CKPT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mlp.h"
+#include "parallel.h"
 #include "shard.h"
 #include "tt_err.h"
 
@@ -20,6 +24,7 @@ typedef struct tt_ckpt_meta {
 	uint64_t seed;	  /* data order and init */
 	long batch;	  /* global batch */
 	char layers[256]; /* --layers spec */
+	tt_layout layout; /* that wrote it (data x tensor x pipeline parallel = world) */
 	uint32_t *crc;	  /* world entries: CRC32 of each rank file */
 } tt_ckpt_meta;
 
@@ -31,10 +36,11 @@ void tt_ckpt_step_dir(char *out, size_t len, const char *root, long step);
 /* Creates ROOT and the step directory (mode 0755) when missing. */
 int tt_ckpt_prepare(const char *root, long step, tt_err *err);
 
-/* Writes this rank's file (p, m, v: tt_shard_total(plan) floats each) into the step directory,
- * temp -> fsync -> rename -> fsync(dir). *crc receives the file's CRC32 for the metadata. */
-int tt_ckpt_write_rank(const char *root, long step, const tt_shard_plan *plan, const float *p, const float *m,
-		       const float *v, uint32_t *crc, tt_err *err);
+/* Writes rank `rank`'s file (p, m, v: tt_shard_total(plan) floats each; plan cuts its part over
+ * its data-parallel group) into the step directory, temp -> fsync -> rename -> fsync(dir). *crc
+ * receives the file's CRC32 for the metadata. */
+int tt_ckpt_write_rank(const char *root, long step, int rank, const tt_shard_plan *plan, const float *p,
+		       const float *m, const float *v, uint32_t *crc, tt_err *err);
 
 /* Writes meta.txt (carries its own CRC) the same way; call after every rank file is in place. */
 int tt_ckpt_write_meta(const char *root, const tt_ckpt_meta *meta, tt_err *err);
@@ -48,10 +54,12 @@ int tt_ckpt_validate(const char *stepdir, tt_ckpt_meta *meta, tt_err *err);
  * "skipping DIR: reason" to warn (may be NULL). */
 int tt_ckpt_find_latest(const char *root, tt_ckpt_meta *meta, char *warn, size_t warn_len, tt_err *err);
 
-/* Loads this rank's slices under `plan` (any world size) from all rank files of a validated
- * checkpoint; block lengths must match the saved ones. p, m, v: tt_shard_total(plan) floats. */
-int tt_ckpt_load(const char *root, const tt_ckpt_meta *meta, const tt_shard_plan *plan, float *p, float *m, float *v,
-		 tt_err *err);
+/* Loads this rank's slices of part (its layers under the current layout, cut by plan over its
+ * data-parallel group) from a validated checkpoint of model written under any layout: each saved
+ * rank file holding some of part's layers is read once, and each element goes where the whole-
+ * layer maps of parallel.h put it (resharding). p, m, v: tt_shard_total(plan) floats. */
+int tt_ckpt_load_part(const char *root, const tt_ckpt_meta *meta, const tt_mlp *model, const tt_part *part,
+		      const tt_shard_plan *plan, float *p, float *m, float *v, tt_err *err);
 
 /* Deletes all but the newest `keep` valid checkpoints, and any directory (torn or not) older than
  * the oldest kept one. keep <= 0 keeps everything. Symbolic links are never followed: a step-*

@@ -124,8 +124,8 @@ int tt_dp_gpu_init(tt_dp *dp, tt_err *err)
 	}
 	/* The same initial weights as the CPU path: generated on the host, layer by layer. */
 	for (int l = 0; l < L; l++) {
-		tt_dp_initial_layer(dp, l, one);
-		if (tt_gpu_put(d->g, d->params + dp->poff[l], one, sizeof(float) * (dp->poff[l + 1] - dp->poff[l]), err))
+		if (tt_dp_initial_layer(dp, l, one, err) ||
+		    tt_gpu_put(d->g, d->params + dp->poff[l], one, sizeof(float) * (dp->poff[l + 1] - dp->poff[l]), err))
 			goto fail;
 	}
 	if (tt_gpu_to_bf16(d->g, d->wbf, d->params, total, err) || tt_gpu_sync(d->g, err))

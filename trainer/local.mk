@@ -31,6 +31,7 @@ noinst_LTLIBRARIES += libtrainmodel.la
 libtrainmodel_la_SOURCES = \
 	trainer/rng.h \
 	trainer/mlp.h trainer/mlp.c \
+	trainer/parallel.h trainer/parallel.c trainer/pipeline.h trainer/pipeline.c \
 	trainer/adamw.h trainer/adamw.c \
 	trainer/idx.h trainer/idx.c \
 	trainer/dataset.h trainer/dataset.c \
@@ -61,8 +62,10 @@ train_mlp_SOURCES = trainer/train_mlp.c
 train_mlp_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS)
 train_mlp_LDADD = libtrainer.la libtrainrt.la libttbase.la $(TRAINER_LIBS)
 
-# Multi-process integration tests of train-mlp (ranks on 127.0.0.1 via launch_local.sh).
-TESTS += tests/trainer/resume.sh tests/trainer/equivalence.sh tests/trainer/signal.sh tests/trainer/summary.sh
+# Multi-process integration tests of train-mlp (ranks on 127.0.0.1 via launch_local.sh); parallel.sh
+# runs every 3D layout of 8 ranks.
+TESTS += tests/trainer/resume.sh tests/trainer/equivalence.sh tests/trainer/signal.sh tests/trainer/summary.sh \
+	tests/trainer/parallel.sh
 # train-mlp's float32 step against PyTorch (torch_oracle.py) on the weights and batches mlp_dump writes.
 noinst_PROGRAMS += tests/trainer/mlp_dump
 tests_trainer_mlp_dump_SOURCES = tests/trainer/mlp_dump.c
@@ -73,7 +76,8 @@ TESTS += tests/trainer/accuracy.sh
 TESTS += tests/trainer/torch_oracle.sh
 endif
 dist_noinst_SCRIPTS += tests/trainer/launch_local.sh tests/trainer/resume.sh tests/trainer/equivalence.sh \
-	tests/trainer/signal.sh tests/trainer/summary.sh tests/trainer/torch_oracle.sh tests/trainer/accuracy.sh
+	tests/trainer/signal.sh tests/trainer/summary.sh tests/trainer/parallel.sh tests/trainer/torch_oracle.sh \
+	tests/trainer/accuracy.sh
 EXTRA_DIST += tests/trainer/torch_oracle.py
 EXTRA_DIST += tests/fixtures/trainer/train-images-idx3-ubyte tests/fixtures/trainer/train-labels-idx1-ubyte \
 	tests/fixtures/trainer/t10k-images-idx3-ubyte.gz tests/fixtures/trainer/t10k-labels-idx1-ubyte.gz

@@ -100,28 +100,38 @@ void tt_mlp_init_layer(const tt_mlp *m, int l, uint64_t seed, float *params_l)
 		params_l[n_w + i] = (2.0f * tt_rng_unit(seed, 2000 + (uint64_t)l, i) - 1.0f) * bound;
 }
 
-void tt_mlp_forward_layer(const tt_mlp *m, int l, const float *params_l, const float *x, float *y, int n)
+void tt_linear_forward(int in, int out, const float *params, int with_bias, int relu, const float *x, float *y,
+		       int n)
 {
-	int in = m->dims[l], out = m->dims[l + 1];
-	const float *w = params_l, *b = params_l + (size_t)in * out;
-	int relu = l < m->n_layers - 1;
+	const float *w = params, *b = params + (size_t)in * out;
 
-	for (int i = 0; i < n; i++)
-		memcpy(y + (size_t)i * out, b, sizeof(float) * out);
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, out, in, 1.0f, x, in, w, in, 1.0f, y, out);
+	if (with_bias)
+		for (int i = 0; i < n; i++)
+			memcpy(y + (size_t)i * out, b, sizeof(float) * out);
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, out, in, 1.0f, x, in, w, in, with_bias ? 1.0f : 0.0f, y,
+		    out);
+	if (with_bias)
+		tt_bias_relu(y, NULL, out, relu, n);
+}
+
+void tt_bias_relu(float *y, const float *b, int out, int relu, int n)
+{
+	if (b)
+		for (int i = 0; i < n; i++)
+			for (int j = 0; j < out; j++)
+				y[(size_t)i * out + j] += b[j];
 	if (relu)
 		for (size_t i = 0; i < (size_t)n * out; i++)
 			if (y[i] < 0.0f)
 				y[i] = 0.0f;
 }
 
-void tt_mlp_backward_layer(const tt_mlp *m, int l, const float *params_l, const float *x, const float *y,
-			   float *dy, float *grad_l, float beta, float *dx, int n)
+void tt_linear_backward(int in, int out, const float *params, int relu, const float *x, const float *y, float *dy,
+			float *grad, float beta, float *dx, int n)
 {
-	int in = m->dims[l], out = m->dims[l + 1];
-	float *gw = grad_l, *gb = grad_l + (size_t)in * out;
+	float *gw = grad, *gb = grad + (size_t)in * out;
 
-	if (l < m->n_layers - 1)
+	if (relu)
 		for (size_t i = 0; i < (size_t)n * out; i++)
 			if (y[i] <= 0.0f)
 				dy[i] = 0.0f;
@@ -134,8 +144,18 @@ void tt_mlp_backward_layer(const tt_mlp *m, int l, const float *params_l, const 
 		gb[j] = beta == 0.0f ? s : beta * gb[j] + s; /* like sgemm, beta 0 never reads old values */
 	}
 	if (dx)
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, in, out, 1.0f, dy, out, params_l, in, 0.0f,
-			    dx, in);
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, in, out, 1.0f, dy, out, params, in, 0.0f, dx, in);
+}
+
+void tt_mlp_forward_layer(const tt_mlp *m, int l, const float *params_l, const float *x, float *y, int n)
+{
+	tt_linear_forward(m->dims[l], m->dims[l + 1], params_l, 1, l < m->n_layers - 1, x, y, n);
+}
+
+void tt_mlp_backward_layer(const tt_mlp *m, int l, const float *params_l, const float *x, const float *y,
+			   float *dy, float *grad_l, float beta, float *dx, int n)
+{
+	tt_linear_backward(m->dims[l], m->dims[l + 1], params_l, l < m->n_layers - 1, x, y, dy, grad_l, beta, dx, n);
 }
 
 int tt_softmax_xent(const float *logits, const int32_t *labels, int n, int classes, float scale, float *dlogits,

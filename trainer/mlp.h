@@ -43,6 +43,18 @@ double tt_mlp_train_flops(const tt_mlp *m);
  * default init; deterministic for a given (seed, layer). Fills the whole layer block. */
 void tt_mlp_init_layer(const tt_mlp *m, int l, uint64_t seed, float *params_l);
 
+/* One linear layer of any shape, params = W (out x in, row-major) then b (out), as every layer of
+ * the model or a tensor-parallel part of one (parallel.h) lays them out.
+ * Forward: y[n x out] = x[n x in] W^T + b (no b when !with_bias: a row-parallel layer adds it after
+ * the all-reduce, with tt_bias_relu), then ReLU when relu. */
+void tt_linear_forward(int in, int out, const float *params, int with_bias, int relu, const float *x, float *y,
+		       int n);
+void tt_bias_relu(float *y, const float *b, int out, int relu, int n);
+/* Backward: dy[n x out] (gradient w.r.t. the post-ReLU y) is masked in place when relu;
+ * grad = beta*grad + dL/dparams; dx (when not NULL) = dL/dx[n x in]. */
+void tt_linear_backward(int in, int out, const float *params, int relu, const float *x, const float *y, float *dy,
+			float *grad, float beta, float *dx, int n);
+
 /* y[n x out] = x[n x in] W^T + b, then ReLU unless l is the last layer. */
 void tt_mlp_forward_layer(const tt_mlp *m, int l, const float *params_l, const float *x, float *y, int n);
 

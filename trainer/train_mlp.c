@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* train_mlp.c — train-mlp: data-parallel MLP training on libtrainrt (DDP or ZeRO-1/2/3), with
- * IDX or synthetic data, evaluation, checkpoint/resume, a checkpoint-on-signal protocol and a JSON
- * summary. The step math lives in dp.c; this file is the loop, the I/O and the agreements between
- * ranks (which step to checkpoint, where to resume). */
+/* train_mlp.c — train-mlp: MLP training on libtrainrt in any 3D layout (data parallelism with DDP or ZeRO-1/2/3,
+ * tensor and pipeline parallelism, activation recomputation), with IDX or synthetic data,
+ * evaluation, checkpoint/resume (also into another layout), a checkpoint-on-signal protocol and a
+ * JSON summary. The step math lives in dp.c, the layout in parallel.c; this file is the loop, the
+ * I/O, the groups and the agreements between ranks (which step to checkpoint, where to resume). */
 #include "config.h"
 
 #include "tt_file.h"
@@ -10,6 +11,7 @@
 #include "dataset.h"
 #include "dp.h"
 #include "mlp.h"
+#include "parallel.h"
 #include "throughput.h"
 #include "train_opts.h"
 #include "trainrt.h"
@@ -43,8 +45,11 @@ typedef struct train {
 	tt_mlp model;
 	tt_dataset data, test;
 	trainrt_comm *comm;
+	tt_layout lay;	/* data x tensor x pipeline parallel */
+	tt_coords at;	/* this rank's place in it */
+	trainrt_comm *g_dp, *g_tp, *g_pp; /* its groups (NULL: alone; g_dp is comm in a 1D layout) */
 	tt_dp dp;
-	int rank, world, local;	 /* local: samples per rank per step */
+	int rank, world, local;	 /* local: samples per data-parallel replica per step */
 	long steps_per_epoch, total_steps, step;
 	uint32_t *perm;
 	long perm_epoch;
@@ -121,18 +126,77 @@ static int agree_ok(train *t, int failed, const char *what, tt_err *err, int *ag
 	return f > 0 ? -1 : 0;
 }
 
+/* The model and the layout for a world of `world` ranks, checked: run before joining the job, so
+ * a layout that cannot work is refused before any rendezvous (and again with the joined world). */
+static int plan_layout(train *t, int world, tt_err *err)
+{
+	if (!t->model.n_layers && tt_mlp_parse(&t->model, t->o.layers, err))
+		return -1;
+	t->lay = (tt_layout){ world / (t->o.tp * t->o.pp) ? world / (t->o.tp * t->o.pp) : 1, t->o.tp, t->o.pp };
+	return tt_layout_check(&t->lay, world, &t->model, t->o.batch, t->o.accum, err);
+}
+
+/* The world size the launcher announces (before joining): the env contract, else Slurm's task
+ * count under PMIx, else 0 (unknown: checked after joining). */
+static int announced_world(void)
+{
+	const char *v = getenv("WORLD_SIZE");
+
+	if ((!v || !*v) && getenv("PMIX_RANK"))
+		v = getenv("SLURM_STEP_NUM_TASKS") ? getenv("SLURM_STEP_NUM_TASKS") : getenv("SLURM_NTASKS");
+	return v && *v ? atoi(v) : 0;
+}
+
+/* One group of this rank: the ranks passing the same color, ranked by key. */
+static int split(train *t, int color, int key, trainrt_comm **group, const char *what, tt_err *err)
+{
+	if (trainrt_comm_split(t->comm, color, key, group) != 0)
+		return tt_err_set(err, "forming the %s groups failed: %s", what, trainrt_last_error(t->comm));
+	return 0;
+}
+
+/* The data-, tensor- and pipeline-parallel groups (parallel.h's rank order). Every rank takes part
+ * in the same splits; a group of one is left out (NULL). A 1D layout keeps the world as its
+ * data-parallel group. */
+static int make_groups(train *t, tt_err *err)
+{
+	const tt_layout *L = &t->lay;
+	tt_coords c = t->at;
+
+	if (!t->comm)
+		return 0;
+	if (L->dp == t->world)
+		t->g_dp = t->comm;
+	else if (L->dp > 1 && split(t, c.pp * L->tp + c.tp, c.dp, &t->g_dp, "data-parallel", err))
+		return -1;
+	if (L->tp > 1 && split(t, c.pp * L->dp + c.dp, c.tp, &t->g_tp, "tensor-parallel", err))
+		return -1;
+	if (L->pp > 1 && split(t, c.dp * L->tp + c.tp, c.pp, &t->g_pp, "pipeline", err))
+		return -1;
+	if (L->tp > 1 && trainrt_local_world_size(t->comm) % L->tp)
+		say(t, 0, "warning: --tp %d does not divide the %d ranks per node, so tensor-parallel groups span nodes "
+		    "(their all-reduces go over the network)", L->tp, trainrt_local_world_size(t->comm));
+	return 0;
+}
+
+/* How a group talks (its backend), "alone" for none. */
+static const char *group_path(trainrt_comm *g)
+{
+	return g ? trainrt_backend_name(g) : "alone";
+}
+
 static int setup(train *t, tt_err *err)
 {
 	tt_dp_cfg cfg = { 0 };
+	tt_dp_groups groups;
+	tt_part part;
 
 	t->world = t->comm ? trainrt_world_size(t->comm) : 1;
 	t->rank = t->comm ? trainrt_rank(t->comm) : 0;
-	if (tt_mlp_parse(&t->model, t->o.layers, err) || load_data(t, err))
+	if (plan_layout(t, t->world, err) || load_data(t, err))
 		return -1;
-	if (t->o.batch % t->world || (t->o.batch / t->world) % t->o.accum)
-		return tt_err_set(err, "--batch %ld must split evenly into %d ranks x %d micro-batches (--accum); use a "
-				  "multiple of %ld", t->o.batch, t->world, t->o.accum, (long)t->world * t->o.accum);
-	t->local = (int)(t->o.batch / t->world);
+	t->at = tt_layout_coords(&t->lay, t->rank);
+	t->local = (int)(t->o.batch / t->lay.dp);
 	t->steps_per_epoch = (long)(t->data.n / (size_t)t->o.batch);
 	if (t->steps_per_epoch < 1)
 		return tt_err_set(err, "--batch %ld is larger than the %zu training samples of --data %s", t->o.batch,
@@ -154,7 +218,13 @@ static int setup(train *t, tt_err *err)
 	cfg.opt.weight_decay = t->o.weight_decay;
 	cfg.opt.warmup_steps = t->o.warmup;
 	cfg.opt.total_steps = t->total_steps;
-	if (tt_dp_init(&t->dp, &t->model, t->comm, &cfg, err))
+	cfg.recompute = t->o.recompute;
+	cfg.schedule = t->o.schedule;
+	if (make_groups(t, err))
+		return -1;
+	groups = (tt_dp_groups){ t->comm, t->g_dp, t->g_tp, t->g_pp };
+	tt_part_build(&part, &t->model, &t->lay, t->at);
+	if (tt_dp_init_part(&t->dp, &t->model, &part, &groups, &cfg, err))
 		return -1;
 	t->perm = malloc(sizeof(uint32_t) * t->data.n);
 	t->xb = malloc(sizeof(float) * (size_t)t->local * t->data.dim);
@@ -215,7 +285,7 @@ static int checkpoint_failed(train *t, int agreed, tt_err *err)
 static int save_checkpoint(train *t, tt_err *err)
 {
 	tt_ckpt_meta meta = { .step = t->step, .world = t->world, .zero = t->o.zero, .seed = t->o.seed,
-			      .batch = t->o.batch };
+			      .batch = t->o.batch, .layout = t->lay };
 	uint32_t crc = 0;
 	int failed, agreed;
 	double t0 = now();
@@ -223,7 +293,8 @@ static int save_checkpoint(train *t, tt_err *err)
 	failed = alloc_ckpt_staging(t, err) || tt_ckpt_prepare(t->o.ckpt_dir, t->step, err);
 	if (!failed) {
 		failed = tt_dp_export(&t->dp, t->ck_p, t->ck_m, t->ck_v, err) ||
-			 tt_ckpt_write_rank(t->o.ckpt_dir, t->step, &t->dp.plan, t->ck_p, t->ck_m, t->ck_v, &crc, err);
+			 tt_ckpt_write_rank(t->o.ckpt_dir, t->step, t->rank, &t->dp.plan, t->ck_p, t->ck_m, t->ck_v, &crc,
+					    err);
 	}
 	if (agree_ok(t, failed, "writing the checkpoint shard", err, &agreed))
 		return checkpoint_failed(t, agreed, err);
@@ -288,7 +359,8 @@ static int resume(train *t, tt_err *err)
 	}
 	if (!failed)
 		failed = alloc_ckpt_staging(t, err) ||
-			 tt_ckpt_load(t->o.ckpt_dir, &meta, &t->dp.plan, t->ck_p, t->ck_m, t->ck_v, err);
+			 tt_ckpt_load_part(t->o.ckpt_dir, &meta, &t->model, &t->dp.part, &t->dp.plan, t->ck_p, t->ck_m,
+					   t->ck_v, err);
 	if (agree_ok(t, failed, "loading the checkpoint", err, NULL)) {
 		tt_ckpt_meta_free(&meta);
 		return -1;
@@ -297,10 +369,15 @@ static int resume(train *t, tt_err *err)
 		tt_ckpt_meta_free(&meta);
 		return -1;
 	}
-	if (meta.world != t->world)
-		say(t, 0, "note: checkpoint was written by %d ranks, resuming on %d; the run continues exactly but "
-		    "float sums may differ in the last bits from an uninterrupted %d-rank run", meta.world, t->world,
-		    meta.world);
+	if (meta.layout.dp != t->lay.dp || meta.layout.tp != t->lay.tp || meta.layout.pp != t->lay.pp) {
+		char was[64], now_[64];
+
+		tt_layout_format(&meta.layout, was, sizeof(was));
+		tt_layout_format(&t->lay, now_, sizeof(now_));
+		say(t, 0, "note: checkpoint was written under layout %s (DPxTPxPP, %d ranks), resuming under %s (%d ranks): "
+		    "resharded; the run continues exactly but float sums may differ in the last bits from an "
+		    "uninterrupted %s run", was, meta.world, now_, t->world, was);
+	}
 	t->step = meta.step;
 	say(t, 0, "resumed from %s (step %ld, epoch %ld)", dir, t->step, t->step / t->steps_per_epoch);
 	tt_ckpt_meta_free(&meta);
@@ -309,10 +386,12 @@ static int resume(train *t, tt_err *err)
 
 /* ---- evaluation and the loop ------------------------------------------------------------------- */
 
+/* The test set in one chunk per data-parallel replica; every rank of a replica passes the same
+ * batches through its part (the pipeline carries them from stage to stage). */
 static int evaluate(train *t, tt_err *err)
 {
-	size_t chunk = (t->test.n + (size_t)t->world - 1) / (size_t)t->world;
-	size_t lo = (size_t)t->rank * chunk, hi = lo + chunk > t->test.n ? t->test.n : lo + chunk;
+	size_t chunk = (t->test.n + (size_t)t->lay.dp - 1) / (size_t)t->lay.dp;
+	size_t lo = (size_t)t->at.dp * chunk, hi = lo + chunk > t->test.n ? t->test.n : lo + chunk;
 	size_t mb = (size_t)t->dp.cfg.micro_batch;
 	size_t batches = (chunk + mb - 1) / mb; /* equal on every rank: ZeRO-3 gathers are collective */
 	double loss = 0.0;
@@ -351,7 +430,7 @@ static int add_history(train *t, long step, float loss, float test_acc)
 	return 0;
 }
 
-/* This rank's samples of global step t->step, in the epoch's seeded order. */
+/* This rank's replica's samples of global step t->step, in the epoch's seeded order. */
 static void load_batch(train *t)
 {
 	long epoch = t->step / t->steps_per_epoch, pos = t->step % t->steps_per_epoch;
@@ -360,7 +439,7 @@ static void load_batch(train *t)
 		tt_dataset_shuffle(t->perm, t->data.n, t->o.seed, epoch);
 		t->perm_epoch = epoch;
 	}
-	tt_dataset_gather(&t->data, t->perm + (size_t)pos * t->o.batch + (size_t)t->rank * t->local, t->local, t->xb,
+	tt_dataset_gather(&t->data, t->perm + (size_t)pos * t->o.batch + (size_t)t->at.dp * t->local, t->local, t->xb,
 			  t->yb);
 }
 
@@ -454,7 +533,41 @@ static long peak_rss_kib(void)
 	return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0;
 }
 
-static int write_summary(train *t, uint32_t weights_crc, const uint32_t *peak_kib, double wall, tt_err *err)
+/* What the layout cost, over all ranks: communication per step and the pipeline bubble. */
+typedef struct par_stats {
+	double bytes_per_step; /* sent by all ranks' step collectives and messages, per step */
+	double bubble;	       /* mean over ranks of the time blocked on neighbouring stages */
+} par_stats;
+
+static int gather_par_stats(train *t, par_stats *ps, tt_err *err)
+{
+	uint32_t *lo = calloc((size_t)t->world, sizeof(uint32_t)), *hi = calloc((size_t)t->world, sizeof(uint32_t));
+	float bubble = (float)tt_dp_bubble(&t->dp);
+	uint64_t total = 0;
+	long steps = t->step - t->start_step;
+	int rc = -1;
+
+	if (!lo || !hi) {
+		tt_err_set(err, "out of memory for the per-rank statistics");
+		goto out;
+	}
+	if (tt_dp_allgather_u32(&t->dp, (uint32_t)t->dp.bytes_sent, lo, err) ||
+	    tt_dp_allgather_u32(&t->dp, (uint32_t)(t->dp.bytes_sent >> 32), hi, err) ||
+	    tt_dp_allreduce_sum(&t->dp, &bubble, 1, err))
+		goto out;
+	for (int r = 0; r < t->world; r++)
+		total += (uint64_t)lo[r] | (uint64_t)hi[r] << 32;
+	ps->bytes_per_step = steps > 0 ? (double)total / (double)steps : 0.0;
+	ps->bubble = bubble / (float)t->world;
+	rc = 0;
+out:
+	free(lo);
+	free(hi);
+	return rc;
+}
+
+static int write_summary(train *t, uint32_t weights_crc, const uint32_t *peak_kib, const par_stats *ps, double wall,
+			 tt_err *err)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -465,6 +578,11 @@ static int write_summary(train *t, uint32_t weights_crc, const uint32_t *peak_ki
 		return tt_err_errno(err, "cannot format the summary");
 	fprintf(f, "{\n  \"layers\": \"%s\",\n  \"parameters\": %zu,\n  \"zero\": %d,\n  \"world_size\": %d,\n",
 		t->o.layers, t->model.n_params, t->o.zero, t->world);
+	fprintf(f, "  \"dp\": %d,\n  \"tp\": %d,\n  \"pp\": %d,\n  \"micro_batches\": %d,\n  \"schedule\": \"%s\",\n",
+		t->lay.dp, t->lay.tp, t->lay.pp, t->o.accum, tt_schedule_name(t->o.schedule));
+	fprintf(f, "  \"recompute\": %s,\n  \"bubble_measured\": %.4f,\n  \"bubble_theory\": %.4f,\n",
+		t->o.recompute ? "true" : "false", ps->bubble, t->lay.pp > 1 ? tt_pp_bubble_theory(t->lay.pp, t->o.accum) : 0.0);
+	fprintf(f, "  \"bytes_sent_per_step\": %.0f,\n", ps->bytes_per_step);
 	fprintf(f, "  \"global_batch\": %ld,\n  \"steps\": %ld,\n  \"test_accuracy\": %.6f,\n  \"test_loss\": %.6f,\n",
 		t->o.batch, t->step, t->test_acc, t->test_loss);
 	fprintf(f, "  \"device\": \"%s\",\n  \"train_flops_per_sample\": %.0f,\n", tt_dp_device(&t->dp),
@@ -506,6 +624,7 @@ static int finish(train *t, double wall_t0, tt_err *err)
 {
 	uint32_t *peak = calloc((size_t)t->world, sizeof(uint32_t));
 	uint32_t crc;
+	par_stats ps;
 	int rc = -1;
 
 	if (!peak) {
@@ -513,13 +632,13 @@ static int finish(train *t, double wall_t0, tt_err *err)
 		goto out;
 	}
 	if (evaluate(t, err) || tt_dp_params_crc32(&t->dp, &crc, err) ||
-	    tt_dp_allgather_u32(&t->dp, (uint32_t)peak_rss_kib(), peak, err))
+	    tt_dp_allgather_u32(&t->dp, (uint32_t)peak_rss_kib(), peak, err) || gather_par_stats(t, &ps, err))
 		goto out;
 	if (t->n_hist && t->hist[t->n_hist - 1].step == t->step && t->hist[t->n_hist - 1].test_acc < 0)
 		t->hist[t->n_hist - 1].test_acc = t->test_acc;
 	say(t, 0, "done: %ld steps, test loss %.4f, test accuracy %.4f, weights crc32 %08x", t->step, t->test_loss,
 	    t->test_acc, crc);
-	if (t->rank == 0 && t->o.summary && write_summary(t, crc, peak, now() - wall_t0, err))
+	if (t->rank == 0 && t->o.summary && write_summary(t, crc, peak, &ps, now() - wall_t0, err))
 		goto out;
 	rc = 0;
 out:
@@ -547,6 +666,10 @@ static void leave_together(train *t)
 static void cleanup(train *t)
 {
 	tt_dp_free(&t->dp);
+	if (t->g_dp != t->comm)
+		trainrt_finalize(t->g_dp);
+	trainrt_finalize(t->g_tp);
+	trainrt_finalize(t->g_pp);
 	tt_dataset_free(&t->data);
 	tt_dataset_free(&t->test);
 	free(t->perm);
@@ -598,6 +721,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": %s\n", err.msg);
 		return 1;
 	}
+	/* A layout that cannot work is refused before joining the job (with the world it will have). */
+	if (plan_layout(&t, announced_world() ? announced_world() : 1, &err)) {
+		fprintf(stderr, PROG ": %s\n", err.msg);
+		return 2;
+	}
 	/* Launched by torchrun, train-run, the SPANK plugin or srun --mpi=pmix: join the job. */
 	if (getenv("WORLD_SIZE") || getenv("PMIX_RANK")) {
 		char errbuf[1024];
@@ -613,9 +741,17 @@ int main(int argc, char **argv)
 	if (!rc && t.o.ckpt_dir)
 		rc = resume(&t, &err);
 	if (!rc) {
-		say(&t, 0, "%s: %zu parameters, %d rank(s) (%s), %s, zero %d, global batch %ld, %ld steps/epoch, %ld steps",
-		    t.o.layers, t.model.n_params, t.world, t.comm ? trainrt_backend_name(t.comm) : "single process",
-		    tt_dp_device(&t.dp), t.o.zero, t.o.batch, t.steps_per_epoch, t.total_steps);
+		char lay[64];
+
+		tt_layout_format(&t.lay, lay, sizeof(lay));
+		say(&t, 0, "%s: %zu parameters, %d rank(s) (%s), layout %s (DPxTPxPP), %s, zero %d, global batch %ld, "
+		    "%ld steps/epoch, %ld steps", t.o.layers, t.model.n_params, t.world,
+		    t.comm ? trainrt_backend_name(t.comm) : "single process", lay, tt_dp_device(&t.dp), t.o.zero, t.o.batch,
+		    t.steps_per_epoch, t.total_steps);
+		if (t.lay.tp > 1 || t.lay.pp > 1)
+			say(&t, 0, "rank 0's groups: data-parallel %s, tensor-parallel %s, pipeline %s; %d micro-batches, "
+			    "schedule %s%s", group_path(t.g_dp), group_path(t.g_tp), group_path(t.g_pp), t.o.accum,
+			    tt_schedule_name(t.o.schedule), t.o.recompute ? ", recompute" : "");
 		t.start_step = t.step;
 		rc = run(&t, &err);
 	}

@@ -54,10 +54,15 @@ const char *tt_train_usage(void)
 	       "  --weight-decay W     decoupled weight decay (default 0.01)\n"
 	       "  --warmup N           linear warmup steps, then cosine decay to 0 (default 0)\n"
 	       "  --seed S             weight init and data order (default 0)\n"
-	       "data parallelism\n"
+	       "parallelism (world = DP x TP x PP ranks)\n"
 	       "  --device cpu|gpu     cpu: float32 with OpenBLAS (default); gpu: bf16 mixed precision with cuBLAS,\n"
 	       "                       gradients all-reduced by NCCL, one GPU per rank (DDP only: --zero 0)\n"
-	       "  --zero 0|1|2|3       0 DDP; 1 shard optimizer state; 2 + gradients; 3 + parameters (default 0)\n"
+	       "  --tp T               tensor parallelism: layer pairs split over T ranks of a node (default 1)\n"
+	       "  --pp P               pipeline parallelism: the layers in P stages; --accum micro-batches (default 1)\n"
+	       "  --schedule S         pipeline schedule: 1f1b (default) or gpipe\n"
+	       "  --recompute          keep only every segment's input; recompute activations in backward\n"
+	       "  --zero 0|1|2|3       within each data-parallel group: 0 DDP; 1 shard optimizer state;\n"
+	       "                       2 + gradients; 3 + parameters (default 0)\n"
 	       "  --bucket-mb MB       DDP gradient bucket size; the first is min(1, MB) (default 25)\n"
 	       "checkpoints and signals\n"
 	       "  --ckpt-dir DIR       checkpoint root; the newest valid checkpoint there is resumed\n"
@@ -126,7 +131,8 @@ static int parse_signal(const char *s, int *sig, tt_err *err)
 
 enum { O_LAYERS = 256, O_DATA, O_EPOCHS, O_BATCH, O_LR, O_SEED, O_ZERO, O_BUCKET, O_CKPT_DIR, O_CKPT_EVERY,
        O_CKPT_MIN, O_KEEP, O_ON_SIGNAL, O_SIGNAL, O_SUMMARY, O_LOG_EVERY, O_EVAL_EVERY, O_ACCUM, O_WARMUP,
-       O_WD, O_MAX_STEPS, O_BETAS, O_SYNTH, O_DEVICE, O_HELP = 'h', O_VERSION = 'V' };
+       O_WD, O_MAX_STEPS, O_BETAS, O_SYNTH, O_DEVICE, O_TP, O_PP, O_SCHEDULE, O_RECOMPUTE, O_HELP = 'h',
+       O_VERSION = 'V' };
 
 static int apply(tt_train_opts *o, int c, const char *a, tt_err *err)
 {
@@ -177,6 +183,21 @@ static int apply(tt_train_opts *o, int c, const char *a, tt_err *err)
 		o->keep = (int)n;
 		return 0;
 	case O_SIGNAL: return parse_signal(a, &o->signal, err);
+	case O_TP:
+	case O_PP:
+		if (parse_long(c == O_TP ? "--tp" : "--pp", a, 1, &n, err) || n > 4096)
+			return tt_err_set(err, "%s '%s': want an integer in 1..4096", c == O_TP ? "--tp" : "--pp", a);
+		*(c == O_TP ? &o->tp : &o->pp) = (int)n;
+		return 0;
+	case O_SCHEDULE:
+		if (!strcmp(a, "1f1b"))
+			o->schedule = TT_SCHED_1F1B;
+		else if (!strcmp(a, "gpipe"))
+			o->schedule = TT_SCHED_GPIPE;
+		else
+			return tt_err_set(err, "--schedule '%s': want 1f1b or gpipe", a);
+		return 0;
+	case O_RECOMPUTE: o->recompute = 1; return 0;
 	case O_DEVICE:
 		if (!strcmp(a, "cpu"))
 			o->device = TT_DEVICE_CPU;
@@ -245,6 +266,10 @@ int tt_train_opts_parse(tt_train_opts *o, int argc, char **argv, tt_err *err)
 		{ "betas", required_argument, NULL, O_BETAS },
 		{ "synthetic-samples", required_argument, NULL, O_SYNTH },
 		{ "device", required_argument, NULL, O_DEVICE },
+		{ "tp", required_argument, NULL, O_TP },
+		{ "pp", required_argument, NULL, O_PP },
+		{ "schedule", required_argument, NULL, O_SCHEDULE },
+		{ "recompute", no_argument, NULL, O_RECOMPUTE },
 		{ "help", no_argument, NULL, O_HELP },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ NULL, 0, NULL, 0 },
@@ -264,6 +289,8 @@ int tt_train_opts_parse(tt_train_opts *o, int argc, char **argv, tt_err *err)
 	o->on_signal = TT_ON_SIGNAL_CHECKPOINT_EXIT;
 	o->log_every = 100;
 	o->accum = 1;
+	o->tp = 1;
+	o->pp = 1;
 	o->synthetic_train = 8192;
 	o->synthetic_test = 1024;
 	optind = 0; /* GNU: full re-initialisation, so a parse never continues the previous one's argv */
@@ -295,6 +322,10 @@ int tt_train_opts_parse(tt_train_opts *o, int argc, char **argv, tt_err *err)
 	if (o->device == TT_DEVICE_GPU && o->zero)
 		return tt_err_set(err, "--zero %d with --device gpu: the GPU path is DDP only; use --zero 0, or --device cpu "
 				  "for ZeRO", o->zero);
+	if (o->device == TT_DEVICE_GPU && (o->tp > 1 || o->pp > 1 || o->recompute))
+		return tt_err_set(err, "--tp %d --pp %d%s with --device gpu: the GPU path is data parallelism only; use "
+				  "--device cpu for tensor and pipeline parallelism and recomputation", o->tp, o->pp,
+				  o->recompute ? " --recompute" : "");
 	if ((o->ckpt_every || o->ckpt_minutes > 0) && !o->ckpt_dir)
 		return tt_err_set(err, "--ckpt-every/--ckpt-minutes need --ckpt-dir");
 	return 0;

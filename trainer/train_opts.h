@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "pipeline.h"
 #include "tt_err.h"
 
 enum tt_on_signal { TT_ON_SIGNAL_CHECKPOINT, TT_ON_SIGNAL_CHECKPOINT_EXIT };
@@ -21,6 +22,8 @@ typedef struct tt_train_opts {
 	float lr, beta1, beta2, weight_decay;
 	uint64_t seed;
 	int zero, accum, keep, signal;
+	int tp, pp, recompute; /* tensor- and pipeline-parallel sizes; activation recomputation */
+	tt_schedule schedule;
 	enum tt_on_signal on_signal;
 	enum tt_device device;
 	long synthetic_train, synthetic_test;

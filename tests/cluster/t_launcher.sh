@@ -161,7 +161,7 @@ test_train_run_uneven_gpus_per_node() {
 test_train_run_uneven_gpus_refused_by_trainrt() {
 	local rc=0 start=$SECONDS
 	srun -N2 --ntasks-per-node=1 --gpus=12 --kill-on-bad-exit=1 train-run --grace 5 -- \
-		train-mlp --layers 16,8,4 --data synthetic --synthetic-samples 256,64 --batch 32 --epochs 1 \
+		train-mlp --layers 16,8,4 --data synthetic --synthetic-samples 256,64 --batch 48 --epochs 1 \
 		>out.txt 2>err.txt || rc=$?
 	tail -n 20 err.txt
 	[ "$rc" -ne 0 ] || fail "train-mlp ran on 8 + 4 ranks"

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /* fuzz_ckpt.c — checkpoint discovery and loading (trainer/ckpt): meta.txt and the rank files of
  * one step directory come from the input, which is
- *     byte 0: the loading plan (bits 0-1: world-1, 2-3: rank, 4-5: blocks-1) and what the
- *             harness leaves alone (bit 6: rank file CRC trailers, bit 7: the meta_crc line),
+ *     byte 0: the loading rank (bits 0-1: data-parallel world-1, 2-3: rank; the model is the one
+ *             meta.txt names, when small) and what the harness leaves alone (bit 6: rank
+ *             file CRC trailers, bit 7: the meta_crc line),
  *     then meta.txt's lines, then each rank file, each after a line "@@@".
  * Unless told otherwise the harness appends the CRCs a real writer would (meta_crc, one rank_crc
  * line per rank file and each rank file's trailer), so the fuzzer gets past the checksums to the
- * parsers behind them. A checkpoint that validates must name a CRC per rank; loading it under any
- * plan either fills the slices or fails with a message. */
+ * parsers behind them. A checkpoint that validates must name a CRC per rank; loading it as any
+ * rank either fills the slices or fails with a message. */
 #include "ckpt.h"
+#include "mlp.h"
+#include "parallel.h"
 
 #include "fuzz_util.h"
 
@@ -87,7 +90,6 @@ static size_t next_piece(const uint8_t **p, const uint8_t *end, const uint8_t **
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const size_t block_len[4] = { 7, 3, 5, 2 };
 	static float p[64], m[64], v[64];
 	const uint8_t *cur = data + 1, *end = data + size, *meta_text, *piece;
 	uint8_t plan_byte;
@@ -96,6 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int nranks = 0;
 	uLong meta_crc;
 	tt_shard_plan plan;
+	tt_mlp model;
 	tt_ckpt_meta meta;
 	tt_err err = { "" };
 	int found;
@@ -130,11 +133,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!found)
 		return 0;
 	FUZZ_CHECK(meta.world >= 1 && meta.crc != NULL);
-	if (tt_shard_plan_init(&plan, block_len, 1 + (plan_byte >> 4 & 3), 1 + (plan_byte & 3),
-			       (plan_byte >> 2 & 3) % (1 + (plan_byte & 3)), &err) == 0) {
-		FUZZ_CHECK(tt_shard_total(&plan) <= sizeof(p) / sizeof(p[0]));
-		if (tt_ckpt_load(root, &meta, &plan, p, m, v, &err) != 0)
-			FUZZ_CHECK(err.msg[0] != '\0');
+	/* Loading as a rank of a data-parallel layout of 1-4 ranks, of the model meta.txt names when
+	 * it is small (the trainer compares it with its own --layers first). */
+	if (tt_mlp_parse(&model, meta.layers, &err) == 0 && model.param_off[model.n_layers] <= sizeof(p) / sizeof(p[0])) {
+		tt_layout lay = { 1 + (plan_byte & 3), 1, 1 };
+		int rank = (plan_byte >> 2 & 3) % lay.dp;
+		tt_part part;
+
+		tt_part_build(&part, &model, &lay, tt_layout_coords(&lay, rank));
+		if (tt_shard_plan_init(&plan, part.len, part.n_layers, lay.dp, rank, &err) == 0) {
+			FUZZ_CHECK(tt_shard_total(&plan) <= sizeof(p) / sizeof(p[0]));
+			if (tt_ckpt_load_part(root, &meta, &model, &part, &plan, p, m, v, &err) != 0)
+				FUZZ_CHECK(err.msg[0] != '\0');
+		}
 	}
 	tt_ckpt_meta_free(&meta);
 	return 0;

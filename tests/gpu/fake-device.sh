@@ -96,7 +96,7 @@ train-mlp)
 	summary=$(arg --summary "$@")
 	ck=$(arg --ckpt-dir "$@")
 	epochs=$(arg --epochs "$@")
-	echo "train-mlp: $(arg --layers "$@"): 1 parameters, $world rank(s) (nccl), NVIDIA H200 (device 0) bf16, zero 0" >&2
+	echo "train-mlp: $(arg --layers "$@"): 1 parameters, $world rank(s) (nccl), layout ${world}x1x1 (DPxTPxPP), NVIDIA H200 (device 0) bf16, zero 0" >&2
 	mkdir -p "$FAKE_DIR/pids"
 	echo $$ >"$FAKE_DIR/pids/$MASTER_PORT.$rank"
 	if [ "$epochs" = 100 ]; then

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # trainrt_bench_cli.sh — trainrt-bench's command line: every bad value is refused with exit 2 and
 # a message naming it (sizes that overflow, a largest size below one element, LOCAL_WORLD_SIZE
-# that is 0 or not a number under --local), -h/-V, and a 2-rank --local run over shared memory
-# whose rows are all correct (#wrong 0) and cover -b..-e.
+# that is 0 or not a number under --local, sendrecv on an odd number of ranks), -h/-V, and 2-rank
+# --local runs over shared memory (all-reduce, and sendrecv between two fake nodes) whose rows
+# are all correct (#wrong 0) and cover -b..-e.
 set -eu
 build=$(pwd)
 tmp=$(mktemp -d)
@@ -41,6 +42,7 @@ refused "--rendezvous '0' is not an integer" "$bench" --rendezvous 0
 refused "unknown option '--nope'" "$bench" --nope
 refused "-o needs a value" "$bench" -o
 refused "unexpected argument 'extra'" "$bench" extra
+refused "-o sendrecv pairs rank r with r + n/2, so it needs an even number of ranks, not 3" "$bench" --local 3 -o sendrecv
 
 "$bench" --help >"$tmp/out" && grep -q '^usage: trainrt-bench' "$tmp/out" || fail "--help"
 "$bench" -h >"$tmp/out" && grep -q -- '-V|--version' "$tmp/out" || fail "-h"
@@ -52,4 +54,11 @@ TRAINRT_BACKEND=shm TRAINRT_TIMEOUT=30 "$bench" --local 2 -b 8 -e 2K -f 4 -n 2 -
 grep -q '^# trainrt-bench: allreduce, 2 ranks (2 per node), backend shm' "$tmp/out" || fail "header: $(cat "$tmp/out")"
 rows=$(grep -v '^#' "$tmp/out" | awk '{ print $1 ":" $8 }' | xargs)
 [ "$rows" = "8:0 32:0 128:0 512:0 2048:0" ] || fail "rows (size:#wrong) '$rows'"
+
+# sendrecv between two fake nodes (hierarchical backend: the pair talks over TCP).
+LOCAL_WORLD_SIZE=1 TRAINRT_TIMEOUT=30 "$bench" --local 2 -o sendrecv -b 8 -e 2K -f 4 -n 2 -w 1 >"$tmp/out" 2>"$tmp/err" ||
+	fail "--local 2 -o sendrecv: $(cat "$tmp/err")"
+grep -q '^# trainrt-bench: sendrecv, 2 ranks (1 per node), backend hier' "$tmp/out" || fail "header: $(cat "$tmp/out")"
+rows=$(grep -v '^#' "$tmp/out" | awk '{ print $1 ":" $8 }' | xargs)
+[ "$rows" = "8:0 32:0 128:0 512:0 2048:0" ] || fail "sendrecv rows (size:#wrong) '$rows'"
 echo "trainrt-bench command line: all checks passed"

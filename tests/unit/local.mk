@@ -137,13 +137,18 @@ EXTRA_DIST += tests/fixtures/topo
 endif
 
 # libtrainrt communication: pure kernels/store, and forked multi-rank worlds (comm_harness); the
-# internals through libtrainrt_core.
+# internals through libtrainrt_core, groups and messages through libtrainrt.so's exported API.
 if BUILD_TRAINRT
 check_PROGRAMS += tests/unit/test_comm
 tests_unit_test_comm_SOURCES = tests/unit/test_comm.c tests/unit/comm_harness.c \
 	tests/unit/comm_harness.h tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_comm_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_comm_LDADD = libtrainrt_core.la $(UNIT_LDADD) -lm
+check_PROGRAMS += tests/unit/test_comm_group
+tests_unit_test_comm_group_SOURCES = tests/unit/test_comm_group.c tests/unit/comm_harness.c \
+	tests/unit/comm_harness.h tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_comm_group_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_comm_group_LDADD = libtrainrt.la $(UNIT_LDADD) -lm
 check_PROGRAMS += tests/unit/test_rt_reduce tests/unit/test_rt_store
 tests_unit_test_rt_reduce_SOURCES = tests/unit/test_rt_reduce.c tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_rt_reduce_CFLAGS = $(UNIT_CFLAGS)
@@ -176,6 +181,10 @@ tests_unit_test_ckpt_LDADD = $(TRAIN_UNIT_LDADD)
 tests_unit_test_train_opts_SOURCES = tests/unit/test_train_opts.c tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_train_opts_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_train_opts_LDADD = $(TRAIN_UNIT_LDADD)
+check_PROGRAMS += tests/unit/test_parallel
+tests_unit_test_parallel_SOURCES = tests/unit/test_parallel.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_parallel_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_parallel_LDADD = $(TRAIN_UNIT_LDADD) -lm
 check_PROGRAMS += tests/unit/test_throughput
 tests_unit_test_throughput_SOURCES = tests/unit/test_throughput.c tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_throughput_CFLAGS = $(UNIT_CFLAGS)

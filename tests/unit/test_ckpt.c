@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* test_ckpt.c — checkpoints: write/validate/load round trip, re-slicing to another world size,
- * torn and corrupt directories skipped with a reason, keep-last-K pruning, pruning and removal of
- * torn directories that never follow a symbolic link, files created under the umask. */
+/* test_ckpt.c — checkpoints: write/validate/load round trip, resharding between 3D layouts (data,
+ * tensor and pipeline parallel sizes), torn and corrupt directories skipped with a reason,
+ * keep-last-K pruning, pruning and removal of torn directories that never follow a symbolic link,
+ * files created under the umask. */
 #include "ckpt.h"
 #include "cunit_main.h"
 
@@ -12,45 +13,61 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const size_t blocks[3] = { 10, 3, 7 };
+/* 4 layers: 4->6, 6->2, 2->4, 4->3; tensor parallelism of 2 splits the 6 and 4 outputs. */
+static tt_mlp model;
 
-/* Value of element i of block b in "array" a (0 params, 1 m, 2 v). */
-static float val(int a, int b, size_t i)
+static int setup(void)
 {
-	return (float)(a * 1000 + b * 100) + (float)i * 0.5f;
+	return tt_mlp_parse(&model, "4,6,2,4,3", NULL);
 }
 
-static void fill_slices(const tt_shard_plan *p, float *arr[3])
+/* Value of element g of model layer l in "array" a (0 params, 1 m, 2 v): what every layout holds
+ * there, wherever the element lives. */
+static float val(int a, int l, size_t g)
 {
+	return (float)(a * 1000 + l * 100) + (float)g * 0.5f;
+}
+
+/* The slices a rank at c of layout lay holds (padding zero). */
+static void fill_slices(const tt_layout *lay, tt_coords c, tt_part *part, tt_shard_plan *p, float *arr[3])
+{
+	size_t blocks[TT_MLP_MAX_LAYERS];
+
+	tt_part_build(part, &model, lay, c);
+	for (int b = 0; b < part->n_layers; b++)
+		blocks[b] = part->len[b];
+	tt_shard_plan_init(p, blocks, part->n_layers, lay->dp, c.dp, NULL);
+	CU_ASSERT_FATAL(tt_shard_total(p) <= 128);
 	for (int a = 0; a < 3; a++) {
 		memset(arr[a], 0, sizeof(float) * tt_shard_total(p));
 		for (int b = 0; b < p->n_blocks; b++) {
 			size_t begin, n = tt_shard_valid(p, b, p->rank, &begin);
 
 			for (size_t i = 0; i < n; i++)
-				arr[a][p->shard_off[b] + i] = val(a, b, begin + i);
+				arr[a][p->shard_off[b] + i] =
+					val(a, part->layer[b].global, tt_part_to_model(&model, part, b, begin + i));
 		}
 	}
 }
 
-/* Writes a complete checkpoint of `step` from `world` ranks under root. */
-static void write_ckpt(const char *root, long step, int world)
+/* Writes a complete checkpoint of `step` under layout lay (D x T x P ranks) below root. */
+static void write_ckpt(const char *root, long step, tt_layout lay)
 {
-	tt_ckpt_meta meta = { .step = step, .world = world, .zero = 1, .seed = 5, .batch = 64 };
+	int world = lay.dp * lay.tp * lay.pp;
+	tt_ckpt_meta meta = { .step = step, .world = world, .zero = 1, .seed = 5, .batch = 12, .layout = lay };
 	uint32_t crc[8];
 	tt_err err;
 
-	strcpy(meta.layers, "4,2,3");
+	strcpy(meta.layers, "4,6,2,4,3");
 	meta.crc = crc;
 	CU_ASSERT_EQUAL_FATAL(tt_ckpt_prepare(root, step, &err), 0);
 	for (int r = 0; r < world; r++) {
+		tt_part part;
 		tt_shard_plan p;
-		float a0[32], a1[32], a2[32], *arr[3] = { a0, a1, a2 };
+		float a0[128], a1[128], a2[128], *arr[3] = { a0, a1, a2 };
 
-		tt_shard_plan_init(&p, blocks, 3, world, r, &err);
-		CU_ASSERT_FATAL(tt_shard_total(&p) <= 32);
-		fill_slices(&p, arr);
-		CU_ASSERT_EQUAL(tt_ckpt_write_rank(root, step, &p, a0, a1, a2, &crc[r], &err), 0);
+		fill_slices(&lay, tt_layout_coords(&lay, r), &part, &p, arr);
+		CU_ASSERT_EQUAL(tt_ckpt_write_rank(root, step, r, &p, a0, a1, a2, &crc[r], &err), 0);
 	}
 	CU_ASSERT_EQUAL(tt_ckpt_write_meta(root, &meta, &err), 0);
 }
@@ -69,46 +86,102 @@ static void rm_rf(const char *root)
 	CU_ASSERT_EQUAL(system(cmd), 0);
 }
 
-static void test_round_trip_and_reslice(void)
+/* Every rank of layout `to` loads what it holds under `to`, bit for bit. */
+static void check_loads_under(const char *root, const tt_ckpt_meta *meta, tt_layout to)
+{
+	tt_err err;
+
+	for (int r = 0; r < to.dp * to.tp * to.pp; r++) {
+		tt_part part;
+		tt_shard_plan p;
+		float want0[128], want1[128], want2[128], *want[3] = { want0, want1, want2 };
+		float got0[128], got1[128], got2[128];
+
+		fill_slices(&to, tt_layout_coords(&to, r), &part, &p, want);
+		CU_ASSERT_EQUAL_FATAL(tt_ckpt_load_part(root, meta, &model, &part, &p, got0, got1, got2, &err), 0);
+		if (memcmp(got0, want0, sizeof(float) * tt_shard_total(&p)) ||
+		    memcmp(got1, want1, sizeof(float) * tt_shard_total(&p)) ||
+		    memcmp(got2, want2, sizeof(float) * tt_shard_total(&p)))
+			CU_FAIL("loaded slices differ");
+	}
+}
+
+/* Written under each layout, loaded under each: the same world, another data-parallel size, and
+ * other tensor and pipeline splits (resharding). */
+static void test_round_trip_and_reshard(void)
+{
+	static const tt_layout layouts[] = { { 1, 1, 1 }, { 2, 1, 1 }, { 3, 1, 1 }, { 1, 2, 1 }, { 2, 2, 1 },
+					     { 1, 1, 2 }, { 2, 1, 2 }, { 1, 2, 2 }, { 1, 1, 4 } };
+	int n = (int)(sizeof(layouts) / sizeof(layouts[0]));
+
+	for (int from = 0; from < n; from++) {
+		char root[64], warn[1024];
+		tt_ckpt_meta meta;
+		tt_err err;
+
+		make_root(root);
+		write_ckpt(root, 7, layouts[from]);
+		CU_ASSERT_EQUAL_FATAL(tt_ckpt_find_latest(root, &meta, warn, sizeof(warn), &err), 1);
+		CU_ASSERT_EQUAL(meta.step, 7);
+		CU_ASSERT_EQUAL(meta.world, layouts[from].dp * layouts[from].tp * layouts[from].pp);
+		CU_ASSERT_EQUAL(meta.layout.dp, layouts[from].dp);
+		CU_ASSERT_EQUAL(meta.layout.tp, layouts[from].tp);
+		CU_ASSERT_EQUAL(meta.layout.pp, layouts[from].pp);
+		CU_ASSERT_EQUAL(meta.zero, 1);
+		CU_ASSERT_EQUAL(meta.seed, 5);
+		CU_ASSERT_EQUAL(meta.batch, 12);
+		CU_ASSERT_STRING_EQUAL(meta.layers, "4,6,2,4,3");
+		CU_ASSERT_STRING_EQUAL(warn, "");
+		for (int to = 0; to < n; to++)
+			check_loads_under(root, &meta, layouts[to]);
+		tt_ckpt_meta_free(&meta);
+		rm_rf(root);
+	}
+}
+
+/* A checkpoint of another model is refused, naming --layers. */
+static void test_other_model_refused(void)
 {
 	char root[64], warn[1024];
 	tt_ckpt_meta meta;
+	tt_mlp other;
+	tt_part part;
+	tt_shard_plan p;
+	size_t blocks[TT_MLP_MAX_LAYERS];
+	float x[128], y[128], z[128];
+	tt_layout one = { 1, 1, 1 };
 	tt_err err;
 
 	make_root(root);
-	write_ckpt(root, 7, 2);
+	write_ckpt(root, 3, one);
 	CU_ASSERT_EQUAL_FATAL(tt_ckpt_find_latest(root, &meta, warn, sizeof(warn), &err), 1);
-	CU_ASSERT_EQUAL(meta.step, 7);
-	CU_ASSERT_EQUAL(meta.world, 2);
-	CU_ASSERT_EQUAL(meta.zero, 1);
-	CU_ASSERT_EQUAL(meta.seed, 5);
-	CU_ASSERT_EQUAL(meta.batch, 64);
-	CU_ASSERT_STRING_EQUAL(meta.layers, "4,2,3");
-	CU_ASSERT_STRING_EQUAL(warn, "");
-	for (int world = 1; world <= 4; world++) {
-		for (int r = 0; r < world; r++) {
-			tt_shard_plan p;
-			float want0[32], want1[32], want2[32], *want[3] = { want0, want1, want2 };
-			float got0[32], got1[32], got2[32];
-
-			tt_shard_plan_init(&p, blocks, 3, world, r, &err);
-			fill_slices(&p, want);
-			CU_ASSERT_EQUAL_FATAL(tt_ckpt_load(root, &meta, &p, got0, got1, got2, &err), 0);
-			CU_ASSERT_EQUAL(memcmp(got0, want0, sizeof(float) * tt_shard_total(&p)), 0);
-			CU_ASSERT_EQUAL(memcmp(got1, want1, sizeof(float) * tt_shard_total(&p)), 0);
-			CU_ASSERT_EQUAL(memcmp(got2, want2, sizeof(float) * tt_shard_total(&p)), 0);
-		}
-	}
-	{
-		size_t other[3] = { 10, 3, 8 };
-		tt_shard_plan p;
-		float x[32], y[32], z[32];
-
-		tt_shard_plan_init(&p, other, 3, 2, 0, &err);
-		CU_ASSERT_EQUAL(tt_ckpt_load(root, &meta, &p, x, y, z, &err), -1);
-		CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "--layers"));
-	}
+	CU_ASSERT_EQUAL_FATAL(tt_mlp_parse(&other, "4,6,2,4,2", &err), 0);
+	tt_part_build(&part, &other, &one, (tt_coords){ 0, 0, 0 });
+	for (int b = 0; b < part.n_layers; b++)
+		blocks[b] = part.len[b];
+	tt_shard_plan_init(&p, blocks, part.n_layers, 1, 0, &err);
+	CU_ASSERT_EQUAL(tt_ckpt_load_part(root, &meta, &other, &part, &p, x, y, z, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "--layers"));
 	tt_ckpt_meta_free(&meta);
+	rm_rf(root);
+}
+
+/* A metadata file whose layout does not make its world is refused with both numbers. */
+static void test_bad_layout_line_refused(void)
+{
+	char root[64], path[256];
+	tt_ckpt_meta meta = { .step = 5, .world = 2, .zero = 0, .seed = 5, .batch = 12, .layout = { 2, 2, 1 } };
+	uint32_t crc[2] = { 0, 0 };
+	tt_err err;
+
+	make_root(root);
+	strcpy(meta.layers, "4,6,2,4,3");
+	meta.crc = crc;
+	CU_ASSERT_EQUAL_FATAL(tt_ckpt_prepare(root, 5, &err), 0);
+	CU_ASSERT_EQUAL(tt_ckpt_write_meta(root, &meta, &err), 0);
+	snprintf(path, sizeof(path), "%s/step-00000005", root);
+	CU_ASSERT_EQUAL(tt_ckpt_validate(path, &meta, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "layout 2x2x1 does not make its world of 2 ranks"));
 	rm_rf(root);
 }
 
@@ -132,10 +205,10 @@ static void test_torn_and_corrupt_are_skipped(void)
 	tt_err err;
 
 	make_root(root);
-	write_ckpt(root, 1, 2);
-	write_ckpt(root, 2, 2);
-	write_ckpt(root, 3, 2);
-	write_ckpt(root, 4, 2);
+	write_ckpt(root, 1, (tt_layout){ 2, 1, 1 });
+	write_ckpt(root, 2, (tt_layout){ 2, 1, 1 });
+	write_ckpt(root, 3, (tt_layout){ 2, 1, 1 });
+	write_ckpt(root, 4, (tt_layout){ 2, 1, 1 });
 	/* step 4: a rank file flipped by one bit; step 3: meta.txt edited; step 2: meta never written */
 	snprintf(path, sizeof(path), "%s/step-00000004/rank-00001.bin", root);
 	corrupt_byte(path, 40);
@@ -172,7 +245,7 @@ static void test_prune_keeps_newest_valid(void)
 
 	make_root(root);
 	for (long s = 10; s <= 50; s += 10)
-		write_ckpt(root, s, 1);
+		write_ckpt(root, s, (tt_layout){ 1, 1, 1 });
 	snprintf(path, sizeof(path), "%s/step-00000050/meta.txt", root);
 	unlink(path); /* 50 is torn (e.g. still being written): kept, not counted */
 	CU_ASSERT_EQUAL(tt_ckpt_prune(root, 2, &err), 0);
@@ -230,10 +303,10 @@ static void test_prune_never_follows_links(void)
 	put_file(victim, "thesis.tex");
 	put_file(victim, "data.bin");
 	link_at(victim, root, "step-00000000");
-	write_ckpt(root, 10, 1);
+	write_ckpt(root, 10, (tt_layout){ 1, 1, 1 });
 	snprintf(target, sizeof(target), "%s/data.bin", victim);
 	link_at(target, root, "step-00000010/extra-link");
-	write_ckpt(root, 20, 1);
+	write_ckpt(root, 20, (tt_layout){ 1, 1, 1 });
 	CU_ASSERT_EQUAL(tt_ckpt_prune(root, 1, &err), 0);
 	CU_ASSERT(exists(victim, "thesis.tex"));
 	CU_ASSERT(exists(victim, "data.bin"));
@@ -241,8 +314,8 @@ static void test_prune_never_follows_links(void)
 	CU_ASSERT(!exists(root, "step-00000010"));
 	CU_ASSERT(exists(root, "step-00000020/meta.txt"));
 	/* A directory inside a step directory means it is not ours: left alone, with a reason. */
-	write_ckpt(root, 30, 1);
-	write_ckpt(root, 40, 1);
+	write_ckpt(root, 30, (tt_layout){ 1, 1, 1 });
+	write_ckpt(root, 40, (tt_layout){ 1, 1, 1 });
 	snprintf(target, sizeof(target), "%s/step-00000030/sub", root);
 	mkdir(target, 0755);
 	CU_ASSERT_EQUAL(tt_ckpt_prune(root, 1, &err), -1);
@@ -262,9 +335,9 @@ static void test_remove_torn(void)
 	make_root(root);
 	make_root(victim);
 	put_file(victim, "keep.txt");
-	write_ckpt(root, 10, 2);
-	write_ckpt(root, 20, 2);
-	write_ckpt(root, 30, 2);
+	write_ckpt(root, 10, (tt_layout){ 2, 1, 1 });
+	write_ckpt(root, 20, (tt_layout){ 2, 1, 1 });
+	write_ckpt(root, 30, (tt_layout){ 2, 1, 1 });
 	snprintf(path, sizeof(path), "%s/step-00000020/meta.txt", root);
 	unlink(path);
 	put_file(root, "step-00000030/rank-00001.bin.tmp.1234abcd");
@@ -302,7 +375,7 @@ static void test_files_honour_umask(void)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		make_root(root);
 		umask(cases[i].mask);
-		write_ckpt(root, 1, 1);
+		write_ckpt(root, 1, (tt_layout){ 1, 1, 1 });
 		snprintf(path, sizeof(path), "%s/step-00000001/rank-00000.bin", root);
 		CU_ASSERT_EQUAL(stat(path, &st), 0);
 		CU_ASSERT_EQUAL(st.st_mode & 0777, cases[i].want);
@@ -317,11 +390,13 @@ static void test_files_honour_umask(void)
 
 int tt_register_suites(void)
 {
-	CU_pSuite s = CU_add_suite("ckpt", NULL, NULL);
+	CU_pSuite s = CU_add_suite("ckpt", setup, NULL);
 
 	if (!s)
 		return -1;
-	CU_add_test(s, "round trip and reslice", test_round_trip_and_reslice);
+	CU_add_test(s, "round trip and reshard between layouts", test_round_trip_and_reshard);
+	CU_add_test(s, "another model refused", test_other_model_refused);
+	CU_add_test(s, "bad layout line refused", test_bad_layout_line_refused);
 	CU_add_test(s, "torn and corrupt are skipped", test_torn_and_corrupt_are_skipped);
 	CU_add_test(s, "prune keeps newest valid", test_prune_keeps_newest_valid);
 	CU_add_test(s, "prune never follows links", test_prune_never_follows_links);

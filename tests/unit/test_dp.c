@@ -175,6 +175,51 @@ static void test_training_lowers_loss_and_eval_counts(void)
 	tt_dp_free(&dp);
 }
 
+/* Activation floats a step holds: kept in slots, plus the recompute scratch. */
+static size_t activation_floats(const tt_dp *dp)
+{
+	size_t n = 0;
+
+	for (int l = 0; l <= dp->part.n_layers; l++)
+		if (dp->slot_act[l])
+			n += (size_t)dp->act_rows *
+			     (size_t)(l < dp->part.n_layers ? dp->part.layer[l].in : dp->part.out_width);
+	for (int i = 0; i < dp->n_scratch; i++)
+		n += (size_t)dp->act_rows * 9; /* the widest layer */
+	return n;
+}
+
+/* --recompute: bit-identical weights under every ZeRO stage, and the step keeps fewer activations
+ * (ten layers: the inputs of segments of four, and the output). */
+static void test_recompute_identical_and_keeps_less(void)
+{
+	tt_mlp deep;
+	tt_err err;
+
+	CU_ASSERT_EQUAL_FATAL(tt_mlp_parse(&deep, "6,9x8,4", &err), 0);
+	for (int z = 0; z < 4; z += 3) {
+		tt_dp a, b;
+		tt_dp_cfg ca = cfg_of(z, 2), cb = cfg_of(z, 2);
+		uint32_t crc_a, crc_b;
+
+		cb.recompute = 1;
+		CU_ASSERT_EQUAL_FATAL(tt_dp_init(&a, &deep, NULL, &ca, &err), 0);
+		CU_ASSERT_EQUAL_FATAL(tt_dp_init(&b, &deep, NULL, &cb, &err), 0);
+		run_steps(&a, STEPS);
+		run_steps(&b, STEPS);
+		CU_ASSERT_EQUAL(tt_dp_params_crc32(&a, &crc_a, &err), 0);
+		CU_ASSERT_EQUAL(tt_dp_params_crc32(&b, &crc_b, &err), 0);
+		CU_ASSERT_EQUAL(crc_a, crc_b);
+		CU_ASSERT_EQUAL(b.seg, 4);
+		CU_ASSERT_PTR_NULL(b.slot_act[1]);
+		CU_ASSERT_PTR_NOT_NULL(b.slot_act[4]);
+		CU_ASSERT_PTR_NOT_NULL(b.slot_act[10]);
+		CU_ASSERT(activation_floats(&b) < activation_floats(&a));
+		tt_dp_free(&a);
+		tt_dp_free(&b);
+	}
+}
+
 static void test_bad_config_is_refused(void)
 {
 	tt_dp dp;
@@ -199,5 +244,6 @@ int tt_register_suites(void)
 	CU_add_test(s, "export/import across stages", test_export_import_across_stages);
 	CU_add_test(s, "training lowers loss, eval counts", test_training_lowers_loss_and_eval_counts);
 	CU_add_test(s, "bad config refused", test_bad_config_is_refused);
+	CU_add_test(s, "recompute identical, keeps less", test_recompute_identical_and_keeps_less);
 	return 0;
 }

@@ -7,6 +7,7 @@
  * ring links that refuse a forged proof, the key derivation against Python's hmac, token files. */
 #include "comm_backend.h"
 #include "cunit_main.h"
+#include "rt_link.h"
 #include "rt_net.h"
 #include "rt_store.h"
 #include "rt_token.h"
@@ -743,6 +744,75 @@ static void *make_ring_member(void *arg)
 
 /* A process that reaches a ring member's port first, claiming to be its left neighbour, is turned
  * away; the real neighbour is taken and data flows. */
+/* The handshake of every connection between ranks (rt_link.h), over a socket pair: the dialer's
+ * proof is accepted only for the key, the link and the member the listener expects, and the
+ * dialer accepts only the listener's own answer. */
+static const unsigned char link_nonce_a[RT_NONCE_LEN] = { 1, 2, 3 }, link_nonce_b[RT_NONCE_LEN] = { 9, 8, 7 };
+
+static int link_dialer_is_member_2(void *ctx, int from, unsigned char nonce[RT_NONCE_LEN])
+{
+	(void)ctx;
+	if (from != 2)
+		return -1;
+	memcpy(nonce, link_nonce_a, RT_NONCE_LEN);
+	return 0;
+}
+
+/* Offers l with dial_key, lets a listener holding listen_key (member 5 of 8, nonce b) accept it;
+ * returns what rt_link_accept returned, and *answered whether the dialer took the answer. */
+static int link_try(const char *dial_key, const char *listen_key, const struct rt_link *l, int *answered)
+{
+	int sv[2], from = -1, rc;
+	tt_err err;
+
+	CU_ASSERT_FATAL(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	CU_ASSERT_EQUAL(rt_link_offer(sv[0], dial_key, l, 5.0, &err), 0);
+	rc = rt_link_accept(sv[1], listen_key, "ring", 8, 5, link_nonce_b, link_dialer_is_member_2, NULL, 1.0, &from);
+	if (rc == 0)
+		CU_ASSERT_EQUAL(from, 2);
+	shutdown(sv[1], SHUT_WR); /* a refused dialer reads end-of-stream, not a hang */
+	*answered = rt_link_check_answer(sv[0], dial_key, l, "member 5", 1.0, &err) == 0;
+	close(sv[0]);
+	close(sv[1]);
+	return rc;
+}
+
+static void test_link_handshake(void)
+{
+	struct rt_link l = { .tag = "ring", .n = 8, .from = 2, .to = 5, .from_nonce = link_nonce_a,
+			     .to_nonce = link_nonce_b };
+	int answered, sv[2];
+	tt_err err;
+
+	CU_ASSERT_EQUAL(link_try("k1", "k1", &l, &answered), 0);
+	CU_ASSERT_TRUE(answered);
+	/* Another key, another ring, another nonce, another dialer: refused, nothing answered. */
+	CU_ASSERT_EQUAL(link_try("k2", "k1", &l, &answered), -1);
+	CU_ASSERT_FALSE(answered);
+	l.tag = "p2p";
+	CU_ASSERT_EQUAL(link_try("k1", "k1", &l, &answered), -1);
+	l.tag = "ring";
+	l.to_nonce = link_nonce_a;
+	CU_ASSERT_EQUAL(link_try("k1", "k1", &l, &answered), -1);
+	l.to_nonce = link_nonce_b;
+	l.from = 3;
+	CU_ASSERT_EQUAL(link_try("k1", "k1", &l, &answered), -1);
+	l.from = 2;
+	/* A listener that answers without the key (a squatter echoing the proof back) is named. */
+	CU_ASSERT_FATAL(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	CU_ASSERT_EQUAL(rt_link_offer(sv[0], "k1", &l, 5.0, &err), 0);
+	{
+		char echo[64];
+		ssize_t got = read(sv[1], echo, sizeof(echo));
+
+		CU_ASSERT(got > 0 && write(sv[1], echo, (size_t)got) == got);
+	}
+	CU_ASSERT_EQUAL(rt_link_check_answer(sv[0], "k1", &l, "member 5", 1.0, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "member 5 failed to prove it holds this job's key"));
+	close(sv[0]);
+	close(sv[1]);
+}
+
 static void test_ring_refuses_forgery(void)
 {
 	rt_store_server *srv = start(2);
@@ -890,6 +960,7 @@ int tt_register_suites(void)
 	CU_add_test(s, "hostile connections are bounded", test_hostile_connections_bounded);
 	CU_add_test(s, "handshake limits on a fake clock", test_core_limits);
 	CU_add_test(s, "ring links refuse a forged proof", test_ring_refuses_forgery);
+	CU_add_test(s, "link handshake: the key, the link, the member", test_link_handshake);
 	CU_add_test(s, "secret from a file or ~/.config/trainrt/token", test_token_file_and_home);
 	return 0;
 }

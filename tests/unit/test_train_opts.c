@@ -31,6 +31,10 @@ static void test_defaults(void)
 	CU_ASSERT_DOUBLE_EQUAL(o.bucket_mb, 25.0, 1e-9);
 	CU_ASSERT_DOUBLE_EQUAL(o.lr, 1e-3, 1e-9);
 	CU_ASSERT_PTR_NULL(o.ckpt_dir);
+	CU_ASSERT_EQUAL(o.tp, 1);
+	CU_ASSERT_EQUAL(o.pp, 1);
+	CU_ASSERT_EQUAL(o.recompute, 0);
+	CU_ASSERT_EQUAL(o.schedule, TT_SCHED_1F1B);
 }
 
 static void test_all_options(void)
@@ -72,6 +76,13 @@ static void test_all_options(void)
 	CU_ASSERT_EQUAL(o.device, TT_DEVICE_CPU);
 	CU_ASSERT_EQUAL(PARSE(&o, &err, "--layers", "4,2", "--data", "x", "--device", "gpu"), 0);
 	CU_ASSERT_EQUAL(o.device, TT_DEVICE_GPU);
+	CU_ASSERT_EQUAL(PARSE(&o, &err, "--layers", "4,2", "--data", "x", "--tp", "4", "--pp", "2", "--schedule", "gpipe",
+			      "--recompute"),
+			0);
+	CU_ASSERT_EQUAL(o.tp, 4);
+	CU_ASSERT_EQUAL(o.pp, 2);
+	CU_ASSERT_EQUAL(o.schedule, TT_SCHED_GPIPE);
+	CU_ASSERT_EQUAL(o.recompute, 1);
 }
 
 static void expect_error(int argc, char **argv, const char *want)
@@ -111,6 +122,11 @@ static void test_bad_values_name_the_option(void)
 	EXPECT_ERROR("GPU path is DDP only", "--layers", "4,2", "--data", "x", "--device", "gpu", "--zero", "2");
 	EXPECT_ERROR("--summary '': want a file name, or - for standard output", "--layers", "4,2", "--data", "x",
 		     "--summary", "");
+	EXPECT_ERROR("--tp '0': want an integer in 1..4096", "--layers", "4,2", "--data", "x", "--tp", "0");
+	EXPECT_ERROR("--pp 'two'", "--layers", "4,2", "--data", "x", "--pp", "two");
+	EXPECT_ERROR("--schedule 'zb'", "--layers", "4,2", "--data", "x", "--schedule", "zb");
+	EXPECT_ERROR("--tp 1 --pp 2 --recompute with --device gpu: the GPU path is data parallelism only", "--layers",
+		     "4,2", "--data", "x", "--device", "gpu", "--pp", "2", "--recompute");
 }
 
 /* --summary DIR, /nonexistent/x and '' were refused only after the whole run, and '-' wrote a file

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+/* comm_p2p.c — point-to-point messages of a trainrt_comm (trainrt_send, _recv, _isend, _irecv,
+ * _sendrecv). Each message is numbered per peer and direction at issue. On host backends each
+ * peer and direction has its own queue and thread, started on first use, so exchanges with
+ * different peers and collectives never wait for each other; on in-order backends (nccl) the
+ * messages join the collective queue. The backend moves the bytes and checks the headers. */
+#include "comm_priv.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* One peer and direction: runs its queue in order until the communicator stops. */
+static void *chan_main(void *arg)
+{
+	rt_chan *ch = arg;
+	trainrt_comm *c = ch->comm;
+
+	pthread_mutex_lock(&c->lock);
+	for (;;) {
+		trainrt_req *r;
+		int rc;
+
+		while (!ch->head && !c->stopping)
+			pthread_cond_wait(&c->cond, &c->lock);
+		if (!ch->head)
+			break;
+		r = ch->head;
+		rc = rt_comm_run_locked(c, &r->op);
+		ch->head = r->next;
+		if (!ch->head)
+			ch->tail = NULL;
+		r->rc = rc;
+		r->done = 1;
+		pthread_cond_broadcast(&c->cond);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+/* Numbers r's message and hands it to its peer's queue (or the collective queue). */
+static trainrt_req *post(trainrt_comm *c, trainrt_req *r)
+{
+	int sending = r->op.hdr.kind == RT_SEND, i = 2 * r->op.peer[0] + sending;
+	rt_chan *ch = &c->chans[i];
+
+	pthread_mutex_lock(&c->lock);
+	if (c->failed) {
+		pthread_mutex_unlock(&c->lock);
+		free(r);
+		return NULL;
+	}
+	r->op.msg[0].seq = ++c->p2p_seq[i];
+	if (c->be->ops->p2p_in_order) {
+		pthread_mutex_unlock(&c->lock);
+		return rt_comm_enqueue(c, r, 0);
+	}
+	if (!ch->started) {
+		if (pthread_create(&ch->thread, NULL, chan_main, ch) != 0) {
+			rt_comm_fail_locked(c, "cannot start a point-to-point thread");
+			pthread_mutex_unlock(&c->lock);
+			free(r);
+			return NULL;
+		}
+		ch->started = 1;
+	}
+	if (ch->tail)
+		ch->tail->next = r;
+	else
+		ch->head = r;
+	ch->tail = r;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	return r;
+}
+
+/* Checks one message's arguments and describes it; NULL (and c failed) on bad ones. */
+static trainrt_req *message(trainrt_comm *c, rt_kind kind, const void *buf, size_t count, trainrt_dtype dtype,
+			    int peer, int tag)
+{
+	trainrt_req *r;
+
+	if (!c)
+		return NULL;
+	if (dtype != TRAINRT_FLOAT32 && dtype != TRAINRT_BF16) {
+		rt_comm_error(c, "unknown dtype %d (use TRAINRT_FLOAT32 or TRAINRT_BF16)", (int)dtype);
+		return NULL;
+	}
+	if (peer < 0 || peer >= c->w.size || peer == c->w.rank) {
+		rt_comm_error(c, "%s peer %d is not another rank of this communicator of %d",
+			      kind == RT_SEND ? "send" : "receive", peer, c->w.size);
+		return NULL;
+	}
+	if (count > 0 && !buf) {
+		rt_comm_error(c, "NULL buffer passed for %zu elements", count);
+		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		rt_comm_error(c, "out of memory queueing a message");
+		return NULL;
+	}
+	r->op.hdr.kind = kind;
+	r->op.hdr.dtype = dtype;
+	r->op.hdr.count = count;
+	r->op.peer[0] = peer;
+	r->op.msg[0] = (rt_p2p_hdr){ .dtype = dtype, .tag = tag, .count = count };
+	if (kind == RT_SEND)
+		r->op.send = buf;
+	else
+		r->op.recv = (void *)buf;
+	return r;
+}
+
+trainrt_req *trainrt_isend(trainrt_comm *c, const void *buf, size_t count, trainrt_dtype dtype, int peer, int tag)
+{
+	trainrt_req *r = message(c, RT_SEND, buf, count, dtype, peer, tag);
+
+	return r ? post(c, r) : NULL;
+}
+
+trainrt_req *trainrt_irecv(trainrt_comm *c, void *buf, size_t count, trainrt_dtype dtype, int peer, int tag)
+{
+	trainrt_req *r = message(c, RT_RECV, buf, count, dtype, peer, tag);
+
+	return r ? post(c, r) : NULL;
+}
+
+int trainrt_send(trainrt_comm *c, const void *buf, size_t count, trainrt_dtype dtype, int peer, int tag)
+{
+	return trainrt_wait(c, trainrt_isend(c, buf, count, dtype, peer, tag));
+}
+
+int trainrt_recv(trainrt_comm *c, void *buf, size_t count, trainrt_dtype dtype, int peer, int tag)
+{
+	return trainrt_wait(c, trainrt_irecv(c, buf, count, dtype, peer, tag));
+}
+
+/* In-order backends run the exchange as one operation (NCCL: one group), since issuing the
+ * send before the receive would leave both ranks waiting in their sends. */
+static int sendrecv_in_order(trainrt_comm *c, trainrt_req *s, trainrt_req *r)
+{
+	pthread_mutex_lock(&c->lock);
+	if (c->failed) {
+		pthread_mutex_unlock(&c->lock);
+		free(s);
+		free(r);
+		return -1;
+	}
+	s->op.msg[0].seq = ++c->p2p_seq[2 * s->op.peer[0] + 1];
+	s->op.peer[1] = r->op.peer[0];
+	s->op.msg[1] = r->op.msg[0];
+	s->op.msg[1].seq = ++c->p2p_seq[2 * r->op.peer[0]];
+	s->op.recv = r->op.recv;
+	s->op.hdr.kind = RT_SENDRECV;
+	pthread_mutex_unlock(&c->lock);
+	free(r);
+	return trainrt_wait(c, rt_comm_enqueue(c, s, 0));
+}
+
+int trainrt_sendrecv(trainrt_comm *c, const void *sendbuf, size_t sendcount, int dest, void *recvbuf,
+		     size_t recvcount, int source, trainrt_dtype dtype, int tag)
+{
+	trainrt_req *s = message(c, RT_SEND, sendbuf, sendcount, dtype, dest, tag), *r;
+	int rc;
+
+	if (!s)
+		return -1;
+	r = message(c, RT_RECV, recvbuf, recvcount, dtype, source, tag);
+	if (!r) {
+		free(s);
+		return -1;
+	}
+	if (c->be->ops->p2p_in_order)
+		return sendrecv_in_order(c, s, r);
+	s = post(c, s);
+	r = post(c, r);
+	rc = trainrt_wait(c, s);
+	return trainrt_wait(c, r) || rc ? -1 : 0;
+}
