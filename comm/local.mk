@@ -27,7 +27,8 @@ endif
 lib_LTLIBRARIES += libtrainrt.la
 libtrainrt_la_SOURCES = comm/trainrt.h
 libtrainrt_la_LIBADD = libtrainrt_core.la
-# -no-undefined: a CUDA or NCCL function backend_nccl.c calls without rt_cuda.h's table fails here.
+# A CUDA or NCCL function backend_nccl.c calls without rt_cuda.h's table stays undefined in the
+# library (libtool's -no-undefined does not make the link fail): tests/comm/exports.sh fails then.
 libtrainrt_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0 -no-undefined \
 	-Wl,--version-script=$(top_srcdir)/comm/trainrt.map
 EXTRA_libtrainrt_la_DEPENDENCIES = $(top_srcdir)/comm/trainrt.map

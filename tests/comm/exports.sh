@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # exports.sh — libtrainrt.so as a CPU-only node gets it: it exports the trainrt_* functions of
 # trainrt.h and nothing else (nm -D: only those and the version node), needs no CUDA library and
-# no RUNPATH (readelf -d), and, with CUDA's libraries hidden (a mount namespace over their
-# directories), TRAINRT_BACKEND=nccl fails with one line naming the library while auto mode runs.
+# no RUNPATH (readelf -d), calls no CUDA or NCCL function directly (nm -D: none undefined), and,
+# with CUDA's libraries hidden (a mount namespace over their directories), TRAINRT_BACKEND=nccl
+# fails with one line naming the library while auto mode runs.
 set -eu
 build=$(pwd)
 lib=$build/.libs/libtrainrt.so
@@ -25,6 +26,11 @@ declared=$(sed -n 's/^[a-z][a-z0-9_ *]*\b\(trainrt_[a-z0-9_]*\)(.*/\1/p' "${TT_T
 exported=$(echo "$syms" | awk '$2 == "T" {print $3}' | sort -u)
 [ "$declared" = "$exported" ] || fail "trainrt.h and libtrainrt.so differ: $(printf '%s\n' "$declared" "$exported" | sort | uniq -u | xargs)"
 
+# The nccl backend calls CUDA and NCCL through rt_cuda.h's table: a call that bypasses it would be
+# an undefined symbol here, found by no linker (libtrainrt needs none of their libraries) and
+# fatal only when the backend first runs it.
+direct=$(nm -D --undefined-only "$lib" | awk '$2 ~ /^(cuda|cu[A-Z]|nccl)/ {print $2}' | xargs)
+[ -z "$direct" ] || fail "libtrainrt.so calls CUDA or NCCL directly, not through rt_cuda.h's table: $direct"
 needed=$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | xargs)
 case " $needed " in
 *libcuda* | *libnccl* | *libcublas*) fail "libtrainrt.so links CUDA: NEEDED $needed" ;;
