@@ -1,9 +1,12 @@
+# SPDX-License-Identifier: MIT
 # base/: the helpers every other folder uses — error records (tt_err), string buffers, atomic
-# file writes, environment access, signal names. Nothing beyond libc. A PIC convenience library.
+# file writes, environment access, signal names, CPU list text. Nothing beyond libc. A PIC
+# convenience library.
 noinst_LTLIBRARIES += libttbase.la
 libttbase_la_SOURCES = \
 	base/tt_err.h base/tt_err.c \
 	base/tt_strbuf.h base/tt_strbuf.c \
 	base/tt_file.h base/tt_file.c \
 	base/tt_env.h base/tt_env.c \
-	base/tt_signal.h base/tt_signal.c
+	base/tt_signal.h base/tt_signal.c \
+	base/tt_cpuset.h base/tt_cpuset.c

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tt_env.c — the two stock environment readers (see tt_env.h). */
 #include "tt_env.h"
 

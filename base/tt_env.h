@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tt_env.h — how traintopo reads environment variables without caring whose environment it is.
  * The SPANK plugin reads the task's environment with spank_getenv, train-run its own with getenv,
  * tests a fixed array: every facts gatherer takes one tt_getenv_fn and its ctx. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tt_err.c — formatting of the error record (see tt_err.h). */
 #include "tt_err.h"
 

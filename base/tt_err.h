@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tt_err.h — the error record every traintopo function fills when it fails.
  * Library code never prints: it returns -1 (or NULL) and leaves one sentence in a tt_err saying
  * what failed, on which input, and what to do. Only main()s and SPANK hooks decide where it goes. */

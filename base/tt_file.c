@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tt_file.c — atomic whole-file writes (see tt_file.h). */
 #include "tt_file.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tt_file.h — whole-file writes that never leave a half-written file behind: readers see either
  * the old file or the complete new one, also after a crash (a unique temp file in the same
  * directory, fsync, rename, then fsync of the directory). The one implementation used for NCCL

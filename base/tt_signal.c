@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tt_signal.c — the signal table (see tt_signal.h). */
 #include "tt_signal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tt_signal.h — the one table of signals traintopo passes on: which a user may name as the
  * checkpoint signal (plugstack signal=, train-mlp --signal), which the plugin's relay and
  * train-run forward to the program, and which of those end the program's group. The relay,

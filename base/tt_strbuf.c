@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tt_strbuf.c — the growing text buffer (see tt_strbuf.h). */
 #include "tt_strbuf.h"
 

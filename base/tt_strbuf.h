@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tt_strbuf.h — a growing text buffer for the writers (NCCL XML, JSON, the matrix view), so each
  * renders into memory first and a file is only written whole. An allocation failure sticks:
  * keep appending, check tt_sb_failed() once at the end. */

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # ckpt.sh — `make bench-ckpt`: checkpoint write throughput against the disk's own, in one run on
 # the same directory: bench/ckpt-write (one rank file of MIB MiB and meta.txt the way train-mlp
 # writes them: CRC32, temporary file, fsync, rename, fsync of the directory) against

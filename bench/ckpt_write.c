@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ckpt_write.c — `make bench-ckpt`'s writer: one rank's checkpoint file of MIB MiB written through
  * tt_ckpt_write_rank (CRC32, temporary file, fsync, rename, fsync of the directory) and meta.txt,
  * as train-mlp writes them; prints the wall time and MB/s of the whole checkpoint. A first,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # comm.sh — `make bench-comm`: libtrainrt's collectives against their peers, measured in one run
 # on this machine: memcpy bandwidth, our shm all-reduce (2 and 4 ranks, 64 MiB float32), Gloo
 # all-reduce through Debian's PyTorch, MPI_Allreduce from Debian's Open MPI, and a rendezvous of

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # launch.sh — how fast train-run starts a 2-worker group, against torchrun measured in the same
 # run on the same machine. Two numbers per launcher:
 #   first line: from starting the launcher to both workers having run their first command

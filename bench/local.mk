@@ -1,4 +1,6 @@
-# bench/: `make bench` targets; every claim in BENCHMARKS.md comes from one of them.
+# SPDX-License-Identifier: MIT
+# bench/: `make bench` targets; every claim in BENCHMARKS.md comes from one of them (each needs
+# the parts it measures: a configure that left one out cannot run its target).
 # bench-topo: live discovery + NCCL XML vs lstopo's XML export (BENCHMARKS.md, Topology discovery).
 BENCH_TARGETS += bench-topo
 dist_noinst_SCRIPTS += bench/topo.sh
@@ -29,10 +31,12 @@ bench-comm: trainrt-bench
 .PHONY: bench-comm
 
 # bench-train: train-mlp DDP throughput vs PyTorch DDP (gloo), scaling 1 -> 2 ranks, GEMM share.
+if BUILD_TRAINER
 noinst_PROGRAMS += bench/sgemm-peak
 bench_sgemm_peak_SOURCES = bench/sgemm_peak.c
 bench_sgemm_peak_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS)
 bench_sgemm_peak_LDADD = $(OPENBLAS_LIBS)
+endif
 dist_noinst_SCRIPTS += bench/train.sh bench/torch_ddp.py
 BENCH_TARGETS += bench-train
 bench-train: train-mlp bench/sgemm-peak
@@ -76,9 +80,11 @@ bench-timeouts: trainrt-bench
 .PHONY: bench-timeouts
 
 # bench-ckpt: checkpoint write throughput vs dd conv=fsync into the same directory (bench/ckpt.sh).
+if BUILD_TRAINER
 noinst_PROGRAMS += bench/ckpt-write
 bench_ckpt_write_SOURCES = bench/ckpt_write.c
 bench_ckpt_write_LDADD = libtrainmodel.la libttbase.la
+endif
 dist_noinst_SCRIPTS += bench/ckpt.sh
 BENCH_TARGETS += bench-ckpt
 bench-ckpt: bench/ckpt-write

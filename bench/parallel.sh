@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # parallel.sh — `make bench-parallel`: train-mlp under 3D layouts on this machine (ranks on
 # 127.0.0.1): per layout samples/s, peak RSS per rank, bytes sent per step (measured by libtrainrt,
 # trainrt_bytes_sent, against the closed form below) and the pipeline bubble (measured: time blocked

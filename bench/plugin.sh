@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # plugin.sh — what train_topo.so adds to a step's start: `srun -N2 --ntasks-per-node=8 true` with
 # and without --train-topo (modes env and full) on the embedded test cluster, interleaved runs,
 # medians in ms. Brings the cluster up with the freshly built plugin when it is not up.

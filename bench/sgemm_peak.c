@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sgemm_peak.c — OpenBLAS cblas_sgemm throughput on one square shape, the ceiling bench/train.sh
  * compares train-mlp's achieved GEMM rate against. usage: sgemm-peak [N] [seconds]; prints
  * "sgemm_gflops X" (threads from OPENBLAS_NUM_THREADS). */

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tcp.sh — `make bench-tcp`: libtrainrt's TCP all-reduce between two test-cluster nodes (one rank
 # per node, TRAINRT_BACKEND=tcp, 64 MiB float32) against one raw TCP stream between the same two
 # nodes (bench/tcp-stream), in one run. Brings the cluster up when it is not.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tcp_stream.c — the peer for libtrainrt's TCP all-reduce between test-cluster nodes: one raw TCP
  * stream, the most any TCP collective between the two nodes can get.
  *   tcp_stream recv PORT            accept one connection, read until EOF, print GB/s

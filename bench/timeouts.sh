@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # timeouts.sh — `make bench-timeouts`: how long libtrainrt takes to give up, against the
 # TRAINRT_TIMEOUT it was given (the peer of each measurement). The unit tests check only that it
 # gives up and why (a death reported as a death, a hang while the peer still hangs); the times are

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # topo.sh — live node discovery + NCCL topology XML (`train-topo nccl-xml -o FILE`) against
 # hwloc's own exporter (`lstopo-no-graphics --of xml FILE`) on this machine, runs interleaved,
 # median wall time of each. Usage: bench/topo.sh [TRAIN_TOPO] [RUNS]  (run by `make bench-topo`).

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """torch_ddp.py — the PyTorch peer for bench/train.sh: CPU DDP (gloo) training of the same MLP
 (Linear+ReLU, softmax cross-entropy, AdamW), same global batch, same threads per rank, on synthetic
 data already in memory; prints one line "samples_per_sec N" from rank 0.

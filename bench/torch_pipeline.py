@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """torch_pipeline.py — the PyTorch peer for bench/parallel.sh: a minimal pipeline-parallel trainer
 of the same MLP (Linear+ReLU, softmax cross-entropy, AdamW) with torch.distributed send/recv over
 gloo, one process per stage, the layers split evenly, GPipe (every micro-batch's forward, then every

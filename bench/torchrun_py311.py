@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # torchrun_py311.py — runs Debian's torchrun (torch 1.13) on Python 3.11 for the launch benchmark.
 # torch 1.13's Std.from_str finds a value by iterating the IntFlag Std; since Python 3.11 that
 # iteration yields only single-bit members, so "0" (Std.NONE, the default of --redirects and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # train.sh — `make bench-train`: train-mlp data-parallel throughput against PyTorch DDP (gloo) in
 # the same run, same model / global batch / AdamW / threads per rank, synthetic data in memory;
 # scaling from 1 to 2 ranks; and how close the step gets to OpenBLAS's sgemm peak. Bounded to

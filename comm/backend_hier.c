@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* backend_hier.c — multi-node collectives: the node's ranks combine through shared memory, one
  * rank per node (local rank 0, the "leader") runs the TCP ring with the other leaders, and the
  * node's ranks get the result back through shared memory. So inter-node traffic is one stream

@@ -1,4 +1,6 @@
-/* backend_nccl.c — collectives on GPU buffers through NCCL (built when configure finds CUDA).
+/* SPDX-License-Identifier: MIT */
+/* backend_nccl.c — collectives on GPU buffers through NCCL (built when configure finds CUDA's and
+ * NCCL's headers; rt_cuda.h loads the libraries when this backend is first asked for).
  * Rank 0 creates the NCCL unique id and shares it through the store. NCCL itself does not
  * notice when ranks pass different counts, so each operation first all-gathers the 32-byte
  * headers and compares them on the host; the price is one small collective and a stream wait
@@ -23,11 +25,9 @@
 #include <config.h>
 
 #include "comm_backend.h"
-#include "gpu_mlp.h"
+#include "rt_cuda.h"
 #include "rt_net.h"
 
-#include <cuda_runtime.h>
-#include <nccl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -439,8 +439,14 @@ rt_backend *rt_nccl_create(const rt_world *w, tt_err *err)
 	ncclUniqueId id;
 	ncclResult_t r;
 	size_t len = 0;
-	int ndev = tt_gpu_count(), dev = tt_gpu_device_for(w->local_rank);
+	int ndev, dev;
 
+	if (rt_cuda_load(err) != 0) {
+		free(b);
+		return NULL;
+	}
+	ndev = rt_gpu_count();
+	dev = rt_gpu_device_for(w->local_rank);
 	if (!b) {
 		tt_err_set(err, "out of memory");
 		return NULL;

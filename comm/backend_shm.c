@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* backend_shm.c — collectives between the ranks of one node through one POSIX shared-memory
  * segment that the node's first rank creates (mode 0600, named with a label derived from the job
  * key so other users can neither guess nor pre-create it, unlinked as soon as every rank has

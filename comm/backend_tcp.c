@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* backend_tcp.c — collectives over a ring of TCP connections, for ranks on different nodes
  * (all ranks with TRAINRT_BACKEND=tcp, or one rank per node under the hierarchical backend).
  * All-reduce is reduce-scatter then all-gather around the ring, each step sending to the right
@@ -320,28 +321,6 @@ static int accept_left(tcp_be *t, int lfd, const char *key, const char *tag, int
 			  t->timeout);
 }
 
-/* The address peers reach us at: the interface named by TRAINRT_SOCKET_IFNAME (or a plain
- * NCCL_SOCKET_IFNAME), else the one our store connection leaves from — unless that is loopback
- * only because MASTER_ADDR is a name this host maps to 127.0.1.1 (Debian's /etc/hosts), where
- * the first real interface is taken. */
-int rt_tcp_address(const rt_world *w, char *ip, size_t len, tt_err *err)
-{
-	const char *ifn = getenv("TRAINRT_SOCKET_IFNAME");
-
-	if (!ifn || !*ifn) {
-		ifn = getenv("NCCL_SOCKET_IFNAME");
-		if (ifn && ifn[0] == '^') /* exclusion lists are NCCL's business */
-			ifn = NULL;
-	}
-	if (ifn && *ifn)
-		return rt_net_iface_ip(ifn, ip, len, err);
-	if (rt_net_local_ip(rt_store_fd(w->store), ip, len, err) != 0)
-		return -1;
-	if (strncmp(ip, "127.", 4) == 0 && w->master_is_name)
-		return rt_net_iface_ip(NULL, ip, len, err);
-	return 0;
-}
-
 rt_backend *rt_tcp_create(const rt_world *w, int idx, int n, const int *members, const char *tag,
 			  tt_err *err)
 {
@@ -371,7 +350,7 @@ rt_backend *rt_tcp_create(const rt_world *w, int idx, int n, const int *members,
 		tt_err_set(err, "the group's store keys are too long (groups nested too deeply)");
 		goto fail;
 	}
-	if (rt_tcp_address(w, me.ip, sizeof(me.ip), err) != 0 || rt_net_listen(me.ip, 0, &lfd, &me.port, err) != 0 ||
+	if (rt_link_address(w, me.ip, sizeof(me.ip), err) != 0 || rt_net_listen(me.ip, 0, &lfd, &me.port, err) != 0 ||
 	    rt_link_publish(w, key, &me, err) != 0)
 		goto fail;
 	rt_world_key(w, key, sizeof(key), "tcp/%s/%d", tag, ri);

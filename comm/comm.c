@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* comm.c — trainrt_comm: reads the launch environment, runs the rendezvous, picks a backend and
  * executes collectives in issue order: asynchronous ones on one progress thread per communicator
  * (so compute overlaps communication), blocking ones on the caller's thread when nothing is
@@ -6,9 +7,11 @@
 
 #include "comm_backend.h"
 #include "comm_priv.h"
-#include "gpu_mlp.h"
 #include "rt_net.h"
 #include "rt_pmix.h"
+#ifdef TT_HAVE_NCCL
+#include "rt_cuda.h"
+#endif
 #include "rt_store.h"
 #include "rt_token.h"
 #include "trainrt.h"
@@ -115,6 +118,16 @@ static int agree_layout(trainrt_comm *c, tt_err *err)
 	return 0;
 }
 
+int trainrt_gpu_device(int local_rank)
+{
+#ifdef TT_HAVE_NCCL
+	return rt_gpu_device_for(local_rank);
+#else
+	(void)local_rank;
+	return 0;
+#endif
+}
+
 static rt_backend *pick_backend(trainrt_comm *c, trainrt_buffers where, tt_err *err)
 {
 	const char *want = getenv("TRAINRT_BACKEND");
@@ -131,8 +144,8 @@ static rt_backend *pick_backend(trainrt_comm *c, trainrt_buffers where, tt_err *
 		return NULL;
 	}
 	if (automatic) {
-#ifdef TT_HAVE_CUDA
-		if (where != TRAINRT_BUFFERS_HOST && tt_gpu_count() > 0)
+#ifdef TT_HAVE_NCCL
+		if (where != TRAINRT_BUFFERS_HOST && rt_gpu_count() > 0)
 			return rt_nccl_create(w, err);
 		if (where == TRAINRT_BUFFERS_DEVICE) {
 			tt_err_set(err, "GPU buffers need the nccl backend, but no CUDA device is visible to rank %d "
@@ -159,7 +172,7 @@ static rt_backend *pick_backend(trainrt_comm *c, trainrt_buffers where, tt_err *
 	if (strcmp(want, "tcp") == 0)
 		return rt_tcp_world_create(w, err);
 	if (strcmp(want, "nccl") == 0) {
-#ifdef TT_HAVE_CUDA
+#ifdef TT_HAVE_NCCL
 		return rt_nccl_create(w, err);
 #else
 		tt_err_set(err, "TRAINRT_BACKEND=nccl, but this libtrainrt was built without CUDA (configure --with-cuda)");
@@ -513,9 +526,45 @@ static int pmix_world(trainrt_comm *c, char *addr, size_t alen, int *port, tt_er
 	return 0;
 }
 
+/* Point-to-point state (comm_p2p.c): the message counters and one queue per peer and direction,
+ * whose threads comm_p2p.c starts on first use; p2p_stop joins them once their queues ran out,
+ * before the backend goes. */
+static int p2p_init(trainrt_comm *c, tt_err *err)
+{
+	int n = c->w.size;
+
+	c->p2p_seq = calloc(2 * (size_t)n, sizeof(uint64_t));
+	c->chans = calloc(2 * (size_t)n, sizeof(rt_chan));
+	if (!c->p2p_seq || !c->chans)
+		return tt_err_set(err, "out of memory for the point-to-point state of %d ranks", n);
+	for (int i = 0; i < 2 * n; i++) {
+		c->chans[i].peer = i / 2;
+		c->chans[i].sending = i % 2;
+		c->chans[i].comm = c;
+	}
+	return 0;
+}
+
+static void p2p_stop(trainrt_comm *c)
+{
+	if (!c->chans)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->stopping = 1;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	for (int i = 0; i < 2 * c->w.size; i++)
+		if (c->chans[i].started)
+			pthread_join(c->chans[i].thread, NULL);
+	free(c->chans);
+	free(c->p2p_seq);
+	c->chans = NULL;
+	c->p2p_seq = NULL;
+}
+
 int rt_comm_start(trainrt_comm *c, tt_err *err)
 {
-	if (rt_p2p_init(c, err) != 0)
+	if (p2p_init(c, err) != 0)
 		return -1;
 	if (pthread_create(&c->progress, NULL, progress_main, c) != 0)
 		return tt_err_set(err, "cannot start the progress thread");
@@ -618,7 +667,7 @@ void trainrt_finalize(trainrt_comm *c)
 		pthread_mutex_unlock(&c->lock);
 		pthread_join(c->progress, NULL);
 	}
-	rt_p2p_stop(c);
+	p2p_stop(c);
 	goodbye(c);
 	if (c->be)
 		c->be->ops->destroy(c->be);

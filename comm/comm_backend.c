@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* comm_backend.c — what all backends share: dispatch, header comparison, even splitting, the
  * names and store keys of a (group's) world. */
 #include "comm_backend.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* comm_backend.h — the one interface every transport implements (shm, tcp, hierarchical, nccl),
  * and the facts about the job they are built from. comm.c owns queueing, ordering and errors;
  * a backend only moves and reduces bytes for one collective at a time, in issue order, and moves
@@ -147,15 +148,13 @@ rt_backend *rt_tcp_create(const rt_world *w, int idx, int n, const int *members,
 rt_backend *rt_hier_create(const rt_world *w, tt_err *err);
 /* A ring over every rank of w, with point-to-point connections between any two of them. */
 rt_backend *rt_tcp_world_create(const rt_world *w, tt_err *err);
-/* The IPv4 address this rank's TCP endpoints listen on (TRAINRT_SOCKET_IFNAME, see trainrt.h). */
-int rt_tcp_address(const rt_world *w, char *ip, size_t len, tt_err *err);
 /* Fails every local rank's current and later shm operations with err's message (used when a
  * failure outside the node's segment, e.g. on the TCP ring, must stop the node's ranks). */
 void rt_shm_abort(rt_backend *shm, tt_err *err);
 /* Closes the ring's connections so the other nodes' leaders fail at once instead of waiting
  * for their timeout (used when this node failed inside shared memory). */
 void rt_tcp_abort(rt_backend *tcp);
-#ifdef TT_HAVE_CUDA
+#ifdef TT_HAVE_NCCL
 rt_backend *rt_nccl_create(const rt_world *w, tt_err *err);
 #endif
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* comm_group.c — trainrt_comm_split: groups of a communicator. The ranks agree through the store
  * (each publishes color, key, world rank and node), every rank computes the same groups, and each
  * group builds its own backend on the best path for where its ranks are (trainrt.h). A group is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* comm_p2p.c — point-to-point messages of a trainrt_comm (trainrt_send, _recv, _isend, _irecv,
  * _sendrecv). Each message is numbered per peer and direction at issue. On host backends each
  * peer and direction has its own queue and thread, started on first use, so exchanges with
@@ -7,39 +8,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-int rt_p2p_init(trainrt_comm *c, tt_err *err)
-{
-	int n = c->w.size;
-
-	c->p2p_seq = calloc(2 * (size_t)n, sizeof(uint64_t));
-	c->chans = calloc(2 * (size_t)n, sizeof(rt_chan));
-	if (!c->p2p_seq || !c->chans)
-		return tt_err_set(err, "out of memory for the point-to-point state of %d ranks", n);
-	for (int i = 0; i < 2 * n; i++) {
-		c->chans[i].peer = i / 2;
-		c->chans[i].sending = i % 2;
-		c->chans[i].comm = c;
-	}
-	return 0;
-}
-
-void rt_p2p_stop(trainrt_comm *c)
-{
-	if (!c->chans)
-		return;
-	pthread_mutex_lock(&c->lock);
-	c->stopping = 1;
-	pthread_cond_broadcast(&c->cond);
-	pthread_mutex_unlock(&c->lock);
-	for (int i = 0; i < 2 * c->w.size; i++)
-		if (c->chans[i].started)
-			pthread_join(c->chans[i].thread, NULL);
-	free(c->chans);
-	free(c->p2p_seq);
-	c->chans = NULL;
-	c->p2p_seq = NULL;
-}
 
 /* One peer and direction: runs its queue in order until the communicator stops. */
 static void *chan_main(void *arg)

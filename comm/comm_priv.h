@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* comm_priv.h — the communicator's state, shared by the files that implement trainrt.h: comm.c
  * (setup, collectives, the progress thread), comm_p2p.c (point-to-point and its per-peer
  * threads) and comm_group.c (trainrt_comm_split). Nothing outside those files includes it. */
@@ -47,7 +48,8 @@ struct trainrt_comm {
 	char errmsg[1100];
 
 	/* Point-to-point (comm_p2p.c): messages counted per peer and direction, and the per-peer
-	 * threads (2 * size entries: receiving from peer p at 2p, sending to it at 2p + 1). */
+	 * threads (2 * size entries: receiving from peer p at 2p, sending to it at 2p + 1), allocated
+	 * by rt_comm_start and joined by trainrt_finalize (comm.c, so comm_p2p.c only calls comm.c). */
 	uint64_t *p2p_seq;
 	rt_chan *chans;
 
@@ -85,10 +87,5 @@ void rt_comm_release(trainrt_comm *c);
  * failed and trainrt_finalize it. */
 trainrt_comm *rt_comm_new_group(void);
 int rt_comm_start(trainrt_comm *c, tt_err *err);
-
-/* Point-to-point state: allocated by rt_p2p_init, ended (threads joined after their queues ran
- * out) by rt_p2p_stop, which c's finalize calls before the backend goes. */
-int rt_p2p_init(trainrt_comm *c, tt_err *err);
-void rt_p2p_stop(trainrt_comm *c);
 
 #endif

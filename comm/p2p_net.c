@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* p2p_net.c — point-to-point messages over TCP between any two ranks of a world (the tcp and
  * hierarchical backends use it for peers on other nodes). Every rank listens from the start and
  * publishes its address and a nonce in the store; a pair connects on first use, the lower rank
@@ -48,7 +49,7 @@ rt_p2p_net *rt_p2p_net_create(const rt_world *w, tt_err *err)
 		p->fd[i] = -1;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
-	if (rt_tcp_address(w, p->self.ip, sizeof(p->self.ip), err) != 0 ||
+	if (rt_link_address(w, p->self.ip, sizeof(p->self.ip), err) != 0 ||
 	    rt_net_listen(p->self.ip, 0, &p->lfd, &p->self.port, err) != 0)
 		goto fail;
 	if (rt_world_key(w, key, sizeof(key), "p2p/%d", p->me) != 0) {

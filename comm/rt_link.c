@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rt_link.c — the mutually authenticated handshake of connections between ranks (see rt_link.h). */
 #include "rt_link.h"
 #include "rt_net.h"
@@ -5,6 +6,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define LINK_MAGIC 0x54524e48u
@@ -40,6 +42,28 @@ static int link_mac(const char *key, const char *role, const char *tag, int n, i
 	memcpy(tr.from_nonce, from_nonce, RT_NONCE_LEN);
 	memcpy(tr.to_nonce, to_nonce, RT_NONCE_LEN);
 	return rt_token_mac(key, role, &tr, sizeof(tr), mac, err);
+}
+
+/* The address peers reach us at: the interface named by TRAINRT_SOCKET_IFNAME (or a plain
+ * NCCL_SOCKET_IFNAME), else the one our store connection leaves from — unless that is loopback
+ * only because MASTER_ADDR is a name this host maps to 127.0.1.1 (Debian's /etc/hosts), where
+ * the first real interface is taken. */
+int rt_link_address(const rt_world *w, char *ip, size_t len, tt_err *err)
+{
+	const char *ifn = getenv("TRAINRT_SOCKET_IFNAME");
+
+	if (!ifn || !*ifn) {
+		ifn = getenv("NCCL_SOCKET_IFNAME");
+		if (ifn && ifn[0] == '^') /* exclusion lists are NCCL's business */
+			ifn = NULL;
+	}
+	if (ifn && *ifn)
+		return rt_net_iface_ip(ifn, ip, len, err);
+	if (rt_net_local_ip(rt_store_fd(w->store), ip, len, err) != 0)
+		return -1;
+	if (strncmp(ip, "127.", 4) == 0 && w->master_is_name)
+		return rt_net_iface_ip(NULL, ip, len, err);
+	return 0;
 }
 
 int rt_link_publish(const rt_world *w, const char *key, struct rt_link_peer *me, tt_err *err)

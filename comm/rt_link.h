@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rt_link.h — the handshake of every TCP connection between two ranks: the tcp ring's links and
  * point-to-point connections. Each end listens on an address it publishes through the
  * (authenticated) store together with a fresh nonce. The dialer sends a proof that it holds the
@@ -17,6 +18,9 @@ struct rt_link_peer {
 	int port;
 	unsigned char nonce[RT_NONCE_LEN];
 };
+
+/* The IPv4 address this rank listens on for links (TRAINRT_SOCKET_IFNAME, see trainrt.h). */
+int rt_link_address(const rt_world *w, char *ip, size_t len, tt_err *err);
 
 /* Draws a fresh nonce into me and publishes me (ip and port filled in) under the store key
  * (already in the world's namespace). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rt_net.c — sockets with deadlines (see rt_net.h). Sockets stay blocking; every wait goes
  * through poll() with the time left, and the timeout counts from the last byte that moved. */
 #include "rt_net.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rt_net.h — the TCP edge of libtrainrt: listen, connect with backoff, and deadline-bounded
  * send/receive (including full-duplex exchange), so no socket wait can hang forever. */
 #ifndef RT_NET_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rt_pmix.c — PMIx edge (see rt_pmix.h): PMIx_Init/Get for the layout, Put/Commit/Fence for the
  * store address. */
 #include "rt_pmix.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rt_pmix.h — launch facts and the store address through PMIx, for `srun --mpi=pmix` where no
  * MASTER_ADDR/MASTER_PORT exist: rank 0 publishes where its store listens, a fence spreads it. */
 #ifndef RT_PMIX_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rt_reduce.c — the reduction kernels (see rt_reduce.h). Blocks of 2048 elements (8 KiB of
  * float32) keep the accumulator in L1/L2 while all inputs stream through it once; 512 measured
  * 1.4x slower on the shm all-reduce (shorter runs per input, more calls; BENCHMARKS.md). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rt_reduce.h — element-wise reductions and bfloat16 conversion shared by every CPU backend.
  * bf16 is widened to float32, combined in float32 and rounded to nearest even once, so all
  * backends round the same way and a sum over n ranks is rounded once per reduction stage. */

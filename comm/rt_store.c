@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rt_store.c — the rendezvous store's sockets (see rt_store.h): one poll() thread moves bytes
  * between every connection and the protocol core (rt_store_core.c), so a thousand ranks cost one
  * thread; and the client, one per rank, with a mutex so the progress thread and the trainer may

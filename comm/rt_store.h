@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rt_store.h — the rendezvous key-value store: rank 0 serves it over TCP, every rank (rank 0
  * included) talks to it as a client. A connection is admitted only after the server and then the
  * rank proved they hold the job key (see rt_store_core.h), so a rank never hands anything keyed to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rt_store_core.c — the store server's protocol over byte buffers (see rt_store_core.h): the
  * admission handshake, the limits on connections that are not admitted, and SET/GET/ADD on a
  * hash table, every length and sum checked before it is used. */

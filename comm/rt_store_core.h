@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rt_store_core.h — the store server's protocol without sockets: each connection's buffers, the
  * handshake in which the server and then the rank prove they hold the job key, the limits on
  * connections that have not proved it yet, and the key-value commands. rt_store.c moves bytes

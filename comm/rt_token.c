@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rt_token.c — the user's secret, the per-job key derived from it, and the proofs made with the
  * key (see rt_token.h). All cryptography is OpenSSL's: HKDF, HMAC-SHA256, RAND_bytes, CRYPTO_memcmp. */
 #include "rt_token.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rt_token.h — the job's key and the proofs made with it. Every rank derives the same per-job key
  * from the user's secret and the Slurm job and step ids (HKDF-SHA256), and every connection between
  * ranks proves knowledge of that key with HMAC-SHA256 over fresh nonces and a role label (OpenSSL's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* trainrt.h — libtrainrt's communicator: rendezvous of the ranks of one training job, the
  * collectives (all-reduce, all-gather, reduce-scatter, broadcast, barrier) a data-parallel trainer
  * needs, groups of ranks (for tensor, pipeline and data parallelism side by side) and
@@ -99,6 +100,11 @@ const char *trainrt_backend_name(const trainrt_comm *comm);
 
 /* 1 when collective buffers must be device (CUDA) memory — the nccl backend — else 0. */
 int trainrt_buffers_on_device(const trainrt_comm *comm);
+
+/* The CUDA device the nccl backend uses for a node-local rank: local_rank modulo the devices
+ * visible to the process (0 when none is, or CUDA is not installed). A trainer computing on the
+ * GPU uses the same, so its buffers are where NCCL runs. Needs no communicator. */
+int trainrt_gpu_device(int local_rank);
 
 /* The error that failed this communicator, "trainrt: rank N: ..."; else the last non-fatal one
  * (an exhausted arena, a store timeout); "" when none. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* trainrt_bench.c — trainrt-bench: collective bandwidth in the style of nccl-tests (size, count,
  * type, redop, time, algbw, busbw, #wrong) and point-to-point exchanges (sendrecv: rank r and
  * r + n/2 swap a buffer, so with ranks on two nodes every pair crosses between them), under any

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hw_model.c — the node model's plumbing: growing its arrays, lookups, the nvidia-smi style
  * relation between two devices, and the cpu list / cpumap text forms of a CPU set.
  * Everything here is pure (no system calls), so tests build models by hand and check it. */
@@ -223,31 +224,6 @@ const char *tt_hw_rel_name(enum tt_hw_rel rel, int nvlinks, char *buf, size_t le
 	else
 		snprintf(buf, len, "%s", names[rel]);
 	return buf;
-}
-
-int tt_cpuset_to_list(const cpu_set_t *set, char *buf, size_t len)
-{
-	size_t used = 0;
-	int n;
-
-	buf[0] = '\0';
-	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-		int last = cpu;
-
-		if (!CPU_ISSET(cpu, set))
-			continue;
-		while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, set))
-			last++;
-		if (last == cpu)
-			n = snprintf(buf + used, len - used, "%s%d", used ? "," : "", cpu);
-		else
-			n = snprintf(buf + used, len - used, "%s%d-%d", used ? "," : "", cpu, last);
-		if (n < 0 || (size_t)n >= len - used)
-			return -1;
-		used += (size_t)n;
-		cpu = last;
-	}
-	return 0;
 }
 
 int tt_cpuset_to_cpumap(const cpu_set_t *set, int nwords32, char *buf, size_t len)

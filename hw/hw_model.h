@@ -1,9 +1,11 @@
+/* SPDX-License-Identifier: MIT */
 /* hw_model.h — the hardware of one node as traintopo sees it: NUMA nodes, the PCI tree, GPUs,
  * RDMA HCAs and network interfaces, filled from hwloc (live or XML), libibverbs and sysfs.
  * Writers (NCCL XML, JSON, the matrix view) and the per-rank policy read only this model. */
 #ifndef TT_HW_MODEL_H
 #define TT_HW_MODEL_H
 
+#include "tt_cpuset.h"
 #include "tt_err.h"
 
 #include <sched.h>
@@ -143,10 +145,9 @@ int tt_hw_pci_numa(const struct tt_hw_model *m, int pci);
 /* Index of the PCI node with this bus id, -1 when absent. */
 int tt_hw_find_pci(const struct tt_hw_model *m, const char *busid);
 
-/* CPU sets in the two text forms the outside world wants: "0-7,16-23" (cpuset cgroups, taskset -c)
- * and Linux cpumap ("0000ffff,00ff00ff": 32-bit words, most significant first, as NCCL reads it).
- * nwords32 is the cpumap width (at least the words needed). Return -1 if buf is too small. */
-int tt_cpuset_to_list(const cpu_set_t *set, char *buf, size_t len);
+/* CPU sets as Linux cpumap text ("0000ffff,00ff00ff": 32-bit words, most significant first, as
+ * NCCL reads it; the list form "0-7,16-23" is tt_cpuset.h's). nwords32 is the cpumap width (at
+ * least the words needed). Returns -1 if buf is too small. */
 int tt_cpuset_to_cpumap(const cpu_set_t *set, int nwords32, char *buf, size_t len);
 
 /* Model building blocks shared by the discovery sources (return the new index, -1 on ENOMEM). */

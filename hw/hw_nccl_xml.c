@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hw_nccl_xml.c — NCCL topology XML from the node model: what NCCL's own NCCL_TOPO_DUMP_FILE would
  * hold on the machine, limited to the GPUs and RDMA NICs and the switches above them (NCCL trims
  * the rest and every element counts against its 256-element limit). The rules, all from NCCL

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hw_nccl_xml.h — the node model as an NCCL topology file (NCCL_TOPO_FILE), written in the
  * subset NCCL's hand-written parser accepts: no XML declaration, spaces only, cpumap affinities,
  * PCIe link_speed strings NCCL knows, and few enough elements for its 256-element limit. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hw_netif.c — which network interface carries the node: the one holding the address the host
  * name resolves to, never loopback or container/VM bridges. NCCL_SOCKET_IFNAME comes from here. */
 #include "hw_model.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hw_policy.c — per local rank choices from the node model (see hw_policy.h). NCCL_IB_HCA starts
  * with '=' because NCCL otherwise matches names by prefix and "mlx5_1" would also select
  * mlx5_10..mlx5_17. */

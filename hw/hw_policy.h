@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hw_policy.h — what one local rank should use on this node, from the hardware model: its GPU's
  * NUMA-local CPUs, the node's usable RDMA devices (NCCL_IB_HCA, the same for every rank) and the
  * interface that carries the node's address (NCCL_SOCKET_IFNAME). Pure: the SPANK plugin and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hw_report.c — JSON and the human view of the node model (see hw_report.h). Relations come from
  * tt_hw_relation, so the matrix and the rank policy never disagree. */
 #include "hw_report.h"

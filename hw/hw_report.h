@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hw_report.h — the node model for people and scripts: JSON of the whole model, and a view in the
  * style of `nvidia-smi topo -m` (GPUs, NICs, NUMA nodes, GPU/NIC relation matrix with legend). */
 #ifndef TT_HW_REPORT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hw_sources.h — the discovery sources behind tt_hw_discover (hw_discover.c): sysfs (hw_sysfs.c),
  * libibverbs (hw_verbs.c), interfaces (hw_netif.c) and the virtual-switch pass (hw_vswitch.c),
  * with the small parsers they share. Not for callers outside topo/. */

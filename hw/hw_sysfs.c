@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hw_sysfs.c — what the node model takes from a /sys tree: PCIe link rate and width, HCA
  * ports (state, link layer, rate), GUIDs and PCI addresses, and network interfaces. The root is a
  * parameter so tests run on fixture trees laid out like /sys. */

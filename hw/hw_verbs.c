@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hw_verbs.c — live RDMA devices and ports from libibverbs, the authority on what the RDMA stack
  * really offers (sysfs may list devices the stack cannot open). No device is a normal answer:
  * the model then records why, and every writer still produces valid output. */

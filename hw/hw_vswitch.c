@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hw_vswitch.c — virtual PCIe switches for cloud VMs that hide the real ones. There GPUs and NICs
  * hang straight off host bridges, NCCL sees PHB or worse between a GPU and its NIC and turns
  * GPUDirect RDMA off; vendors ship hand-made topology files that put a fake switch over each GPU

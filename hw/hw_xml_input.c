@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hw_xml_input.c — an hwloc XML export checked before it is loaded for real: hwloc 2.x cannot
  * import 3.x files and says only "cannot import"; it reads a CPU set word of fewer than 8 hex
  * digits as a whole 32-bit word (so a typo silently shifts CPUs between NUMA nodes); and libhwloc

@@ -1,11 +1,14 @@
+/* SPDX-License-Identifier: MIT */
 /* train_topo.c — the `train-topo` command: shows this node's hardware model (or one read from an
- * hwloc XML export) as a topo -m style view, NCCL topology XML, JSON, or the per-rank environment.
- * All work is in libtopo; this file only parses arguments and decides where output goes. */
+ * hwloc XML export) as a topo -m style view, NCCL topology XML, JSON, or the per-rank environment;
+ * `probe` is what the SPANK plugin runs on a compute node (the file and node_policy.h's report).
+ * All work is in libtthw; this file only parses arguments and decides where output goes. */
 #include "config.h"
 #include "hw_model.h"
 #include "hw_nccl_xml.h"
 #include "hw_policy.h"
 #include "hw_report.h"
+#include "node_policy.h"
 #include "tt_file.h"
 #include "tt_strbuf.h"
 
@@ -17,11 +20,13 @@
 #include <string.h>
 
 static const char usage[] =
-	"usage: train-topo show|nccl-xml|json|env [options]\n"
+	"usage: train-topo show|nccl-xml|json|env|probe [options]\n"
 	"  show                 GPUs, RDMA NICs, NUMA nodes and the GPU/NIC relation matrix\n"
 	"  nccl-xml             NCCL topology file (for NCCL_TOPO_FILE)\n"
 	"  json                 the whole hardware model as JSON\n"
 	"  env                  NCCL_IB_HCA, NCCL_SOCKET_IFNAME and CPU binding for one local rank\n"
+	"  probe -o FILE        for the SPANK plugin: the NCCL topology file into FILE, and the node's\n"
+	"                       policy as a report on standard output (errors too; see train-topo(1))\n"
 	"options:\n"
 	"  --input FILE         read an hwloc 2.x XML export instead of this machine\n"
 	"  --sysfs-root DIR     read sysfs facts from DIR instead of /sys\n"
@@ -95,13 +100,19 @@ static int parse(int argc, char **argv, struct cli *c)
 		}
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "train-topo: expected one command (show, nccl-xml, json or env)\n%s", usage);
+		fprintf(stderr, "train-topo: expected one command (show, nccl-xml, json, env or probe)\n%s", usage);
 		return -1;
 	}
 	c->command = argv[optind];
 	if (strcmp(c->command, "show") && strcmp(c->command, "nccl-xml") && strcmp(c->command, "json") &&
-	    strcmp(c->command, "env")) {
-		fprintf(stderr, "train-topo: unknown command '%s' (show, nccl-xml, json or env)\n", c->command);
+	    strcmp(c->command, "env") && strcmp(c->command, "probe")) {
+		fprintf(stderr, "train-topo: unknown command '%s' (show, nccl-xml, json, env or probe)\n",
+			c->command);
+		return -1;
+	}
+	if (strcmp(c->command, "probe") == 0 && (!c->output || strcmp(c->output, "-") == 0)) {
+		fprintf(stderr, "train-topo: probe needs -o FILE for the topology file (standard output "
+			"carries the report)\n");
 		return -1;
 	}
 	if (c->local_rank >= 0 && strcmp(c->command, "env")) {
@@ -173,6 +184,45 @@ static int render(const struct cli *c, const struct tt_hw_model *m, char **out, 
 	return render_env(m, c, out, len, err);
 }
 
+/* probe: discover, write the NCCL topology file to c->output, and the node's policy (the same
+ * for every task: NCCL_SOCKET_IFNAME, NCCL_IB_HCA; per GPU its NUMA-local CPUs) and the model's
+ * warnings as node_policy.h's report on standard output. Every failure is reported there too, so
+ * the plugin, which reads only that, can say why. */
+static int probe(const struct cli *c)
+{
+	struct tt_node_policy pol = { 0 };
+	struct tt_hw_model *m = NULL;
+	struct tt_strbuf sb = { 0 };
+	struct tt_rank_policy rp;
+	tt_err err = { { 0 } };
+	char failed[sizeof(err.msg) + 64];
+	int i, rc = 1;
+
+	if (tt_hw_discover(&c->hw, &m, &err) < 0)
+		goto out;
+	for (i = 0; i < m->nwarnings; i++)
+		tt_node_policy_add_note(&pol, m->warnings[i]);
+	if (tt_nccl_xml_write_file(m, c->output, &err) < 0 || tt_hw_rank_policy(m, -1, &rp, &err) < 0)
+		goto out;
+	snprintf(pol.socket_ifname, sizeof(pol.socket_ifname), "%s", rp.nccl_socket_ifname);
+	snprintf(pol.ib_hca, sizeof(pol.ib_hca), "%s", rp.nccl_ib_hca);
+	/* GPU indices the model does not have end the list. */
+	for (i = 0; i < TT_GPU_MAX && tt_hw_rank_policy(m, i, &rp, NULL) == 0; i++)
+		pol.cpus[i] = rp.cpus;
+	pol.ngpus = i;
+	if (tt_node_policy_format(&pol, &sb, &err) < 0)
+		goto out;
+	rc = 0;
+out:
+	if (rc == 0 && (fwrite(sb.data, 1, sb.len, stdout) != sb.len || fflush(stdout) != 0))
+		rc = 1;	/* the reader sees a report without its end */
+	else if (rc != 0)
+		fwrite(failed, 1, tt_node_policy_format_error(err.msg, failed, sizeof(failed)), stdout);
+	tt_sb_free(&sb);
+	tt_hw_free(m);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct cli c = { 0 };
@@ -185,6 +235,8 @@ int main(int argc, char **argv)
 	if (parse(argc, argv, &c) < 0)
 		return 2;
 	setenv("HWLOC_PLUGINS_BLACKLIST", TT_HWLOC_UNUSED_PLUGINS, 0);	/* see hw_model.h */
+	if (strcmp(c.command, "probe") == 0)
+		return probe(&c);
 	if (tt_hw_discover(&c.hw, &m, &err) < 0)
 		goto fail;
 	for (int i = 0; i < m->nwarnings; i++)

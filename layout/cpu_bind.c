@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cpu_bind.c — the CPUs of each process of a node (see cpu_bind.h). */
 #include "cpu_bind.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cpu_bind.h — the CPU rule for the processes of one node, the same for train-run's workers
  * and the plugin's tasks (when Slurm did not bind them): each gets its GPUs' NUMA-local CPUs
  * (from the topology policy) among those it may use, shared out among the processes with the

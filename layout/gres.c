@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gres.c — GPU device lists from Slurm's GRES variables (precedence documented in gres.h). */
 #include "gres.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gres.h — the GPUs of this node as a step sees them, read from the variables Slurm's GRES
  * plugin sets. Used by the SPANK plugin and train-run alike so both split the same list.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hostlist.c — Slurm nodelist expansion (see hostlist.h for the forms and the order).
  * An element ("r[1-2]-n[01-04]") is parsed into literal pieces and bracket groups of numbers;
  * its hosts are the cartesian product, walked in Slurm's order by an odometer. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hostlist.h — Slurm nodelist expansion, the same names in the same order as
  * `scontrol show hostnames LIST` prints them, without linking libslurm (pure, unit-testable).
  *

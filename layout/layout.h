@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* layout.h — the env contract: who this process is in its Slurm step (facts) -> the variables
  * PyTorch/torchrun-style programs read (RANK, WORLD_SIZE, LOCAL_RANK, ..., CUDA_VISIBLE_DEVICES).
  * The single implementation behind the SPANK plugin (one process per Slurm task) and train-run

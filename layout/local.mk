@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # layout/: who runs where — nodelists, GRES GPU lists, the rank env contract (layout.h) and the
 # CPU binding rule. Pure logic over base/, shared by the plugin and train-run.
 noinst_LTLIBRARIES += libttlayout.la
@@ -5,4 +6,5 @@ libttlayout_la_SOURCES = \
 	layout/hostlist.h layout/hostlist.c \
 	layout/gres.h layout/gres.c \
 	layout/layout.h layout/layout.c \
-	layout/cpu_bind.h layout/cpu_bind.c
+	layout/cpu_bind.h layout/cpu_bind.c \
+	layout/node_policy.h layout/node_policy.c

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # job.sh — data-parallel training on every GPU of the allocation, the traintopo way:
 #
 #     sbatch --nodes=2 --gres=gpu:8 sbatch-templates/job.sh

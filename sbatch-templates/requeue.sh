@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # requeue.sh — training longer than one time limit: checkpoint before the limit, requeue, resume.
 #
 #     sbatch --nodes=2 --gres=gpu:8 sbatch-templates/requeue.sh

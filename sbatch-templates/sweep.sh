@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # sweep.sh — a hyperparameter sweep as a Slurm job array: array task N trains grid point N of a
 # sweep file (see example.sweep) and leaves its results in the sweep directory.
 #

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # build-slurm.sh — builds a Slurm release from the source tarballs in ../shared/vendor/slurm into a
 # private prefix (cached on this machine, keyed by the tarball's sha256 and the build options), then
-# builds traintopo's SPANK plugin against it in a copy of this checkout, so the test cluster can run
-# that release. Exit 77 (and a SKIP line) when the tarball is not there, as in a plain clone.
+# builds traintopo's SPANK plugin against it in a copy of this checkout, with the copy's train-topo
+# (the plugin's probe, which cluster.sh finds beside a build tree's plugin), so the test cluster can
+# run that release. Exit 77 (and a SKIP line) when the tarball is not there, as in a plain clone.
 #
 # usage: build-slurm.sh RELEASE          (RELEASE: 26.05.3, 24.11.7)
 # prints: prefix=DIR (Slurm), plugin=PATH (train_topo.so built against it), builddir=DIR
@@ -71,7 +72,7 @@ mkdir -p "$builddir"
 		./configure --with-slurm="$prefix" --without-cuda >configure.out 2>&1 ||
 			{ tail -n 30 configure.out; exit 1; }
 	fi
-	make -j"$(nproc)" train_topo.la >make.out 2>&1 || { tail -n 40 make.out; exit 1; }
+	make -j"$(nproc)" train_topo.la train-topo >make.out 2>&1 || { tail -n 40 make.out; exit 1; }
 ) >&2 || { echo "build-slurm: building the plugin against Slurm $release failed (output above)" >&2; exit 1; }
 grep -q "^#define TT_SLURM_VERSION $(printf '%d' "$(sed -n 's/^#define SLURM_VERSION_NUMBER *//p' "$prefix/include/slurm/slurm_version.h")")$" "$builddir/config.h" ||
 	{ echo "build-slurm: $builddir was not configured against $prefix" >&2; exit 1; }

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # build.sh — configures (once) and builds traintopo in the source tree with -Werror.
 # Extra arguments go to configure on the first run.
 set -euo pipefail

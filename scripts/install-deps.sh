@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # install-deps.sh — installs, with apt-get, everything traintopo needs to build, test and run its
 # embedded test cluster on Debian 12. Idempotent: does nothing when all packages are present.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # main-job.sh — the README's first command: installs dependencies, builds and installs traintopo,
 # uses the site's Slurm when one answers (else brings up the embedded test cluster), submits
 # `sbatch --nodes=2 --gres=gpu:8 sbatch-templates/job.sh`, waits for it and shows its output.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # test.sh — the README's test command: installs dependencies, builds, runs the unit tests (make
 # check, with the plugin compiled against every Slurm release's headers), a short pass of every
 # libFuzzer harness (make fuzz-smoke), then the cluster integration tests on each Slurm release:

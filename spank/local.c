@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* local.c — srun, sbatch and salloc: the --train-topo option was validated by its callback
  * (an invalid mode already failed the command, before any allocation); a TRAIN_TOPO_MODE in the
  * environment is checked here just as strictly, still before anything is allocated; then the

@@ -1,5 +1,7 @@
+/* SPDX-License-Identifier: MIT */
 /* plugin_config.c — strict parsing of the plugin's plugstack.conf arguments and of
  * --train-topo[=MODE] (keys and defaults documented in plugin_config.h). */
+#include "config.h"
 #include "plugin_config.h"
 #include "tt_signal.h"
 
@@ -7,9 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#define VALID_KEYS "default, port_range, topo_dir, hwloc_xml, strict, signal"
+#define VALID_KEYS "default, port_range, topo_dir, hwloc_xml, strict, signal, probe"
 
-enum key { KEY_DEFAULT, KEY_PORT_RANGE, KEY_TOPO_DIR, KEY_HWLOC_XML, KEY_STRICT, KEY_SIGNAL, NKEYS };
+enum key { KEY_DEFAULT, KEY_PORT_RANGE, KEY_TOPO_DIR, KEY_HWLOC_XML, KEY_STRICT, KEY_SIGNAL, KEY_PROBE, NKEYS };
 
 static const struct {
 	const char *name;
@@ -21,6 +23,7 @@ static const struct {
 	[KEY_HWLOC_XML] = {"hwloc_xml", "an absolute file path"},
 	[KEY_STRICT] = {"strict", "yes or no"},
 	[KEY_SIGNAL] = {"signal", NULL},	/* the checkpoint names of tt_signal.h */
+	[KEY_PROBE] = {"probe", "an absolute program path"},
 };
 
 void tt_plugin_config_defaults(struct tt_plugin_config *cfg)
@@ -30,6 +33,7 @@ void tt_plugin_config_defaults(struct tt_plugin_config *cfg)
 	cfg->ports.lo = TT_PORT_LO_DEFAULT;
 	cfg->ports.hi = TT_PORT_HI_DEFAULT;
 	snprintf(cfg->topo_dir, sizeof(cfg->topo_dir), "%s", TT_TOPO_DIR_DEFAULT);
+	snprintf(cfg->probe, sizeof(cfg->probe), "%s", TT_PROBE_DEFAULT);
 	cfg->strict = false;
 	cfg->signal = SIGUSR1;
 }
@@ -116,6 +120,9 @@ static int apply(struct tt_plugin_config *cfg, enum key k, const char *value, in
 		break;
 	case KEY_SIGNAL:
 		ok = parse_signal(value, &cfg->signal) == 0;
+		break;
+	case KEY_PROBE:
+		ok = parse_path(value, cfg->probe, sizeof(cfg->probe)) == 0;
 		break;
 	case NKEYS:
 		break;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* plugin_config.h — the SPANK plugin's settings: the strict parser of its plugstack.conf
  * arguments (`required /path/train_topo.so key=value ...`) and of the user's --train-topo[=MODE].
  * Pure (no Slurm headers), so every error message is unit-tested; named plugin_config, not
@@ -12,7 +13,9 @@
  *   hwloc_xml=PATH           absolute path of an hwloc XML to read instead of probing the node
  *   strict=yes|no            a topology failure fails the task (yes) or only warns (default no)
  *   signal=USR1|USR2|HUP|INT|TERM|URG  checkpoint signal relayed to the tasks (default USR1;
- *                            an optional SIG prefix and any letter case are accepted) */
+ *                            an optional SIG prefix and any letter case are accepted)
+ *   probe=PATH               absolute path of the program that discovers the node (default
+ *                            BINDIR/train-topo, or configure --with-train-topo=PATH; topo_file.h) */
 #ifndef TT_PLUGIN_CONFIG_H
 #define TT_PLUGIN_CONFIG_H
 
@@ -38,6 +41,7 @@ struct tt_plugin_config {
 	char hwloc_xml[PATH_MAX];   /* "" = probe the node */
 	bool strict;
 	int signal;                 /* signal number, SIGUSR1 by default */
+	char probe[PATH_MAX];       /* the topology probe program */
 };
 
 /* Fills cfg with the defaults above. */

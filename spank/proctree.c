@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* proctree.c — /proc snapshot, the descendant-selection rule of the signal relay, and the
  * ancestor check a launcher uses to find a relay above it. */
 #include "proctree.h"

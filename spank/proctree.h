@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* proctree.h — which processes a relayed signal should reach, and whether a relay is above us.
  * Under proctrack/cgroup Slurm signals only a task's direct child; the relay uses this to find the
  * task's descendants that actually handle the signal, so training processes see a checkpoint signal

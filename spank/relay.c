@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* relay.c — fork-and-forward signal relay for tasks under proctrack/cgroup (see relay.h). */
 #include "relay.h"
 #include "proctree.h"

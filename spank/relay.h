@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* relay.h — the signal relay the plugin puts between slurmstepd and the user's program.
  * Under proctrack/cgroup, Slurm delivers a non-KILL signal only to a task's direct child, so a
  * checkpoint signal never reaches a trainer started by a shell or a launcher. In task_init the task

@@ -1,10 +1,11 @@
+/* SPDX-License-Identifier: MIT */
 /* remote.c — slurmstepd: resolve the step's mode, and per task apply the env contract, bind the
  * task's CPUs when Slurm did not, publish what a launcher below needs (TRAIN_TOPO_SET, the
  * relay), and start the checkpoint-signal relay. The batch step only passes the mode on to its
  * srun steps and relays signals to them; the extern and interactive steps are left alone. */
 #include "plugin.h"
 #include "cpu_bind.h"
-#include "hw_model.h"
+#include "tt_cpuset.h"
 #include "layout.h"
 #include "relay.h"
 #include "topo_file.h"

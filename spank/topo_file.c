@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* topo_file.c — creating and removing the step's NCCL topology file (see topo_file.h).
  *
  * Who runs what (Slurm's src/slurmd/slurmstepd/mgr.c, checked in 24.11 and 26.05; spank(8) of
@@ -12,8 +13,6 @@
  * only through the directory it checked, identified by device and inode, with unlinkat() on
  * names inside it, never by following a path a user controls. */
 #include "topo_file.h"
-#include "hw_nccl_xml.h"
-#include "hw_policy.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,48 +26,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* What the probe child sends back through the pipe (the same binary on both ends). */
-struct probe_report {
-	int ok;
-	tt_err err;
-	struct tt_node_policy policy;
-};
-
-static void add_note(struct tt_node_policy *p, const char *note)
-{
-	if (p->nnotes < TT_TOPO_MAX_NOTES)
-		snprintf(p->notes[p->nnotes++], sizeof(p->notes[0]), "%s", note);
-}
-
-/* Runs in the probe child: discover this node, write the XML atomically, derive the policy. */
-static void probe(const struct tt_plugin_config *cfg, const char *path, struct probe_report *r)
-{
-	struct tt_hw_options opts = { 0 };
-	struct tt_hw_model *model = NULL;
-	struct tt_rank_policy pol;
-	int i;
-
-	opts.input_xml = cfg->hwloc_xml[0] ? cfg->hwloc_xml : NULL;
-	setenv("HWLOC_PLUGINS_BLACKLIST", TT_HWLOC_UNUSED_PLUGINS, 0);	/* a child: its own env */
-	if (tt_hw_discover(&opts, &model, &r->err) != 0)
-		return;
-	for (int i = 0; i < model->nwarnings; i++)
-		add_note(&r->policy, model->warnings[i]);
-	if (tt_nccl_xml_write_file(model, path, &r->err) != 0 ||
-	    tt_hw_rank_policy(model, -1, &pol, &r->err) != 0)
-		goto out;
-	snprintf(r->policy.socket_ifname, sizeof(r->policy.socket_ifname), "%s", pol.nccl_socket_ifname);
-	snprintf(r->policy.ib_hca, sizeof(r->policy.ib_hca), "%s", pol.nccl_ib_hca);
-	/* Each GPU's NUMA-local CPUs bind the tasks Slurm did not bind (cpu_bind.h); GPU indices the
-	 * model does not have end the list. */
-	for (i = 0; i < TT_GPU_MAX && tt_hw_rank_policy(model, i, &pol, NULL) == 0; i++)
-		r->policy.cpus[i] = pol.cpus;
-	r->policy.ngpus = i;
-	r->ok = 1;
-out:
-	tt_hw_free(model);
-}
-
 static long now_ms(void)
 {
 	struct timespec ts;
@@ -77,45 +34,116 @@ static long now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-/* Reads the child's whole report from fd before the deadline. */
-static int read_report(int fd, long deadline_ms, struct probe_report *r, tt_err *err)
+/* Writes all of buf to fd (the child's last words). */
+static void write_all(int fd, const char *buf, size_t len)
 {
-	char *buf = (char *)r;
-	size_t used = 0;
+	while (len > 0) {
+		ssize_t n = write(fd, buf, len);
 
-	while (used < sizeof(*r)) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+/* The probe child after fork, never returning: becomes the job's user in full (user_init runs
+ * with only the effective ids dropped; the probe needs no privilege), puts the report pipe on
+ * standard output and /dev/null on the others, keeps the job's directory open across exec, and
+ * runs `PROBE probe --output /proc/self/fd/N/FILE [--input XML]` in a fixed environment. When
+ * that cannot happen it writes the error report itself. */
+static void exec_probe(const struct tt_plugin_config *cfg, int pipe_fd, int dir_fd, const char *file)
+{
+	static char *const envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+	char output[64], msg[PATH_MAX + 256], report[sizeof(msg) + 64];
+	/* Copies above the standard descriptors, so the dup2s below never meet their own source. */
+	int out = fcntl(pipe_fd, F_DUPFD_CLOEXEC, 3), dir = fcntl(dir_fd, F_DUPFD, 3);
+	int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	char *argv[] = { (char *)cfg->probe, "probe", "--output", output, NULL, NULL, NULL };
+	gid_t gid = getegid();
+	uid_t uid = geteuid();
+
+	if (cfg->hwloc_xml[0]) {
+		argv[4] = "--input";
+		argv[5] = (char *)cfg->hwloc_xml;
+	}
+	snprintf(output, sizeof(output), "/proc/self/fd/%d/%s", dir, file);
+	if (out < 0 || dir < 0 || null_fd < 0 || (null_fd < 3 && (null_fd = fcntl(null_fd, F_DUPFD_CLOEXEC, 3)) < 0) ||
+	    dup2(null_fd, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 || dup2(null_fd, STDERR_FILENO) < 0 ||
+	    setresgid(gid, gid, gid) != 0 || setresuid(uid, uid, uid) != 0) {
+		snprintf(msg, sizeof(msg), "cannot prepare the topology probe %s: %s", cfg->probe, strerror(errno));
+	} else {
+		execve(cfg->probe, argv, envp);
+		snprintf(msg, sizeof(msg), "cannot run the topology probe %s: %s (install traintopo's "
+			 "train-topo on this node, or name it with plugstack probe=PATH)", cfg->probe,
+			 strerror(errno));
+	}
+	write_all(out >= 0 ? out : pipe_fd, report, tt_node_policy_format_error(msg, report, sizeof(report)));
+	_exit(127);
+}
+
+/* Reads the probe's whole report from fd into a new buffer, until end of file or the deadline;
+ * more than TT_NODE_REPORT_MAX bytes are cut at one byte more (the parser refuses that). */
+static int read_report(int fd, long deadline_ms, char **text, size_t *len, tt_err *err)
+{
+	size_t used = 0, cap = 4096;
+	char *buf = malloc(cap);
+
+	if (!buf)
+		return tt_err_set(err, "out of memory for the topology probe's report");
+	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		long left = deadline_ms - now_ms();
 		ssize_t got;
 		int ready;
 
-		if (left <= 0)
-			return tt_err_set(err, "topology probe did not finish within %d s",
-					  TT_TOPO_PROBE_TIMEOUT_S);
+		if (left <= 0) {
+			free(buf);
+			return tt_err_set(err, "topology probe did not finish within %d s", TT_TOPO_PROBE_TIMEOUT_S);
+		}
 		ready = poll(&pfd, 1, (int)left);
 		if (ready < 0 && errno == EINTR)
 			continue;
-		if (ready < 0)
+		if (ready < 0) {
+			free(buf);
 			return tt_err_errno(err, "waiting for the topology probe");
+		}
 		if (ready == 0)
 			continue;
-		got = read(fd, buf + used, sizeof(*r) - used);
+		if (used == cap) {
+			char *bigger = cap > TT_NODE_REPORT_MAX ? NULL : realloc(buf, cap * 2);
+
+			if (!bigger)
+				break;	/* too long (or no memory): the parser says so */
+			buf = bigger;
+			cap *= 2;
+		}
+		got = read(fd, buf + used, cap - used);
 		if (got < 0 && errno == EINTR)
 			continue;
-		if (got <= 0)
-			return tt_err_set(err, "topology probe ended without a report (crashed?)");
+		if (got < 0) {
+			free(buf);
+			return tt_err_errno(err, "reading the topology probe's report");
+		}
+		if (got == 0)
+			break;
 		used += (size_t)got;
 	}
-	if (!r->ok)
-		return tt_err_set(err, "%s", r->err.msg);
+	*text = buf;
+	*len = used;
 	return 0;
 }
 
-/* Forks the probe writing path; its report into r. */
-static int run_probe(const struct tt_plugin_config *cfg, const char *path, struct probe_report *r,
-		     tt_err *err)
+/* Runs the probe program writing file into the directory open as dir_fd; its report into
+ * policy. */
+static int run_probe(const struct tt_plugin_config *cfg, int dir_fd, const char *file,
+		     struct tt_node_policy *policy, tt_err *err)
 {
-	int pipefd[2], status, rc;
+	int pipefd[2], status = 0, rc;
+	char *text = NULL;
+	size_t len = 0;
 	pid_t child;
 
 	if (pipe2(pipefd, O_CLOEXEC) != 0)
@@ -126,30 +154,22 @@ static int run_probe(const struct tt_plugin_config *cfg, const char *path, struc
 		close(pipefd[1]);
 		return tt_err_errno(err, "cannot fork the topology probe");
 	}
-	if (child == 0) {
-		const char *p = (const char *)r;
-		size_t sent = 0;
-
-		close(pipefd[0]);
-		probe(cfg, path, r);
-		while (sent < sizeof(*r)) {
-			ssize_t n = write(pipefd[1], p + sent, sizeof(*r) - sent);
-
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0)
-				break;
-			sent += (size_t)n;
-		}
-		_exit(0);
-	}
+	if (child == 0)
+		exec_probe(cfg, pipefd[1], dir_fd, file);
 	close(pipefd[1]);
-	rc = read_report(pipefd[0], now_ms() + TT_TOPO_PROBE_TIMEOUT_S * 1000L, r, err);
+	rc = read_report(pipefd[0], now_ms() + TT_TOPO_PROBE_TIMEOUT_S * 1000L, &text, &len, err);
 	close(pipefd[0]);
 	if (rc != 0)
 		kill(child, SIGKILL);
 	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
 		;
+	if (rc == 0 && tt_node_policy_parse(text, len, policy, err) != 0) {
+		rc = -1;
+		if (WIFSIGNALED(status))
+			tt_err_set(err, "topology probe %s died of signal %d before finishing its report",
+				   cfg->probe, WTERMSIG(status));
+	}
+	free(text);
 	return rc;
 }
 
@@ -199,7 +219,7 @@ static int open_private_dir(int basefd, const char *name, int just_made, struct 
 static int open_job_dir(const struct tt_plugin_config *cfg, uint32_t job_id, struct tt_topo_dir *d,
 			struct tt_node_policy *policy, tt_err *err)
 {
-	char jobdir[PATH_MAX], tmpl[PATH_MAX + 8], why[128], note[TT_HW_WARNING_LEN];
+	char jobdir[PATH_MAX], tmpl[PATH_MAX + 8], why[128], note[TT_NODE_NOTE_LEN];
 	const char *name;
 	int basefd, rc = -1, made;
 
@@ -229,7 +249,7 @@ static int open_job_dir(const struct tt_plugin_config *cfg, uint32_t job_id, str
 	}
 	snprintf(note, sizeof(note), "%.80s %.80s: not used; this step's file is in %.40s beside it",
 		 jobdir, why, d->name);
-	add_note(policy, note);
+	tt_node_policy_add_note(policy, note);
 	rc = 0;
 out:
 	close(basefd);
@@ -296,24 +316,27 @@ int tt_topo_file_create(const struct tt_plugin_config *cfg, uint32_t job_id, uin
 			char *path, size_t len, struct tt_topo_dir *dir, struct tt_node_policy *policy,
 			tt_err *err)
 {
-	struct probe_report *report = calloc(1, sizeof(*report));
-	char through_fd[64];
+	/* The plugin's own notes (about the directory) come first, then the probe's warnings. */
+	struct tt_node_policy *mine = calloc(1, sizeof(*mine)), *probed = calloc(1, sizeof(*probed));
+	char file[32];
 	int rc = -1;
 
 	dir->fd = -1;
-	if (!report)
-		return tt_err_set(err, "out of memory for the topology probe's report");
+	if (!mine || !probed) {
+		tt_err_set(err, "out of memory for the topology probe's report");
+		goto out;
+	}
+	snprintf(file, sizeof(file), "nccl-topo.%u.xml", step_id);
 	for (int attempt = 0; attempt < 2 && rc != 0; attempt++) {
-		memset(report, 0, sizeof(*report));
-		if (open_job_dir(cfg, job_id, dir, &report->policy, err) != 0)
+		memset(mine, 0, sizeof(*mine));
+		if (open_job_dir(cfg, job_id, dir, mine, err) != 0)
 			break;
-		if (snprintf(path, len, "%s/%s/nccl-topo.%u.xml", cfg->topo_dir, dir->name, step_id) >= (int)len) {
+		if (snprintf(path, len, "%s/%s/%s", cfg->topo_dir, dir->name, file) >= (int)len) {
 			tt_err_set(err, "topology file path under %s is too long", cfg->topo_dir);
 			break;
 		}
 		/* Written through the checked directory, whatever its path now leads to. */
-		snprintf(through_fd, sizeof(through_fd), "/proc/self/fd/%d/nccl-topo.%u.xml", dir->fd, step_id);
-		rc = run_probe(cfg, through_fd, report, err);
+		rc = run_probe(cfg, dir->fd, file, probed, err);
 		if (rc != 0 && !dir_removed(dir))
 			break;
 		if (rc != 0) {
@@ -321,11 +344,19 @@ int tt_topo_file_create(const struct tt_plugin_config *cfg, uint32_t job_id, uin
 			dir->fd = -1;
 		}
 	}
-	if (rc == 0)
-		*policy = report->policy;
-	else if (dir->fd >= 0)
+	if (rc == 0) {
+		*policy = *probed;
+		policy->nnotes = 0;
+		for (int i = 0; i < mine->nnotes; i++)
+			tt_node_policy_add_note(policy, mine->notes[i]);
+		for (int i = 0; i < probed->nnotes; i++)
+			tt_node_policy_add_note(policy, probed->notes[i]);
+	} else if (dir->fd >= 0) {
 		remove_in_dir(cfg, dir, NULL, NULL);
-	free(report);
+	}
+out:
+	free(mine);
+	free(probed);
 	return rc;
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* train_topo.c — the SPANK plugin's entry points: option table, plugstack.conf arguments, and
  * dispatch to the code of each Slurm context. Every hook returns 0 when the plugin has nothing to
  * do and -1 (never a positive value, which Slurm 22.05 ignores) on error, after one slurm_error

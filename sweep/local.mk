@@ -1,14 +1,17 @@
+# SPDX-License-Identifier: MIT
 # sweep/: train-sweep: the grid of a hyperparameter sweep (one parser for sweep.sh and the report) and the
 # ranked report of a sweep directory. Its pure modules are a convenience library the unit tests link.
+SWEEP_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sweep
+if BUILD_SWEEP
 noinst_LTLIBRARIES += libsweep.la
 libsweep_la_SOURCES = sweep/sweep_grid.h sweep/sweep_grid.c sweep/sweep_io.h sweep/sweep_io.c \
 	sweep/sweep_summary.h sweep/sweep_summary.c sweep/sweep_report.h sweep/sweep_report.c
-SWEEP_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sweep
 libsweep_la_CPPFLAGS = $(SWEEP_CPPFLAGS)
 bin_PROGRAMS += train-sweep
 train_sweep_SOURCES = sweep/train_sweep.c
 train_sweep_CPPFLAGS = $(SWEEP_CPPFLAGS)
 train_sweep_LDADD = libsweep.la libttbase.la -lm
 # train-sweep and sweep.sh end to end without Slurm (a stand-in srun).
-dist_noinst_SCRIPTS += tests/sweep/train_sweep_cli.sh
 TESTS += tests/sweep/train_sweep_cli.sh
+endif
+dist_noinst_SCRIPTS += tests/sweep/train_sweep_cli.sh

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sweep_grid.c — parsing sweep files and indexing their points (see sweep_grid.h).
  * Values end up as words on a train-mlp command line built by a shell script, so they are
  * limited to characters no shell treats specially; anything else is refused with its line. */

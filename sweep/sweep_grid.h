@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sweep_grid.h — a hyperparameter grid ("lr = 1e-3, 3e-3" per line) and its points.
  * One parser serves both sides of a sweep: sbatch-templates/sweep.sh asks `train-sweep point` for
  * the options of its array task, and `train-sweep report` uses it to know every point's values. */

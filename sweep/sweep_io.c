@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sweep_io.c — whole-file reads for train-sweep (see sweep_io.h). */
 #include "sweep_io.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sweep_io.h — reading a small whole file (a sweep file, a summary, an exit code) into memory,
  * with errors that name the file. */
 #ifndef SWEEP_IO_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sweep_report.c — classifying, ranking and rendering the points of a sweep (see sweep_report.h).
  * Everything renders into memory; train_sweep.c writes the files and runs gnuplot. */
 #include "sweep_report.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sweep_report.h — what became of every point of a sweep directory, ranked, as a terminal table,
  * CSV and a gnuplot plot of loss and accuracy against step.
  * A sweep directory (written by sbatch-templates/sweep.sh) holds grid.sweep and, per point N,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sweep_summary.c — reading train-mlp's JSON summary (see sweep_summary.h).
  * Not a general JSON parser: the document must be balanced (so a file cut short by a killed job
  * is refused), and the fields are found by their quoted names, which train-mlp never repeats

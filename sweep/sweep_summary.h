@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sweep_summary.h — the parts of a train-mlp JSON summary (--summary FILE) a sweep report uses.
  * The reader knows train-mlp's flat layout only: top-level numbers plus the "history" array. */
 #ifndef SWEEP_SUMMARY_H

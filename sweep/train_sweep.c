@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* train_sweep.c — the train-sweep command: the grid of a hyperparameter sweep for sweep.sh
  * (size, point) and the report of a finished sweep directory (table, report.csv, report.png). */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* adamw.c — AdamW update and warmup + cosine learning rate schedule (see adamw.h). */
 #include "adamw.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* adamw.h — the AdamW optimizer (decoupled weight decay, as torch.optim.AdamW) and its learning
  * rate schedule (linear warmup, then cosine decay to zero). It works on any slice of the flat
  * parameter vector, so ZeRO ranks update only the shard whose moments they own. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bucket.c — reverse-order gradient bucket assignment (see bucket.h). */
 #include "bucket.h"
 

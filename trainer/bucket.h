@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bucket.h — DDP gradient buckets: layers grouped in reverse order (the order backward finishes
  * them) into buckets of about cap bytes, the first one smaller (like PyTorch's 1 MB first bucket)
  * so communication starts as early as possible. A bucket is a contiguous range of the flat vector. */

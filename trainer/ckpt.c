@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ckpt.c — checkpoint files: atomic writes, CRC checks, discovery, re-slicing load, pruning
  * and removal of torn directories (see ckpt.h). Removal never follows a symbolic link. */
 #include "ckpt.h"

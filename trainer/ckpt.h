@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ckpt.h — crash-safe training checkpoints: ROOT/step-NNNNNNNN/ holds one file per rank (that
  * rank's data-parallel slice of each of its layers' parameters and AdamW moments, in the ZeRO shard
  * layout of shard.h; its layers are its part of the model, parallel.h) and meta.txt, written last,

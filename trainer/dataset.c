@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dataset.c — IDX and synthetic data sets, shuffling and batch gathering (see dataset.h). */
 #include "dataset.h"
 #include "idx.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dataset.h — the training data in memory: features as float32 rows and int labels, loaded
  * from an MNIST-style IDX directory or generated synthetically, plus the seeded per-epoch shuffle
  * that tells every rank which samples make up each global batch. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dp.c — the data-parallel step: forward, loss, backward with gradient communication started
  * per bucket (DDP/ZeRO-1) or per layer (ZeRO-2/3) as soon as backward has produced it, then AdamW
  * on the full vector (DDP) or on this rank's slices followed by parameter all-gathers (see dp.h). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dp.h — one training step of an MLP over libtrainrt, in any 3D layout (parallel.h): this rank's
  * part of the model (its pipeline stage's layers, cut for its tensor-parallel rank) trained with
  * data parallelism among the ranks holding the same part: DDP (ZeRO-0) with reverse-order gradient

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dp_gpu.c — the data-parallel step on a GPU (see dp_gpu.h): float32 master weights, gradients
  * and moments in the padded layout of dp.h, a bf16 copy of the weights refreshed after each
  * update, bf16 activations. Once backward has queued a bucket's last layer, an event is recorded

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dp_gpu.h — tt_dp on a CUDA GPU (tt_dp_cfg.gpu): the same padded layout, buckets and step order
  * as the CPU path, with bf16 mixed-precision math from gpu_mlp.h and the gradient buckets
  * all-reduced by libtrainrt's nccl backend while backward continues. DDP only: ZeRO stages run on

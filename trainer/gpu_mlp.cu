@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpu_mlp.cu — the device side of gpu_mlp.h: a stream and cuBLAS handle per context, the three
  * GEMMs of a Linear layer through cublasGemmEx (bf16 operands, float32 compute), and the
  * elementwise and per-row kernels. Row-major host matrices are column-major transposes to
@@ -9,6 +10,7 @@ extern "C" {
 #include "tt_err.h"
 }
 #include "gpu_mlp.h"
+#include "trainrt.h"
 
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -63,9 +65,7 @@ extern "C" int tt_gpu_count(void)
 
 extern "C" int tt_gpu_device_for(int local_rank)
 {
-	int n = tt_gpu_count();
-
-	return n > 0 ? local_rank % n : 0;
+	return trainrt_gpu_device(local_rank);
 }
 
 extern "C" tt_gpu *tt_gpu_open(int local_rank, tt_err *err)

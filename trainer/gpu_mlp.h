@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpu_mlp.h — the MLP's math on one CUDA GPU in bf16 mixed precision (built when configure finds
  * CUDA): cuBLAS GEMMs on bfloat16 operands accumulating in float32, and small kernels for bias +
  * ReLU, softmax cross-entropy, bias gradients and AdamW (gpu_mlp.cu). Master weights, gradients
@@ -23,9 +24,9 @@ typedef struct tt_gpu tt_gpu;
 /* Visible CUDA devices (0 when none or no driver). */
 int tt_gpu_count(void);
 
-/* The device a node-local rank uses: local_rank modulo the visible devices. libtrainrt's nccl
- * backend uses the same rule, so a rank's NCCL communicator and its trainer share one GPU
- * (under Slurm with per-task GPU binding each rank sees exactly one, device 0). */
+/* The device a node-local rank uses: libtrainrt's (trainrt_gpu_device, local_rank modulo the
+ * visible devices), so a rank's NCCL communicator and its trainer share one GPU (under Slurm with
+ * per-task GPU binding each rank sees exactly one, device 0). */
 int tt_gpu_device_for(int local_rank);
 
 /* Selects the device for this thread and creates a stream and a cuBLAS handle. */

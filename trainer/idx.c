@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* idx.c — IDX (MNIST format) reading through zlib's gzread (see idx.h). Memory follows the data
  * actually present, never what a header claims: a plain file's size is checked against the header
  * before anything is allocated, and a gzip'd one is read into a buffer that grows as data comes. */

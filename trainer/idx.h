@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* idx.h — reader for the IDX files of MNIST / Fashion-MNIST (unsigned byte tensors), plain or
  * gzip'd (zlib reads both), with every header field and length checked against the file. */
 #ifndef TT_IDX_H

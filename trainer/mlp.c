@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mlp.c — MLP shape parsing, initialisation and per-layer forward/backward on OpenBLAS sgemm.
  * Activations are row-major [batch x width]; all matrix products go through cblas_sgemm. */
 #include "mlp.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mlp.h — a multilayer perceptron (Linear + ReLU, softmax cross-entropy) in float32 on the CPU.
  * The shape and parameter layout live here; the math of one layer at a time is exposed so the
  * data-parallel step can gather, use and free each layer's parameters (ZeRO-3) around it. */

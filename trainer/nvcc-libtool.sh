@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # nvcc-libtool.sh NVCC ARGS... — lets libtool compile CUDA sources: libtool adds host-compiler
 # flags such as -fPIC for shared objects, which nvcc accepts only through -Xcompiler.
 nvcc=$1

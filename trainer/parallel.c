@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* parallel.c — 3D layouts, stage and tensor-parallel parts, element maps (see parallel.h). */
 #include "parallel.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* parallel.h — 3D parallelism as plain data: how a world of D x T x P ranks is laid out (data,
  * tensor and pipeline parallel coordinates of each rank), which layers each pipeline stage holds,
  * how tensor parallelism cuts them (Megatron: a column-parallel layer, then a row-parallel one),

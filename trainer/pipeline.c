@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pipeline.c — GPipe and 1F1B action lists (see pipeline.h). */
 #include "pipeline.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pipeline.h — pipeline-parallel schedules as plain data: the order in which one stage runs the
  * forward (F) and backward (B) passes of a step's micro-batches. GPipe runs every F, then every
  * B; 1F1B (PipeDream-flush, as Megatron) runs stages-1-s warm-up Fs on stage s, then alternates

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rng.h — the trainer's counter-based random numbers (splitmix64).
  * Every random draw is a pure function of (seed, stream, index), so weight init, shuffling and
  * synthetic data are identical on every rank and after a resume without saving generator state. */

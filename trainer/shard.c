@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* shard.c — padded per-block shard ranges for ZeRO (see shard.h). */
 #include "shard.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* shard.h — how ZeRO splits each parameter block (one layer's W and b) across ranks.
  * Every block is padded up to a multiple of the world size so each rank owns an equal slice and
  * all-gather / reduce-scatter see equal counts; the padding is never read as a parameter. */

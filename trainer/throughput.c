@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* throughput.c — see throughput.h. */
 #include "throughput.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* throughput.h — the steady training rate that MFU is computed from: samples per second of the
  * compute part of each logging interval (data loading and the input copy left out), with the first
  * interval dropped as warm-up (cuBLAS heuristics, NCCL connections, first-touch page faults) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* train_mlp.c — train-mlp: MLP training on libtrainrt in any 3D layout (data parallelism with DDP or ZeRO-1/2/3,
  * tensor and pipeline parallelism, activation recomputation), with IDX or synthetic data,
  * evaluation, checkpoint/resume (also into another layout), a checkpoint-on-signal protocol and a

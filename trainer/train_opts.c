@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* train_opts.c — train-mlp option parsing and validation (see train_opts.h). */
 #include "train_opts.h"
 #include "tt_file.h"

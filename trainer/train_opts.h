@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* train_opts.h — the command line of train-mlp as a plain struct, parsed and validated without
  * side effects so every bad value gets one clear message (and a unit test). */
 #ifndef TT_TRAIN_OPTS_H

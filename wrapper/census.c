@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* census.c — the one exchange of worker counts between the nodes of a launch (see census.h). */
 #include "census.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* census.h — every node's worker count before any worker starts, so that ranks and WORLD_SIZE
  * are right when nodes run different numbers of workers (srun --gpus=12 -N2 gives 8 + 4 GPUs,
  * and no variable tells a node what the others got). torchrun's agents learn the same in their

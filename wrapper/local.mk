@@ -1,12 +1,14 @@
+# SPDX-License-Identifier: MIT
 # wrapper/: train-run, the GRES-aware launcher. Its pure logic (process table and exit policy,
 # output line splitting, option parsing) is a convenience library the unit tests link too.
+WRAPPER_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/wrapper -I$(top_srcdir)/spank
+if BUILD_LAUNCHER
 noinst_LTLIBRARIES += libwrapper.la
 libwrapper_la_SOURCES = \
 	wrapper/proctable.h wrapper/proctable.c \
 	wrapper/output.h wrapper/output.c \
 	wrapper/options.h wrapper/options.c \
 	wrapper/census.h wrapper/census.c
-WRAPPER_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/wrapper -I$(top_srcdir)/spank
 libwrapper_la_CPPFLAGS = $(WRAPPER_CPPFLAGS)
 
 bin_PROGRAMS += train-run
@@ -19,6 +21,7 @@ train_run_CPPFLAGS = $(WRAPPER_CPPFLAGS)
 train_run_LDADD = libwrapper.la libttspank.la libtthw.la libttlayout.la libttbase.la
 
 # End-to-end tests of the built train-run on this machine (no Slurm needed).
+TESTS += tests/wrapper/train_run.sh
+endif
 dist_noinst_SCRIPTS += tests/wrapper/train_run.sh tests/wrapper/commands.sh
-TESTS += tests/wrapper/train_run.sh tests/wrapper/commands.sh
 EXTRA_DIST += tests/wrapper/lsan.supp

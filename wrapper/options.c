@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* options.c — parsing train-run's command line (see options.h).
  * getopt_long with "+" stops at PROGRAM, so PROGRAM's own options are never touched; both the
  * dash and torchrun's underscore spellings are accepted. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* options.h — train-run's command line: torchrun's flags with torchrun's meaning where train-run
  * can honour them (a clear error where it cannot), plus its own. Parsing is pure (argv in,
  * struct out) so every spelling and every bad input is unit-tested. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* output.c — the line splitter behind train-run's output re-emission (see output.h). */
 #include "output.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* output.h — splits a worker's byte stream into whole lines, each with an optional "[rank N] "
  * prefix, so train-run can re-emit every line with one write() and lines of different workers
  * never interleave. Pure: bytes in, lines out through a callback. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* proctable.c — worker states and the exit policy of train-run (see proctable.h).
  * Policy: the first failure of a round (non-zero exit or death by signal) stops the others; when
  * all are gone the group restarts while restarts remain and nobody asked train-run to stop. */

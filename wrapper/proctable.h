@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* proctable.h — train-run's table of workers and its exit policy, as pure state transitions.
  * The event loop reports what happened (a worker started, exited, a stop was requested) and the
  * table answers what to do next; no system calls here, so every policy decision is unit-tested. */

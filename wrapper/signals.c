@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* signals.c — signal plumbing of train-run (see signals.h). Each worker leads its own process
  * group, so a signal also reaches the helpers it started (data loaders, shells), which is what
  * Slurm's proctrack/cgroup does not do for descendants (see shared notes on signals). */

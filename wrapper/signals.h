@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* signals.h — how signals reach train-run and its workers: every signal of tt_signal.h's table
  * is blocked and read from one signalfd in the event loop, so there are no async handlers and
  * no races. Which signals those are, and which end the group, is tt_signal.h's table. */

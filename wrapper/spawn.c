@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* spawn.c — fork/exec of one worker (see spawn.h). Everything that can fail for a reason the
  * user can fix (program, env values) is checked in the parent before any worker starts; the
  * child only applies and execs, and reports an exec failure on its own stderr pipe. */

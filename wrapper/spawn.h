@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* spawn.h — starting one worker process: its own process group, its CPUs, its environment (the
  * env contract), its output pipes, default signals, and death with train-run. */
 #ifndef TT_SPAWN_H

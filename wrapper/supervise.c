@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* supervise.c — the event loop of train-run (see supervise.h). Everything arrives as a file
  * descriptor — signals and child exits (signalfd), the grace deadline (timerfd), worker output
  * (pipes) — and one poll() waits for all of them: no sleeps, no polling intervals. */

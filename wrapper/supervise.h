@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* supervise.h — train-run's event loop: starts the worker group, re-emits its output line by
  * line, forwards signals, applies the exit policy of proctable.h and restarts or returns.
  * One context struct holds all of train-run's mutable state. */

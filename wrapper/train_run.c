@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* train_run.c — main() of train-run: parse the command line, gather the step's facts (from
  * Slurm's environment through the layout module, or standalone like torchrun), learn every
  * node's worker count (census.h), compute each worker's env contract and CPUs, then hand the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # cluster.sh — a real Slurm cluster (Debian's 22.05, or a release installed under --slurm PREFIX
 # by scripts/build-slurm.sh) on this one machine, for traintopo's integration tests.
 # Each compute node is its own network namespace (veth on a bridge, own IP), UTS namespace (hostname)
@@ -161,11 +162,14 @@ write_job_container() {
 	printf '%s\n' "AutoBasePath=true" "BasePath=$base" >"$STATE/etc/job_container.conf"
 }
 
-# plugstack.conf line for the installed plugin; "required" so a broken plugin fails loudly.
+# plugstack.conf line for the installed plugin; "required" so a broken plugin fails loudly. A
+# plugin from a build tree runs that tree's train-topo as its probe (probe=), unless args name one.
 write_plugstack() {
-	local args=${1:-}
+	local args=${1:-} probe
+	probe=$(cat "$STATE/lib/probe" 2>/dev/null || true)
+	case " $args " in *" probe="*) probe="" ;; esac
 	if [ -f "$STATE/lib/train_topo.so" ]; then
-		echo "required $STATE/lib/train_topo.so $args" >"$STATE/etc/plugstack.conf.new"
+		echo "required $STATE/lib/train_topo.so $args${probe:+ probe=$probe}" >"$STATE/etc/plugstack.conf.new"
 	else
 		: >"$STATE/etc/plugstack.conf.new"
 	fi
@@ -178,6 +182,13 @@ install_plugin() {
 	mkdir -p "$STATE/lib"
 	cp "$so" "$STATE/lib/.train_topo.so.new"
 	mv "$STATE/lib/.train_topo.so.new" "$STATE/lib/train_topo.so"
+	# BUILDDIR/.libs/train_topo.so beside BUILDDIR/train-topo: a build tree (an installed plugin
+	# runs the train-topo it was configured with).
+	if [ "$(basename "$(dirname "$so")")" = .libs ] && [ -x "$(dirname "$so")/../train-topo" ]; then
+		(cd "$(dirname "$so")/.." && echo "$PWD/train-topo") >"$STATE/lib/probe"
+	else
+		rm -f "$STATE/lib/probe"
+	fi
 	write_plugstack "$args"
 }
 

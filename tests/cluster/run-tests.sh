@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # run-tests.sh — runs the cluster integration tests (tests/cluster/t_*.sh) against a running test
 # cluster (tests/cluster/cluster.sh up) and prints one closing line "N passed, N failed, N skipped, N known failures".
 # A test that exits 77 (lib.sh's skip) is skipped, with its reason printed; never counted as passed.

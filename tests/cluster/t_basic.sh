@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # t_basic.sh — the cluster itself: multi-node batch jobs, GRES, PMIx.
 
 test_sbatch_two_nodes_sees_hostnames_and_gpus() {

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # t_chaos.sh — failures injected into running jobs on the test cluster: kill -9 of a rank while it
 # writes a checkpoint (three times), a node's link going down during an all-reduce, a full disk
 # during a checkpoint, and a second unprivileged user squatting the job's MASTER_PORT. Each test

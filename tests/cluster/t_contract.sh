@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # t_contract.sh — the plugin's env contract against oracles computed here, not taken from the
 # code: MASTER_PORT against train_topo(8)'s formula in shell arithmetic (srun steps, the steps of a
 # batch job, train-run in the batch step, a site port_range), equal in every task of a step, on

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # t_launcher.sh — train-run on the real cluster: one worker per allocated GPU on every node, the
 # first failure ends the step everywhere, and the checkpoint signal reaches every worker.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # t_parallel.sh — groups, point-to-point and 3D parallelism across the test cluster's 2 nodes
 # (4 ranks each, the plugin's env contract): the equivalence table (every DPxTPxPP factorization of
 # 8 ranks trains like one rank, with and without --recompute), each group on its best path (TP and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # t_plugin.sh — the train_topo SPANK plugin on the real cluster: the rank env contract of every
 # task, modes, the mode carried from sbatch to its steps, and the NCCL topology file's life, also
 # against a second, unprivileged user planting or swapping the job's topology directory.
@@ -227,6 +228,39 @@ test_plugin_topology_failure_warns_or_fails_in_strict_mode() {
 	[ "$rc" -ne 0 ] || fail "strict=yes: the task ran despite the failed topology (srun exit 0)"
 	expect_eq "no task output" "" "$(cat out2.txt)"
 	expect_match "the task names the failure" "train_topo: error: NCCL topology file \\(strict=yes\\)" "$(cat err2.txt)"
+}
+
+# The probe program missing on the nodes (traintopo's commands not installed there): the tasks run
+# without the file, each node warns once naming the program; strict=yes fails the task.
+test_plugin_missing_probe_warns_once_per_node() {
+	set_plugin_args "probe=/nonexistent/train-topo"
+	srun -N2 --ntasks-per-node=2 --train-topo bash -c 'echo "rank=$RANK topo=${NCCL_TOPO_FILE:-none}"' >out.txt 2>err.txt
+	cat out.txt err.txt
+	expect_eq "tasks ran with the rank env, without the file" 4 "$(grep -c '^rank=[0-3] topo=none$' out.txt)"
+	expect_eq "one warning per node naming the program" 2 \
+		"$(grep -c 'train_topo: warning: running without NCCL_TOPO_FILE: cannot run the topology probe /nonexistent/train-topo: No such file' err.txt)"
+	set_plugin_args "probe=/nonexistent/train-topo strict=yes"
+	local rc=0
+	srun -N1 -n1 --train-topo bash -c 'echo ran' >out2.txt 2>err2.txt || rc=$?
+	cat err2.txt
+	[ "$rc" -ne 0 ] || fail "strict=yes: the task ran without its probe (srun exit 0)"
+	expect_eq "no task output" "" "$(cat out2.txt)"
+}
+
+# srun (as sbatch and salloc on a login node) loads the plugin but neither hwloc nor libibverbs:
+# the client's own memory map while its step runs.
+test_plugin_srun_loads_no_hwloc() {
+	srun -N1 -n1 --train-topo sleep 3 >/dev/null 2>&1 &
+	local pid=$! maps=""
+	for _ in $(seq 1 20); do
+		maps=$(cat "/proc/$pid/maps" 2>/dev/null || true)
+		[[ $maps == *train_topo.so* ]] && break
+		sleep 0.1
+	done
+	wait "$pid" || fail "srun failed"
+	[[ $maps == *train_topo.so* ]] || fail "srun never mapped train_topo.so"
+	[[ $maps != *libhwloc* && $maps != *libibverbs* ]] ||
+		fail "srun mapped $(grep -oE '[^ /]*(hwloc|ibverbs)[^ ]*' <<<"$maps" | sort -u | xargs)"
 }
 
 test_plugin_bad_plugstack_argument_fails_loudly() {

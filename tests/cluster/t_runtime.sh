@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # t_runtime.sh — libtrainrt across the test cluster's nodes: collectives through PMIx, through the
 # env contract (plugin and train-run), a dead peer, and train-mlp's signal checkpoint and resume.
 

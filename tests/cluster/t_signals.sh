@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # t_signals.sh — the checkpoint signal under proctrack/cgroup: Slurm itself signals only each task's
 # direct child; with --train-topo the plugin's relay makes every training process see it exactly
 # once, whether the trainer is the task, a shell's child, a train-run or torchrun worker, or in a

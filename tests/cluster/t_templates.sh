@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # t_templates.sh — the sbatch templates end to end: a hyperparameter sweep as a job array with its
 # ranked report and plot (sweep.sh, train-sweep), and a time-limited job that checkpoints, requeues
 # itself and resumes to the same final weights as an uninterrupted run (requeue.sh).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* comm_check.c — the collective matrix of comm_matrix.h on host buffers, as one rank of a job
  * started by any launcher (srun --mpi=pmix, the SPANK plugin's env contract, train-run). The
  * cluster tests run it across 2 and 4 nodes; exit status 0 only when every element is right. */

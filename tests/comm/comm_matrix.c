@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* comm_matrix.c — see comm_matrix.h. Inputs are small integers (rank- and index-dependent, in
  * [-4, 4]), so sums and maxima are exact in float32 and bfloat16 alike; averages are compared
  * within bf16's relative precision. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* comm_matrix.h — every libtrainrt collective x dtype x reduction x size (0, 1, 7, 4097, 1M+3)
  * against a reference every rank can compute alone, for whatever launcher and backend the job
  * has. Buffers come from trainrt_alloc; the caller supplies how bytes move between them and the

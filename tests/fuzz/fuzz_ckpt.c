@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_ckpt.c — checkpoint discovery and loading (trainer/ckpt): meta.txt and the rank files of
  * one step directory come from the input, which is
  *     byte 0: the loading rank (bits 0-1: data-parallel world-1, 2-3: rank; the model is the one

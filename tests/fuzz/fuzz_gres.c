@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_gres.c — the GPUs of a node from Slurm's GRES variables (layout/gres): the input is an
  * environment, one NAME=VALUE per line. Whatever list is accepted must survive a join and a
  * re-parse unchanged (it goes back into CUDA_VISIBLE_DEVICES), and no lookup may leave the list. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_hostlist.c — Slurm nodelists (layout/hostlist): expansion, the count without expansion and
  * the first host (MASTER_ADDR) must agree on every list the parser accepts, and every error must
  * come with a message. Lists of more than 65536 hosts (Slurm's practical limit; the parser takes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_hwloc.c — the node model from an hwloc XML export and everything written from it
  * (hw/hw_discover -> hw_nccl_xml, hw_report JSON and matrix view, hw_policy). Structure-aware:
  * the input does not go to hwloc as text (libhwloc 2.9's own parser crashes on some malformed

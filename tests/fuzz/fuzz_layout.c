@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_layout.c — the env contract's fact gathering and formulas (layout/layout): the input is an
  * environment, one NAME=VALUE per line (TT_FUZZ_PORT_RANGE=LO-HI stands for the plugin's
  * port_range setting). Facts that are accepted must give ranks inside their world, a MASTER_PORT

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_options.c — train-run's command line (wrapper/options): the input is the argument list,
  * one argument per line, after argv[0]. Parsing the same list twice must give the same answer
  * (getopt keeps state between calls), an error must name an argument, accepted numbers must lie

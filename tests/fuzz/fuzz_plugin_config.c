@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_plugin_config.c — the SPANK plugin's plugstack.conf arguments and --train-topo modes
  * (spank/plugin_config): the input is one plugstack.conf argument list, split at white space as
  * Slurm splits it. Each argument is also tried as a --train-topo value. Accepted settings must

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_store.c — the rendezvous store under libFuzzer. The first byte picks the side:
  *  even: the server's protocol core (rt_store_core.c) gets the input as a stream of requests,
  *        split between an admitted rank (after a real handshake) and a stranger, with a fake

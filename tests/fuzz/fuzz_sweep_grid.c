@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_sweep_grid.c — sweep files (sweep/sweep_grid): the input is the file's text. A grid that
  * parses must have as many points as the product of its axes, give a shell-safe value for every
  * axis at every point asked, and map its own point numbers back to themselves; an error is one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_sweep_summary.c — train-mlp's JSON summary as train-sweep reads it (sweep/sweep_summary):
  * the input is the file's text. A summary that parses must have a NUL-terminated CRC field,
  * non-negative counts and a history array as long as it says; an error has a message and leaves

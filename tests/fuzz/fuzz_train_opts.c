@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_train_opts.c — train-mlp's command line (trainer/train_opts) and its --layers spec
  * (trainer/mlp): the input is the argument list, one argument per line, after argv[0]. Parsing the
  * same list twice must give the same answer (getopt keeps state between calls), an error must name

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_util.h — turning a fuzzer's bytes into what the parsers take: a C string, an argv, an
  * environment of NAME=VALUE lines, a file name. Header-only (static functions), so every harness
  * stays one fuzz_<name>.c linked with the libraries it tests. */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/fuzz/: libFuzzer harnesses, one per parser (fuzz_NAME.c defines LLVMFuzzerTestOneInput),
 # with seed inputs in corpus/NAME/ and every input that once crashed it in regress/NAME/.
 #   make fuzz                  builds the harnesses with clang -fsanitize=fuzzer,address,undefined
@@ -48,8 +49,14 @@ FUZZ_TARGETS += plugin_config
 check_PROGRAMS += tests/fuzz/fuzz_plugin_config
 tests_fuzz_fuzz_plugin_config_SOURCES = tests/fuzz/fuzz_plugin_config.c tests/fuzz/fuzz_util.h
 tests_fuzz_fuzz_plugin_config_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/spank
-tests_fuzz_fuzz_plugin_config_LDADD = $(FUZZ_LDADD) libttspank.la libtthw.la libttlayout.la libttbase.la
+tests_fuzz_fuzz_plugin_config_LDADD = $(FUZZ_LDADD) libttspank.la libttlayout.la libttbase.la
 
+FUZZ_TARGETS += node_policy
+check_PROGRAMS += tests/fuzz/fuzz_node_policy
+tests_fuzz_fuzz_node_policy_SOURCES = tests/fuzz/fuzz_node_policy.c tests/fuzz/fuzz_util.h
+tests_fuzz_fuzz_node_policy_LDADD = $(FUZZ_LDADD) libttlayout.la libttbase.la
+
+if BUILD_SWEEP
 FUZZ_TARGETS += sweep_grid
 check_PROGRAMS += tests/fuzz/fuzz_sweep_grid
 tests_fuzz_fuzz_sweep_grid_SOURCES = tests/fuzz/fuzz_sweep_grid.c tests/fuzz/fuzz_util.h
@@ -61,13 +68,17 @@ check_PROGRAMS += tests/fuzz/fuzz_sweep_summary
 tests_fuzz_fuzz_sweep_summary_SOURCES = tests/fuzz/fuzz_sweep_summary.c tests/fuzz/fuzz_util.h
 tests_fuzz_fuzz_sweep_summary_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sweep
 tests_fuzz_fuzz_sweep_summary_LDADD = $(FUZZ_LDADD) libsweep.la libttbase.la
+endif
 
+if BUILD_LAUNCHER
 FUZZ_TARGETS += options
 check_PROGRAMS += tests/fuzz/fuzz_options
 tests_fuzz_fuzz_options_SOURCES = tests/fuzz/fuzz_options.c tests/fuzz/fuzz_util.h
 tests_fuzz_fuzz_options_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/wrapper
 tests_fuzz_fuzz_options_LDADD = $(FUZZ_LDADD) libwrapper.la libttlayout.la libttbase.la
+endif
 
+if BUILD_TRAINER
 FUZZ_TARGETS += train_opts
 check_PROGRAMS += tests/fuzz/fuzz_train_opts
 tests_fuzz_fuzz_train_opts_SOURCES = tests/fuzz/fuzz_train_opts.c tests/fuzz/fuzz_util.h
@@ -82,19 +93,24 @@ FUZZ_TARGETS += ckpt
 check_PROGRAMS += tests/fuzz/fuzz_ckpt
 tests_fuzz_fuzz_ckpt_SOURCES = tests/fuzz/fuzz_ckpt.c tests/fuzz/fuzz_util.h
 tests_fuzz_fuzz_ckpt_LDADD = $(FUZZ_LDADD) libtrainmodel.la libttbase.la
+endif
 
+if BUILD_TOPO
 FUZZ_TARGETS += hwloc
 check_PROGRAMS += tests/fuzz/fuzz_hwloc
 tests_fuzz_fuzz_hwloc_SOURCES = tests/fuzz/fuzz_hwloc.c tests/fuzz/fuzz_util.h
 tests_fuzz_fuzz_hwloc_LDADD = $(FUZZ_LDADD) libtthw.la libttbase.la
+endif
 
+if BUILD_TRAINRT
 FUZZ_TARGETS += store
 check_PROGRAMS += tests/fuzz/fuzz_store
 tests_fuzz_fuzz_store_SOURCES = tests/fuzz/fuzz_store.c tests/fuzz/fuzz_util.h
-tests_fuzz_fuzz_store_LDADD = $(FUZZ_LDADD) libtrainrt.la libttbase.la
+tests_fuzz_fuzz_store_LDADD = $(FUZZ_LDADD) libtrainrt_core.la libttbase.la
+endif
 
 # ---- make fuzz ---------------------------------------------------------------------------------
-FUZZ_DICTS = tests/fuzz/gres.dict tests/fuzz/layout.dict tests/fuzz/options.dict tests/fuzz/train_opts.dict \
+FUZZ_DICTS = tests/fuzz/node_policy.dict tests/fuzz/gres.dict tests/fuzz/layout.dict tests/fuzz/options.dict tests/fuzz/train_opts.dict \
 	tests/fuzz/plugin_config.dict
 FUZZ_RUN = $(top_srcdir)/tests/fuzz/run.sh --seconds $(FUZZ_SECONDS) --srcdir $(abs_top_srcdir) \
 	--crashes $(FUZZ_CRASHES) --work $(abs_top_builddir)/fuzz-work $(FUZZ_TARGETS)
@@ -114,7 +130,7 @@ fuzz:
 	dest=$(abs_top_builddir)/fuzz-build/src; $(TT_COPY_TREE)
 	cd fuzz-build/src && if test ! -f Makefile; then \
 	  autoreconf -fi >/dev/null 2>&1 && \
-	  ./configure CC="$(FUZZ_CC)" --enable-fuzzing --without-cuda >/dev/null; fi
+	  ./configure CC="$(FUZZ_CC)" --enable-fuzzing --enable-werror --without-cuda >/dev/null; fi
 	cd fuzz-build/src && $(MAKE) $(AM_MAKEFLAGS) fuzz FUZZ_SECONDS='$(FUZZ_SECONDS)' \
 	  FUZZ_TARGETS='$(FUZZ_TARGETS)' FUZZ_CRASHES='$(FUZZ_CRASHES)'
 endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* replay_main.c — main() of the fuzz harnesses where libFuzzer is absent (every build but
  * `configure --enable-fuzzing`): runs LLVMFuzzerTestOneInput once on each input of the target's
  * committed seed corpus and regression inputs, so `make check` keeps every crash found once fixed,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run.sh — runs the libFuzzer harnesses of a tree configured with --enable-fuzzing (`make fuzz`
 # calls it there): each target for SECONDS, starting from its committed corpus and regression
 # inputs plus what earlier runs found (WORK/corpus/NAME), prints one line per target (executions,

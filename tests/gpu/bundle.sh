@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bundle.sh — packs what tests/gpu/run.sh needs on a bare GPU machine into one folder (make
 # gpu-bundle): the built programs (the ELF files from .libs, not libtool's wrappers), libtrainrt,
 # and every shared library they load that such a machine may lack (hwloc and its PCI plugin,
@@ -16,9 +17,13 @@ die() {
 }
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib/hwloc"
-for p in .libs/train-mlp .libs/trainrt-bench train-topo tests/gpu/.libs/mlp_check tests/gpu/.libs/nccl_check; do
-	[ -f "$build/$p" ] || die "$build/$p is missing: build with CUDA first (make; configure's summary must say GPU path yes)"
-	cp "$build/$p" "$out/bin/"
+# A program linking libtrainrt.so is a libtool wrapper with the ELF file in .libs/; one linking
+# only convenience libraries is the ELF file itself.
+for p in train-mlp trainrt-bench train-topo tests/gpu/mlp_check tests/gpu/nccl_check; do
+	elf=$build/$(dirname "$p")/.libs/$(basename "$p")
+	[ -f "$elf" ] || elf=$build/$p
+	[ -f "$elf" ] || die "$build/$p is missing: build with CUDA first (make; configure's summary must say GPU step yes)"
+	cp "$elf" "$out/bin/"
 done
 cp "$src/tests/gpu/run.sh" "$out/run.sh"
 chmod +x "$out/run.sh" "$out/bin/"*

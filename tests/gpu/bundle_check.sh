@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bundle_check.sh — make gpu-bundle's folder is what a bare GPU machine can run: bundle.sh builds
 # it (under its size cap), every library its programs load resolves into the bundle except glibc,
 # the GCC runtime and CUDA's own (cudart, cuBLAS, NCCL), the programs start from it (versions),

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # fake-device.sh — a pretend GPU machine for testing tests/gpu/run.sh without a GPU: installed
 # under several names (nvidia-smi, compute-sanitizer, ldd, python3 on PATH; mlp_check, nccl_check,
 # train-mlp, trainrt-bench, train-topo in a bundle's bin/), it prints what the real program prints

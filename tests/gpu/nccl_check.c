@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* nccl_check.c — the NCCL backend on real GPUs: the collective matrix of comm_matrix.h (every
  * collective x dtype x reduction x size) with device buffers from trainrt_alloc. Run by
  * tests/gpu/run.sh with 1, 2 and 4 ranks; ranks that share a GPU each get their own NCCL_HOSTID

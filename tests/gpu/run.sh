@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run.sh — the GPU check: one prepared script for a machine with NVIDIA GPUs, under 10 minutes.
 # It runs from a bundle built on a CPU machine (make gpu-bundle: bin/, lib/, this script), so the
 # GPU machine needs only its driver, CUDA's runtime and cuBLAS, and NCCL (from CUDA's folders or

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run_fake.sh — tests/gpu/run.sh on a fake device (tests/gpu/fake-device.sh as nvidia-smi,
 # compute-sanitizer, ldd, python3 and the bundle's programs): a healthy machine passes every step
 # (NCCL found through the PyTorch fallback); failing, skipped and hanging steps are each reported

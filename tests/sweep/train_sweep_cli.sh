@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # train_sweep_cli.sh — train-sweep and sbatch-templates/sweep.sh end to end on this machine,
 # without Slurm: a stand-in srun runs the step's command after "--" (train-mlp itself, one rank),
 # tiny synthetic points train in well under a second each.

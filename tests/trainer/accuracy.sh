@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # accuracy.sh — the accuracy claim as a test (make check) and as `make bench-accuracy`: train-mlp
 # 784-256-10 on Fashion-MNIST (Debian package dataset-fashion-mnist), 10 epochs, global batch 128,
 # AdamW lr 0.002, 100 warm-up steps then cosine, weight decay 0.01, seed 1, must reach >= 0.88

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # equivalence.sh — data parallelism does not change the math: the same global batch and seed give
 # the same per-step loss trajectory on 1, 2 and 4 ranks, under DDP and ZeRO-1/2/3, with gradient
 # accumulation, and with a tiny DDP bucket size (one bucket per layer). Ranks are processes on this

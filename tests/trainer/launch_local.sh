@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # launch_local.sh — runs N copies of a command on this machine as one libtrainrt job, the way
 # torchrun does: the env contract (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1,
 # MASTER_PORT) per copy, rank 0's output as is and the others' on stderr with their rank. Exits with

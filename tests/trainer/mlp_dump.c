@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mlp_dump.c — writes what train-mlp's float32 step computes on a small fixed problem, for
  * tests/trainer/torch_oracle.py to recompute in PyTorch: the initial weights, the batches, each
  * step's loss and hits, the first step's gradient, the weights and AdamW moments after the last

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # parallel.sh — 3D parallelism does not change the math. For every factorization of 8 ranks into
 # data x tensor x pipeline parallel (DPxTPxPP) the per-step losses equal the 1-rank run with the same
 # global batch, seed and micro-batches, with and without --recompute; recompute and the GPipe

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # resume.sh — an interrupted and resumed train-mlp run ends bit-identical to an uninterrupted one:
 # SIGUSR1 mid-run -> checkpoint at the next step boundary -> exit 99; a torn newer checkpoint
 # directory is skipped with a warning; the rerun resumes model, AdamW state and data position.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # signal.sh — checkpoint-on-signal across ranks: SIGUSR1 reaches only rank 1 of 2, yet both ranks
 # checkpoint the same step (agreed at the step boundary) and exit 99; resuming on 2 ranks ends
 # bit-identical to an uninterrupted 2-rank run; resuming the same checkpoint on 4 ranks under

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # summary.sh — train-mlp refuses a --summary it could not write before it trains (a directory, a
 # missing directory, an empty name), on one rank and on two (rank 0 checks, every rank stops), and
 # `--summary -` writes the JSON to standard output instead of a file named '-'.

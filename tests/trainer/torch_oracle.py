@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """torch_oracle.py — PyTorch recomputes what tests/trainer/mlp_dump wrote (train-mlp's float32
 step on the same weights and batches) and compares: the loss and hits of every step, the first
 step's gradient (autograd), the weights and AdamW moments after the last step (torch.optim.AdamW

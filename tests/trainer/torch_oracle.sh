@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # torch_oracle.sh — train-mlp's float32 math against an independent implementation: mlp_dump
 # runs the step train-mlp runs (tt_dp) on a small fixed problem and writes weights, batches and
 # results; torch_oracle.py recomputes them with PyTorch (Debian python3-torch) and compares

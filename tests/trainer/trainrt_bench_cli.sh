@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # trainrt_bench_cli.sh — trainrt-bench's command line: every bad value is refused with exit 2 and
 # a message naming it (sizes that overflow, a largest size below one element, LOCAL_WORLD_SIZE
 # that is 0 or not a number under --local, sendrecv on an odd number of ranks), -h/-V, and 2-rank

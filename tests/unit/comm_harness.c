@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* comm_harness.c — forks ranks for the communicator tests (see comm_harness.h). */
 #include "comm_harness.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* comm_harness.h — runs a function as N forked ranks on this host under the env contract
  * (MASTER_ADDR=127.0.0.1, a free port, a test token), for the communicator tests and bench.
  * A rank function returns 0 when its checks passed; run_world reports how many ranks failed. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cunit_main.c — shared main() for the CUnit test programs (see cunit_main.h). */
 #include "cunit_main.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cunit_main.h — the one main() every CUnit test program shares.
  * A test program defines tt_register_suites() (add its suites to the registry, return 0 or -1);
  * cunit_main.c runs them in CUnit's basic mode, prints CUnit's summary and exits 1 on any failed

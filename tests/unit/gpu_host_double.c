@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpu_host_double.c — a test double of gpu_mlp.h that runs on the host: "device" memory is heap
  * memory and each operation does what gpu_mlp.h specifies, with bf16 rounding where the GPU
  * stores bf16. Linked instead of gpu_mlp.cu into make check's copy of tests/gpu/mlp_check, it lets

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hw_fixture.c — see hw_fixture.h. */
 #include "hw_fixture.h"
 

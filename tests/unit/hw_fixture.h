@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hw_fixture.h — loading the node-model fixtures under tests/fixtures/topo for the hw tests. */
 #ifndef TT_HW_FIXTURE_H
 #define TT_HW_FIXTURE_H

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # nccl_oracle.sh — the NCCL topology files train-topo writes, judged by NCCL 2.28.9's own code
 # (../shared/tools/nccl-topo-check): for every NVIDIA machine among the shared hwloc exports, plain
 # and with --virtual-switches, NCCL must accept the file, derive for every GPU-GPU and GPU-NIC pair

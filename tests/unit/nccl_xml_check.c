@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* nccl_xml_check.c — see nccl_xml_check.h. */
 #include "nccl_xml_check.h"
 #include "cunit_main.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* nccl_xml_check.h — an independent check of a topology file against the rules of NCCL's
  * hand-written XML parser (no declaration, spaces only, one-line tags, attribute limits, known
  * link_speed strings, cpumap affinities, lower-case bus ids, 256 elements), for the hw tests. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_adamw.c — AdamW against a hand-computed update, and the warmup + cosine schedule. */
 #include "adamw.h"
 #include "cunit_main.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_bind.c — the CPU rule: even shares cover the allowed set exactly once, holes are skipped,
  * more workers than CPUs share; NUMA-local sets are shared out among their workers and fall
  * back to the allowed CPUs when they do not meet them. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_census.c — the lines of train-run's node count exchange: a hello and its checks (a stranger
  * is turned away, a node of the launch that disagrees fails it), the answer both ways, and the
  * exchange itself between two threads over loopback. */

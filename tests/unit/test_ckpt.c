@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_ckpt.c — checkpoints: write/validate/load round trip, resharding between 3D layouts (data,
  * tensor and pipeline parallel sizes), torn and corrupt directories skipped with a reason,
  * keep-last-K pruning, pruning and removal of torn directories that never follow a symbolic link,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_comm_group.c — groups (trainrt_comm_split) and point-to-point messages end to end, on
  * forked ranks on 127.0.0.1 for each host backend: shm (one node), tcp, and hierarchical (nodes
  * faked with LOCAL_WORLD_SIZE). Groups: membership and order by key, collectives confined to the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_dp.c — the data-parallel step in one process (no communicator): every ZeRO stage computes
  * bit-identical weights, gradient accumulation matches one big micro-batch to rounding, export /
  * import carries the state across stages, and training lowers the loss. Multi-rank behaviour is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_dpplan.c — data-parallel plans: DDP bucket assignment (reverse order, first bucket small,
  * layers never split, full coverage) and ZeRO shard ranges (padding, any size on any world). */
 #include "bucket.h"

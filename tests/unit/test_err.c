@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_err.c — the error record: formatting, errno text, wrapping, truncation. */
 #include "cunit_main.h"
 #include "tt_err.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_gpu_step_ranks.c — dp_gpu.c with 2 ranks, on the host test double of gpu_mlp.h over shared
  * memory (the double's "device" memory is host memory, so a host communicator carries it): 2 ranks
  * match 1 rank with 2 micro-batches step by step; every gradient bucket's all-reduce is ordered by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_gres.c — GPU lists from every GRES variable form, the precedence between the variables,
  * and every malformed value (the message must name the variable). */
 #include "cunit_main.h"

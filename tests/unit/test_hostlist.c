@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_hostlist.c — nodelist expansion: every form, every malformed input, and agreement with
  * `scontrol show hostnames` on seeded random lists (SKIP when scontrol is not installed). */
 #include "cunit_main.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_hw_discover.c — discovery from the fixture servers: NUMA placement, switches, HCAs next to
  * the right GPUs, NVLinks through NVSwitches, sysfs ports, links and interfaces, virtual switches
  * on a cloud VM, what a VM export lacks (link data, CPU vendor, RDMA devices), clear errors for

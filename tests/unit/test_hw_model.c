@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_hw_model.c — the pure parts of the node model: NCCL's one-node-per-switch tree and the
  * relations on it for hand-built PCI trees, NVLink counting through NVSwitches (also hwloc's
  * subtype-only ones), usable HCAs, warnings, cpu list / cpumap text, PCIe and IB rate decoding,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_hw_nccl_xml.c — the NCCL topology writer on the project's fixtures: the parser's rules
  * (nccl_xml_check.c), one node per PCIe switch as NCCL's own detection keeps it, NICs at their
  * real bus ids with the functions of a card merged, safe link values where none are known, the

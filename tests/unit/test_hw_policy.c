@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_hw_policy.c — per local rank choices: one node-wide NCCL_IB_HCA of the usable HCAs with
  * exact-name matching (the same for every rank), the GPU's NUMA-local CPUs, the socket interface,
  * and ranks without a GPU. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_hw_shared.c — the node model and the NCCL writer on the real machines in
  * ../shared/topologies: every hwloc export loads with the GPU and IB HCA counts of the README's
  * counting rule and gives a file NCCL's parser takes, the hwloc 3.x export is refused clearly, and

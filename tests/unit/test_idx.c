@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_idx.c — IDX reading (plain and gzip'd fixture), every way a file can be broken, the data
  * set loader on the fixture and on the real Fashion-MNIST when installed, synthetic data and the
  * seeded shuffle. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_layout.c — the env contract: facts from a Slurm-like environment, even and uneven task
  * layouts, GPU splits, the worker variant, the MASTER_PORT formula and every contradiction. */
 #include "cunit_main.h"

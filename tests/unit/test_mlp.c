@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_mlp.c — MLP shape parsing, and every layer's gradient against central finite differences
  * (hidden ReLU layers and the softmax cross-entropy output), plus the loss itself. */
 #include "cunit_main.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_options.c — train-run's command line: torchrun spellings, defaults, PROGRAM boundary,
  * and a clear error for every bad input. */
 #include "cunit_main.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_output.c — the line splitter: whole lines out whatever the read sizes, prefixes, partial
  * last lines, over-long lines, and a failing sink. */
 #include "cunit_main.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_parallel.c — 3D layouts and pipeline schedules as plain data: rank coordinates (TP groups
  * consecutive, stages as blocks), refusals naming their numbers, how stages and tensor parallelism
  * cut the model, the element maps between a part and the whole layer (a bijection over the TP

@@ -1,5 +1,7 @@
+/* SPDX-License-Identifier: MIT */
 /* test_plugin_config.c — plugstack.conf arguments and --train-topo values: defaults, every
  * key, and every error (position, bad text and the valid keys or values named). */
+#include "config.h"
 #include "cunit_main.h"
 #include "plugin_config.h"
 
@@ -20,23 +22,27 @@ static void test_defaults(void)
 	CU_ASSERT_STRING_EQUAL(cfg.hwloc_xml, "");
 	CU_ASSERT_FALSE(cfg.strict);
 	CU_ASSERT_EQUAL(cfg.signal, SIGUSR1);
+	CU_ASSERT_STRING_EQUAL(cfg.probe, TT_PROBE_DEFAULT);
+	CU_ASSERT_EQUAL(cfg.probe[0], '/');
 }
 
 static void test_every_key(void)
 {
 	char *argv[] = {"default=on", "port_range=20000-20999", "topo_dir=/local/scratch",
-			"hwloc_xml=/etc/traintopo/node.xml", "strict=yes", "signal=USR2"};
+			"hwloc_xml=/etc/traintopo/node.xml", "strict=yes", "signal=USR2",
+			"probe=/opt/traintopo/bin/train-topo"};
 	struct tt_plugin_config cfg;
 	tt_err err;
 	char dir[64];
 
-	CU_ASSERT_EQUAL_FATAL(tt_plugin_config_parse(6, argv, &cfg, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(tt_plugin_config_parse(7, argv, &cfg, &err), 0);
 	CU_ASSERT_EQUAL(cfg.default_mode, TT_MODE_FULL);
 	CU_ASSERT(cfg.ports.lo == 20000 && cfg.ports.hi == 20999);
 	CU_ASSERT_STRING_EQUAL(cfg.topo_dir, "/local/scratch");
 	CU_ASSERT_STRING_EQUAL(cfg.hwloc_xml, "/etc/traintopo/node.xml");
 	CU_ASSERT_TRUE(cfg.strict);
 	CU_ASSERT_EQUAL(cfg.signal, SIGUSR2);
+	CU_ASSERT_STRING_EQUAL(cfg.probe, "/opt/traintopo/bin/train-topo");
 	CU_ASSERT_EQUAL(tt_plugin_topo_dir(&cfg, 4242, dir, sizeof(dir), &err), 0);
 	CU_ASSERT_STRING_EQUAL(dir, "/local/scratch/traintopo.4242");
 	CU_ASSERT_EQUAL(tt_plugin_topo_dir(&cfg, 4242, dir, 20, &err), -1);
@@ -91,13 +97,14 @@ static void test_errors(void)
 	char *bad_signal_num[] = {"signal=10"};
 	char *relative_dir[] = {"topo_dir=tmp/topo"};
 	char *relative_xml[] = {"hwloc_xml=node.xml"};
+	char *relative_probe[] = {"probe=train-topo"};
 	char *bad_range[] = {"default=off", "port_range=30000-20000"};
 	char *eq_first[] = {"=on"};
 
 	expect_error(2, missing_eq, "plugstack.conf argument 2 'verbose' is not key=value: valid "
-		     "keys are default, port_range, topo_dir, hwloc_xml, strict, signal");
+		     "keys are default, port_range, topo_dir, hwloc_xml, strict, signal, probe");
 	expect_error(1, unknown, "plugstack.conf argument 1 'topo=/x': unknown key 'topo': valid "
-		     "keys are default, port_range, topo_dir, hwloc_xml, strict, signal");
+		     "keys are default, port_range, topo_dir, hwloc_xml, strict, signal, probe");
 	expect_error(3, dup, "plugstack.conf argument 3 'strict=no': strict was already given as "
 		     "argument 1: give each key once");
 	expect_error(1, empty, "plugstack.conf argument 1 'hwloc_xml=': empty value for hwloc_xml");
@@ -113,10 +120,12 @@ static void test_errors(void)
 		     "for topo_dir: use an absolute directory path");
 	expect_error(1, relative_xml, "plugstack.conf argument 1 'hwloc_xml=node.xml': bad value "
 		     "for hwloc_xml: use an absolute file path");
+	expect_error(1, relative_probe, "plugstack.conf argument 1 'probe=train-topo': bad value "
+		     "for probe: use an absolute program path");
 	expect_error(2, bad_range, "plugstack.conf argument 2 'port_range=30000-20000': port range "
 		     "'30000-20000' is not LO-HI with 1024 <= LO <= HI <= 65535 (e.g. 29500-32499)");
 	expect_error(1, eq_first, "plugstack.conf argument 1 '=on': unknown key '': valid keys "
-		     "are default, port_range, topo_dir, hwloc_xml, strict, signal");
+		     "are default, port_range, topo_dir, hwloc_xml, strict, signal, probe");
 }
 
 static void test_mode_parse(void)

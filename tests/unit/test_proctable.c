@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_proctable.c — train-run's exit policy: who failed, what is reported, when the group
  * stops, restarts or exits, and with which status. Wait statuses are built with W_EXITCODE. */
 #include "cunit_main.h"

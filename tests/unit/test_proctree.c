@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_proctree.c — the signal relay's choice of targets and the /proc snapshot it reads. */
 #include "cunit_main.h"
 #include "proctree.h"

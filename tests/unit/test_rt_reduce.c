@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_rt_reduce.c — the pure pieces under every backend: bf16 rounding, the reduction kernel
  * (several outputs, aliasing, AVG/MAX), even splitting, and operation-header comparison. */
 #include "cunit_main.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_rt_store.c — the rendezvous store and the job key: set/get/add between clients, get
  * blocking until a later set, refusals (wrong key, world size, protocol version, a complete world)
  * with their messages, ADD on a non-counter or past 64 bits, a get that times out instead of

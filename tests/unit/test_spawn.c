@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_spawn.c — the edge where train-run meets the kernel: finding PROGRAM like execvp does
  * (127 missing, 126 not executable, empty PATH entries) and starting one worker with its env
  * contract, restart count, own process group, CPU binding, output pipe and exit status. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_sweep.c — train-sweep's pure modules: the grid parser and point indexing, the summary
  * reader, each point's status from the files its task left, ranking and the rendered report. */
 #include "cunit_main.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_throughput.c — the steady rate behind train-mlp's MFU: the first interval (warm-up) never
  * counts, the median of the rest does (an outlier does not move it), intervals without time are
  * skipped, and fewer than two intervals give 0 ("not measured"). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_topo_file.c — the plugin's topology file and the job's directory, in a private topo_dir:
  * made 0700 and used, a directory that is not the user's private one (wrong mode, a symbolic link,
  * a file) never used nor cleaned, removal only through the directory that was checked (also after
@@ -28,6 +29,7 @@ static void setup(struct env *e, const char *fixture)
 	snprintf(e->cfg.topo_dir, sizeof(e->cfg.topo_dir), "%s", e->base);
 	snprintf(e->cfg.hwloc_xml, sizeof(e->cfg.hwloc_xml), "%s/tests/fixtures/topo/%s", tt_test_srcdir(),
 		 fixture);
+	snprintf(e->cfg.probe, sizeof(e->cfg.probe), "%s", TT_TEST_PROBE);	/* this build's train-topo */
 }
 
 static int entries(const char *dir)
@@ -259,6 +261,36 @@ static void test_probe_warnings_become_notes(void)
 	teardown(&e);
 }
 
+/* The probe program missing (a login node's package set on a compute node), or one that answers
+ * with something other than a report: the step runs without a file, the reason names it. */
+static void probe_fails(const char *program, const char *want)
+{
+	struct tt_topo_dir dir;
+	struct tt_node_policy pol;
+	char path[PATH_MAX];
+	struct env e;
+	tt_err err = { "" };
+
+	setup(&e, "dual-pcie-8gpu.xml");
+	snprintf(e.cfg.probe, sizeof(e.cfg.probe), "%s", program);
+	CU_ASSERT_EQUAL(tt_topo_file_create(&e.cfg, 13, 0, path, sizeof(path), &dir, &pol, &err), -1);
+	if (!strstr(err.msg, want))
+		fprintf(stderr, "\ngot  '%s'\nwant '%s'\n", err.msg, want);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, want));
+	CU_ASSERT_EQUAL(entries(e.base), 0);
+	CU_ASSERT_EQUAL(dir.fd, -1);
+	teardown(&e);
+}
+
+static void test_missing_or_foreign_probe(void)
+{
+	probe_fails("/nonexistent/train-topo", "cannot run the topology probe /nonexistent/train-topo: No "
+		    "such file or directory (install traintopo's train-topo on this node, or name it with "
+		    "plugstack probe=PATH)");
+	probe_fails("/bin/echo", "topology probe report line 1: 'probe --output /proc/self/fd/");
+	probe_fails("/bin/true", "topology probe report is empty");
+}
+
 int tt_register_suites(void)
 {
 	CU_pSuite s = CU_add_suite("topo_file", NULL, NULL);
@@ -272,5 +304,6 @@ int tt_register_suites(void)
 		    test_removal_only_through_the_checked_directory);
 	CU_add_test(s, "probe failure leaves nothing", test_probe_failure_leaves_nothing);
 	CU_add_test(s, "probe warnings become notes", test_probe_warnings_become_notes);
+	CU_add_test(s, "missing or foreign probe", test_missing_or_foreign_probe);
 	return 0;
 }

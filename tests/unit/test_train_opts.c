@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_train_opts.c — train-mlp's command line: defaults, every option, the message for each
  * kind of bad value, and the --summary place checked before training. */
 #include "cunit_main.h"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # train_topo_cli.sh — the train-topo command's contract: exit codes, errors naming the input on
 # stderr with the command's prefix, atomic -o (no partial or clobbered file, nothing but a regular
 # file replaced, '-' for standard output), warnings for what it cannot use, each output form, and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # train_topo_live.sh — train-topo's live discovery of this machine against hwloc's own tools
 # (Debian hwloc-nox): the CPUs (PUs) it reports equal hwloc-calc's, its NUMA nodes and each one's
 # CPUs equal hwloc-calc's, and its PCI devices (bus id, vendor:device, class) are lstopo's PCI

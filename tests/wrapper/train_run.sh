@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # train_run.sh — train-run end to end on this machine, no Slurm: ranks and env, exit policy,
 # signal forwarding and ownership (one delivery per signal), grace period, output integrity and
 # torchrun's output options, restarts, torchrun's flags and variables (PyTorch as the consumer

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # fake-trainer.sh DIR [SECONDS] — stands in for a training process in the signal tests: it handles
 # the checkpoint signal ($TT_TEST_SIGNAL, default USR1) by appending one line to
 # DIR/ckpt.<host>.<pid>.<rank> per delivery (so a test counts deliveries, not files), announces

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # print-env.sh — one line describing this process for the environment-table tests: host, the
 # rank contract and traintopo's variables as NAME=VALUE (TRAIN_TOPO_SET sorted, since only the
 # set matters), and two oracles from the kernel: the CPUs it may run on (Cpus_allowed_list) and

@@ -1,0 +1,27 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# plugin_deps.sh — what srun, sbatch and salloc load with the SPANK plugin on a login node: the
+# plugin needs libc only (readelf -d: no hwloc, libibverbs, CUDA, Slurm library), has no RUNPATH,
+# exports only the SPANK entry points (train_topo.map), and the libraries ldd resolves for it hold
+# none of those either.
+set -eu
+so=$(pwd)/.libs/train_topo.so
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+command -v readelf >/dev/null 2>&1 || { echo "SKIP: readelf not found (install binutils)"; exit 77; }
+[ -f "$so" ] || fail "$so missing: build first"
+needed=$(readelf -d "$so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | xargs)
+for lib in $needed; do
+	case $lib in
+	libc.so.*) ;;
+	*) fail "train_topo.so needs $lib (NEEDED: $needed); the plugin must need libc only" ;;
+	esac
+done
+! readelf -d "$so" | grep -Eq '\((RPATH|RUNPATH)\)' || fail "train_topo.so has a RUNPATH"
+loaded=$(ldd "$so" 2>/dev/null | awk '{print $1}' | xargs)
+case " $loaded " in
+*hwloc* | *ibverbs* | *cuda* | *nccl* | *slurm*) fail "ldd train_topo.so loads $loaded" ;;
+esac
+echo "train_topo.so: NEEDED $needed; ldd: $loaded"
