@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* port_collisions.c — how often K jobs sharing a node get the same MASTER_PORT from the plugin's
  * formula (tt_master_port, used when Slurm reserved no ports), for job ids submitted together
  * (consecutive) and for unrelated jobs (ids drawn from a window), each job in its step 0 or in a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # ports.sh — MASTER_PORT of co-resident jobs: K jobs (8, 16) held together on node1 of the test
 # cluster, each runs one step that prints the plugin's MASTER_PORT (Slurm's reserved port under the
 # cluster's MpiParams=ports) and the formula's port for the same job and step (train-run with

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # build-slurm.sh — builds a Slurm release from the source tarballs in ../shared/vendor/slurm into a
 # private prefix (cached on this machine, keyed by the tarball's sha256 and the build options), then
 # builds traintopo's SPANK plugin against it in a copy of this checkout, with the copy's train-topo

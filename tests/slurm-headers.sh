@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # slurm-headers.sh — the SPANK plugin's sources compile with -Wall -Wextra -Werror against the
 # headers of every Slurm release in ../shared/vendor/slurm/headers (22.05 ... 26.05), not only the
 # Debian 22.05 this build uses. One line per release; fails on any error or warning; skips (77)

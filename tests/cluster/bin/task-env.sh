@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # task-env.sh — prints one line KEY=VALUE ... per task for the env-contract checks of t_config.sh:
 # Slurm's own variables (the oracle), the contract's variables, and which fake GPUs (char devices
 # 195:N, the cluster's dev/nvidiaN) this task may open: a device cgroup denies the others (EPERM).
