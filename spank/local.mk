@@ -22,13 +22,8 @@ train_topo_la_LIBADD = libttspank.la libttlayout.la libttbase.la
 EXTRA_train_topo_la_DEPENDENCIES = $(top_srcdir)/spank/train_topo.map
 
 # The plugin's sources against the headers of every Slurm release in ../shared (skips without it);
-# the test reads the plugin's compiler and flags from print-plugin-compile.
+# the test reads the plugin's compiler and flags from print-plugin-compile (below).
 TESTS += tests/slurm-headers.sh
-print-plugin-compile:
-	@echo '$(CC)'
-	@echo '$(DEFS) $(DEFAULT_INCLUDES) $(INCLUDES) $(train_topo_la_CPPFLAGS) $(CPPFLAGS) $(AM_CFLAGS) $(CFLAGS)'
-.PHONY: print-plugin-compile
-
 # The snippet that loads it: Debian's /etc/slurm/plugstack.conf includes plugstack.conf.d/*.conf
 # (elsewhere add `include SYSCONFDIR/slurm/plugstack.conf.d/*.conf` to plugstack.conf once).
 plugstack_DATA += spank/train_topo.conf
@@ -53,3 +48,7 @@ TESTS += tests/unit/plugin_deps.sh
 endif
 EXTRA_DIST += spank/train_topo.map
 dist_noinst_SCRIPTS += tests/unit/plugin_deps.sh tests/slurm-headers.sh
+print-plugin-compile:
+	@echo '$(CC)'
+	@echo '$(DEFS) $(DEFAULT_INCLUDES) $(INCLUDES) $(train_topo_la_CPPFLAGS) $(CPPFLAGS) $(AM_CFLAGS) $(CFLAGS)'
+.PHONY: print-plugin-compile
