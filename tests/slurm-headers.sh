@@ -29,15 +29,17 @@ for dir in "$headers"/slurm-*; do
 	tag=${dir##*/}
 	version=$(sed -n 's/^#define SLURM_VERSION_NUMBER *//p' "$dir/slurm/slurm_version.h")
 	release=$(printf '%d.%02d.%d' $((version >> 16)) $(((version >> 8) & 255)) $((version & 255)))
-	# configure's Slurm facts for these headers, which the build's config.h states for its own.
-	defs="-DTT_SLURM_VERSION=$((version))"
+	# The build's config.h with configure's Slurm facts for these headers instead of its own
+	# (found first: -I"$tmp" comes before the build's own include path).
+	grep -v -e '^#define TT_SLURM_VERSION ' -e '^#define TT_HAVE_SPANK_PREPEND_ARGV ' config.h >"$tmp/config.h"
+	echo "#define TT_SLURM_VERSION $((version))" >>"$tmp/config.h"
 	if grep -q 'spank_prepend_task_argv' "$dir/slurm/spank.h"; then
-		defs="$defs -DTT_HAVE_SPANK_PREPEND_ARGV=1"
+		echo "#define TT_HAVE_SPANK_PREPEND_ARGV 1" >>"$tmp/config.h"
 	fi
 	errors=0
 	for src in $sources; do
-		# shellcheck disable=SC2086  # $cc, $flags and $defs are word lists
-		if ! $cc -I"$dir" $flags -Wall -Wextra -Werror $defs -c "$srcdir/$src" \
+		# shellcheck disable=SC2086  # $cc and $flags are word lists
+		if ! $cc -I"$tmp" -I"$dir" $flags -Wall -Wextra -Werror -c "$srcdir/$src" \
 			-o "$tmp/out.o" 2>"$tmp/err.txt"; then
 			errors=$((errors + 1))
 			sed "s|^|    $tag: |" "$tmp/err.txt" | head -n 20
