@@ -13,9 +13,14 @@ fail() {
 command -v readelf >/dev/null 2>&1 || { echo "SKIP: readelf not found (install binutils)"; exit 77; }
 [ -f "$so" ] || fail "$so missing: build first"
 needed=$(readelf -d "$so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | xargs)
+# A build configured with --enable-sanitizers links every object with ASan/UBSan's runtimes.
+sanitized=no
+grep -q '^TT_LDFLAGS = .*-fsanitize=' Makefile 2>/dev/null && sanitized=yes
 for lib in $needed; do
 	case $lib in
 	libc.so.*) ;;
+	libasan.so.* | libubsan.so.*) [ $sanitized = yes ] ||
+		fail "train_topo.so needs $lib but this build is not configured with --enable-sanitizers" ;;
 	*) fail "train_topo.so needs $lib (NEEDED: $needed); the plugin must need libc only" ;;
 	esac
 done
