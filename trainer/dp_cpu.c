@@ -113,7 +113,8 @@ static int cpu_init(tt_dp *dp, tt_err *err)
 	    (cfg->zero >= 2 && (!dp->gshard || !dp->gpart)) || !dp->m || !dp->v || !dp->stage || !one ||
 	    alloc_activations(dp) != 0) {
 		tt_err_set(err, "cannot allocate training buffers for %zu parameters and micro-batch %d; use a "
-			   "higher --zero stage, more --accum or a smaller model", dp->model->n_params, cfg->micro_batch);
+			   "higher --zero stage, more --accum or a smaller model", dp->model->n_params,
+			   cfg->micro_batch);
 		goto fail;
 	}
 	/* Every rank initialises its part the same way, then keeps what its ZeRO stage needs. */
@@ -349,8 +350,8 @@ static int backward_range(tt_dp *dp, float *const *view, int lo, int hi, float *
 		} else {
 			g = dp->layer_g[l] = calloc(tt_dp_padded_len(dp, l), sizeof(float)); /* padding stays zero */
 			if (!g)
-				return tt_err_set(err, "cannot allocate %zu floats for layer %d gradients", tt_dp_padded_len(dp, l),
-						  l);
+				return tt_err_set(err, "cannot allocate %zu floats for layer %d gradients",
+						  tt_dp_padded_len(dp, l), l);
 		}
 		if (layer_backward(dp, l, view[l], view[l + 1], *dy, g, beta, dx, n, err))
 			return -1;
