@@ -97,7 +97,8 @@ typedef struct tt_dp {
 /* Allocates all buffers and initialises the weights from cfg->seed (identical on every rank and
  * every world size, CPU or GPU). comm NULL or world size 1 runs without communication. With
  * cfg->gpu the communicator must take device buffers (trainrt_init_for TRAINRT_BUFFERS_DEVICE).
- * Data parallelism over all of comm (the whole model on every rank). */
+ * Data parallelism over all of comm (the whole model on every rank). On failure (-1, err set)
+ * nothing stays allocated (tt_dp_free after it is harmless). */
 int tt_dp_init(tt_dp *dp, const tt_mlp *model, trainrt_comm *comm, const tt_dp_cfg *cfg, tt_err *err);
 /* The same for one rank of a 3D layout: part (tt_part_build) and its groups. CPU only. */
 int tt_dp_init_part(tt_dp *dp, const tt_mlp *model, const tt_part *part, const tt_dp_groups *g, const tt_dp_cfg *cfg,
