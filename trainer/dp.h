@@ -9,7 +9,8 @@
  * travelling point-to-point between stages; with recompute only every segment's input is kept per
  * micro-batch. All parameter-shaped buffers use a padded layout: part layer l occupies poff[l]..
  * with its length rounded up to a multiple of the data-parallel size, so every rank's ZeRO slice
- * is contiguous. */
+ * is contiguous. The step runs on the CPU in float32 (dp_cpu.c) or, DDP only, on a CUDA GPU in
+ * bf16 mixed precision (dp_gpu.c), chosen once at creation (dp_device.h). */
 #ifndef TT_DP_H
 #define TT_DP_H
 
@@ -33,7 +34,7 @@ typedef struct tt_dp_cfg {
 	size_t first_bucket_bytes; /* first (last layers') bucket cap (PyTorch: 1 MiB) */
 	uint64_t seed;		   /* weight init */
 	tt_adamw_cfg opt;
-	int gpu;		   /* 1: bf16 mixed precision on a CUDA GPU, DDP only (dp_gpu.h) */
+	int gpu;		   /* 1: bf16 mixed precision on a CUDA GPU, DDP only (dp_gpu.c) */
 	int recompute;		   /* keep only each segment's input per micro-batch; recompute in backward */
 	tt_schedule schedule;	   /* pipeline schedule when there are several stages */
 } tt_dp_cfg;
@@ -47,6 +48,7 @@ typedef struct tt_dp_groups {
 } tt_dp_groups;
 
 typedef struct tt_dp {
+	const struct tt_dp_ops *ops; /* the device's step (dp_device.h), chosen by tt_dp_init_part */
 	const tt_mlp *model;
 	tt_part part;	    /* this rank's layers; the whole model without TP and PP */
 	trainrt_comm *comm; /* the data-parallel group (gradients, ZeRO); NULL: alone */
@@ -95,7 +97,8 @@ typedef struct tt_dp {
 /* Allocates all buffers and initialises the weights from cfg->seed (identical on every rank and
  * every world size, CPU or GPU). comm NULL or world size 1 runs without communication. With
  * cfg->gpu the communicator must take device buffers (trainrt_init_for TRAINRT_BUFFERS_DEVICE).
- * Data parallelism over all of comm (the whole model on every rank). */
+ * Data parallelism over all of comm (the whole model on every rank). On failure (-1, err set)
+ * nothing stays allocated (tt_dp_free after it is harmless). */
 int tt_dp_init(tt_dp *dp, const tt_mlp *model, trainrt_comm *comm, const tt_dp_cfg *cfg, tt_err *err);
 /* The same for one rank of a 3D layout: part (tt_part_build) and its groups. CPU only. */
 int tt_dp_init_part(tt_dp *dp, const tt_mlp *model, const tt_part *part, const tt_dp_groups *g, const tt_dp_cfg *cfg,
@@ -120,10 +123,8 @@ int tt_dp_eval(tt_dp *dp, const float *x, const int32_t *y, int n, double *loss_
 /* Sum of vals[0..n) over all ranks (the world), in place. Collective. */
 int tt_dp_allreduce_sum(tt_dp *dp, float *vals, int n, tt_err *err);
 
-/* Every rank receives rank 0's n bytes (any n; they travel as tt_dp_words(n) 32-bit words).
- * Collective. */
+/* Every rank receives rank 0's n bytes (any n; they travel as whole 32-bit words). Collective. */
 int tt_dp_broadcast_bytes(tt_dp *dp, void *buf, size_t n, tt_err *err);
-size_t tt_dp_words(size_t bytes);
 
 /* recv[r] = rank r's 32-bit word. Collective. */
 int tt_dp_allgather_u32(tt_dp *dp, uint32_t mine, uint32_t *recv, tt_err *err);
@@ -144,19 +145,5 @@ int tt_dp_params_crc32(tt_dp *dp, uint32_t *crc, tt_err *err);
 /* The measured and theoretical pipeline bubble so far (0 without stages): this rank's time
  * blocked on neighbouring stages over its time in the schedule; (p-1)/(m+p-1). */
 double tt_dp_bubble(const tt_dp *dp);
-
-/* For dp_gpu.c, which shares the step's bookkeeping: whether there are peers to talk to; wait
- * for a request (adding to comm_wait_seconds); the communicator's error as err; a clock. */
-int tt_dp_multi(const tt_dp *dp);
-/* The longest padded layer (floats), and layer l's initial weights in its padded length (zeros
- * past the layer): the one initialisation of every rank, world size and device. */
-size_t tt_dp_widest_layer(const tt_dp *dp);
-int tt_dp_initial_layer(const tt_dp *dp, int l, float *one, tt_err *err);
-/* Fills the padded full vector from every rank's slices (shard layout): per-layer all-gathers
- * of buffers the communicator takes (host or device), a copy when there are no peers. Collective. */
-int tt_dp_gather_layers(tt_dp *dp, const float *slices, float *full, tt_err *err);
-int tt_dp_wait(tt_dp *dp, trainrt_req **req, const char *what, tt_err *err);
-int tt_dp_comm_fail(const tt_dp *dp, const char *what, tt_err *err);
-double tt_dp_now(void);
 
 #endif

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* dp_gpu.c — the data-parallel step on a GPU (see dp_gpu.h): float32 master weights, gradients
- * and moments in the padded layout of dp.h, a bf16 copy of the weights refreshed after each
- * update, bf16 activations. Once backward has queued a bucket's last layer, an event is recorded
- * on the compute stream and the bucket's all-reduce is queued ordered after it
- * (trainrt_iallreduce_after): NCCL's stream waits for the event on the GPU, so the host never
- * waits and goes on queueing backward kernels while the bucket travels. AdamW of each bucket is
- * queued as soon as its all-reduce is done. */
+/* dp_gpu.c — the data-parallel step on a CUDA GPU (tt_dp_cfg.gpu), its ops table installed by
+ * tt_dp_gpu_init (dp_device.h): the same padded layout, buckets and step order as the CPU step,
+ * with float32 master weights, gradients and moments, a bf16 copy of the weights refreshed after
+ * each update, bf16 activations and math from gpu_mlp.h. Once backward has queued a bucket's last
+ * layer, an event is recorded on the compute stream and the bucket's all-reduce is queued ordered
+ * after it (trainrt_iallreduce_after): NCCL's stream waits for the event on the GPU, so the host
+ * never waits and goes on queueing backward kernels while the bucket travels. AdamW of each bucket
+ * is queued as soon as its all-reduce is done. DDP only: ZeRO stages run on the CPU. Built only
+ * with CUDA (TT_HAVE_CUDA); without it tt_dp_init_part refuses cfg.gpu. */
 #include <config.h>
 
-#include "dp_gpu.h"
+#include "dp_device.h"
 #include "gpu_mlp.h"
 
 #include <stdio.h>
@@ -44,7 +46,7 @@ static int rows_per_step(const tt_dp *dp)
 	return dp->cfg.micro_batch * dp->cfg.accum;
 }
 
-void tt_dp_gpu_free(tt_dp *dp)
+static void gpu_free(tt_dp *dp)
 {
 	struct tt_dp_gpu *d = dp->gpu;
 	tt_gpu *g;
@@ -70,7 +72,9 @@ void tt_dp_gpu_free(tt_dp *dp)
 	dp->gpu = NULL;
 }
 
-int tt_dp_gpu_init(tt_dp *dp, tt_err *err)
+/* The device buffers and events, with every rank's initial weights; on failure tt_dp_free
+ * (gpu_free) frees what was allocated. */
+static int gpu_init(tt_dp *dp, tt_err *err)
 {
 	const tt_mlp *model = dp->model;
 	int L = model->n_layers, rows = rows_per_step(dp), mb = dp->cfg.micro_batch;
@@ -133,12 +137,10 @@ int tt_dp_gpu_init(tt_dp *dp, tt_err *err)
 	rc = 0;
 fail:
 	free(one);
-	if (rc)
-		tt_dp_gpu_free(dp);
 	return rc;
 }
 
-const char *tt_dp_gpu_describe(const tt_dp *dp)
+static const char *gpu_device(const tt_dp *dp)
 {
 	return dp->gpu->describe;
 }
@@ -268,8 +270,8 @@ static int collect_stats(tt_dp *dp, int n, double *loss_sum, long *correct, tt_e
 	return 0;
 }
 
-int tt_dp_gpu_train_step(tt_dp *dp, long step, const float *x, const int32_t *y, long global_batch, double *loss_sum,
-			 long *correct, tt_err *err)
+static int gpu_train_step(tt_dp *dp, long step, const float *x, const int32_t *y, long global_batch,
+			  double *loss_sum, long *correct, tt_err *err)
 {
 	struct tt_dp_gpu *d = dp->gpu;
 	const tt_mlp *m = dp->model;
@@ -295,7 +297,8 @@ int tt_dp_gpu_train_step(tt_dp *dp, long step, const float *x, const int32_t *y,
 	return 0;
 }
 
-int tt_dp_gpu_eval(tt_dp *dp, const float *x, const int32_t *y, int n, double *loss_sum, long *correct, tt_err *err)
+static int gpu_eval(tt_dp *dp, const float *x, const int32_t *y, int n, double *loss_sum, long *correct,
+		    tt_err *err)
 {
 	struct tt_dp_gpu *d = dp->gpu;
 	const tt_mlp *m = dp->model;
@@ -321,10 +324,12 @@ static int scratch_fits(const tt_dp *dp, size_t floats, tt_err *err)
 	return 0;
 }
 
-int tt_dp_gpu_allreduce_sum(tt_dp *dp, float *vals, int n, tt_err *err)
+static int gpu_allreduce_sum(tt_dp *dp, float *vals, int n, tt_err *err)
 {
 	struct tt_dp_gpu *d = dp->gpu;
 
+	if (!tt_dp_world_multi(dp))
+		return 0;
 	if (scratch_fits(dp, (size_t)n, err) || tt_gpu_put(d->g, d->scratch, vals, sizeof(float) * (size_t)n, err))
 		return -1;
 	if (trainrt_allreduce(dp->comm, d->scratch, d->scratch, (size_t)n, TRAINRT_FLOAT32, TRAINRT_SUM))
@@ -332,11 +337,13 @@ int tt_dp_gpu_allreduce_sum(tt_dp *dp, float *vals, int n, tt_err *err)
 	return tt_gpu_get(d->g, vals, d->scratch, sizeof(float) * (size_t)n, err);
 }
 
-int tt_dp_gpu_broadcast_bytes(tt_dp *dp, void *buf, size_t n, tt_err *err)
+static int gpu_broadcast_bytes(tt_dp *dp, void *buf, size_t n, tt_err *err)
 {
 	struct tt_dp_gpu *d = dp->gpu;
 	size_t words = tt_dp_words(n);
 
+	if (!tt_dp_world_multi(dp))
+		return 0;
 	if (scratch_fits(dp, words, err) || tt_gpu_put(d->g, d->scratch, buf, n, err))
 		return -1;
 	if (trainrt_broadcast(dp->comm, d->scratch, words, TRAINRT_FLOAT32, 0))
@@ -344,11 +351,15 @@ int tt_dp_gpu_broadcast_bytes(tt_dp *dp, void *buf, size_t n, tt_err *err)
 	return tt_gpu_get(d->g, buf, d->scratch, n, err);
 }
 
-int tt_dp_gpu_allgather_u32(tt_dp *dp, uint32_t mine, uint32_t *recv, tt_err *err)
+static int gpu_allgather_u32(tt_dp *dp, uint32_t mine, uint32_t *recv, tt_err *err)
 {
 	struct tt_dp_gpu *d = dp->gpu;
 	float *gathered = d->scratch + 1;
 
+	if (!tt_dp_world_multi(dp)) {
+		recv[0] = mine;
+		return 0;
+	}
 	if (scratch_fits(dp, 1 + (size_t)dp->world, err) || tt_gpu_put(d->g, d->scratch, &mine, sizeof(mine), err))
 		return -1;
 	if (trainrt_allgather(dp->comm, d->scratch, gathered, 1, TRAINRT_FLOAT32))
@@ -358,7 +369,7 @@ int tt_dp_gpu_allgather_u32(tt_dp *dp, uint32_t mine, uint32_t *recv, tt_err *er
 
 /* ---- checkpoints and checksums --------------------------------------------------------------- */
 
-int tt_dp_gpu_export(const tt_dp *dp, float *p, float *m, float *v, tt_err *err)
+static int gpu_export(const tt_dp *dp, float *p, float *m, float *v, tt_err *err)
 {
 	const struct tt_dp_gpu *d = dp->gpu;
 	const float *full[3] = { d->params, d->m, d->v };
@@ -393,7 +404,7 @@ static int gather_slices(tt_dp *dp, const float *slices, float *full, tt_err *er
 	return tt_dp_gather_layers(dp, d->stage, full, err);
 }
 
-int tt_dp_gpu_import(tt_dp *dp, const float *p, const float *m, const float *v, tt_err *err)
+static int gpu_import(tt_dp *dp, const float *p, const float *m, const float *v, tt_err *err)
 {
 	struct tt_dp_gpu *d = dp->gpu;
 
@@ -402,7 +413,7 @@ int tt_dp_gpu_import(tt_dp *dp, const float *p, const float *m, const float *v, 
 	return tt_gpu_to_bf16(d->g, d->wbf, d->params, padded_total(dp), err) || tt_gpu_sync(d->g, err) ? -1 : 0;
 }
 
-int tt_dp_gpu_params_crc32(tt_dp *dp, uint32_t *crc, tt_err *err)
+static int gpu_params_crc32(tt_dp *dp, uint32_t *crc, tt_err *err)
 {
 	struct tt_dp_gpu *d = dp->gpu;
 	const tt_mlp *m = dp->model;
@@ -423,4 +434,23 @@ int tt_dp_gpu_params_crc32(tt_dp *dp, uint32_t *crc, tt_err *err)
 	free(host);
 	*crc = (uint32_t)c;
 	return 0;
+}
+
+static const struct tt_dp_ops gpu_ops = {
+	.device = gpu_device,
+	.free = gpu_free,
+	.train_step = gpu_train_step,
+	.eval = gpu_eval,
+	.allreduce_sum = gpu_allreduce_sum,
+	.broadcast_bytes = gpu_broadcast_bytes,
+	.allgather_u32 = gpu_allgather_u32,
+	.export_slices = gpu_export,
+	.import_slices = gpu_import,
+	.params_crc32 = gpu_params_crc32,
+};
+
+int tt_dp_gpu_init(tt_dp *dp, tt_err *err)
+{
+	dp->ops = &gpu_ops;
+	return gpu_init(dp, err);
 }

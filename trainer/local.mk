@@ -43,10 +43,11 @@ libtrainmodel_la_SOURCES = \
 libtrainmodel_la_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS) $(TRAIN_VEC_CFLAGS)
 libtrainmodel_la_LIBADD = $(OPENBLAS_LIBS) $(ZLIB_LIBS) -lm
 
-# The data-parallel step; with CUDA also the GPU step (dp_gpu.c, plain C over gpu_mlp.h) and its
-# device code. Programs linking it add $(TRAINER_LIBS).
+# The data-parallel step: its front (dp.c), the interface and shared bookkeeping of the devices'
+# steps (dp_device.c), the CPU step; with CUDA also the GPU step (dp_gpu.c, plain C over gpu_mlp.h)
+# and its device code. Programs linking it add $(TRAINER_LIBS).
 noinst_LTLIBRARIES += libtrainer.la
-libtrainer_la_SOURCES = trainer/dp.h trainer/dp.c trainer/dp_gpu.h
+libtrainer_la_SOURCES = trainer/dp.h trainer/dp.c trainer/dp_device.h trainer/dp_device.c trainer/dp_cpu.c
 libtrainer_la_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS)
 libtrainer_la_LIBADD = libtrainmodel.la
 TRAINER_LIBS = $(OPENBLAS_LIBS) $(ZLIB_LIBS) -lm

@@ -2,8 +2,9 @@
 /* train_mlp.c — train-mlp: MLP training on libtrainrt in any 3D layout (data parallelism with DDP or ZeRO-1/2/3,
  * tensor and pipeline parallelism, activation recomputation), with IDX or synthetic data,
  * evaluation, checkpoint/resume (also into another layout), a checkpoint-on-signal protocol and a
- * JSON summary. The step math lives in dp.c, the layout in parallel.c; this file is the loop, the
- * I/O, the groups and the agreements between ranks (which step to checkpoint, where to resume). */
+ * JSON summary. The step math lives behind dp.h (dp_cpu.c, dp_gpu.c), the layout in parallel.c;
+ * this file is the loop, the I/O, the groups and the agreements between ranks (which step to
+ * checkpoint, where to resume). */
 #include "config.h"
 
 #include "tt_file.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* mlp_check.c — train-mlp's GPU math (gpu_mlp.h, dp_gpu.c) against the float32 CPU reference
- * (mlp.c, adamw.c, dp.c) on one GPU: every Linear layer's forward and backward, softmax
+ * (mlp.c, adamw.c, dp_cpu.c) on one GPU: every Linear layer's forward and backward, softmax
  * cross-entropy, AdamW, then whole training steps of tt_dp on GPU and CPU side by side, and a
  * checkpoint export/import round trip. Run by tests/gpu/run.sh.
  *

@@ -9,11 +9,6 @@ set -u
 command -v nm >/dev/null 2>&1 || { echo "SKIP: nm not found (install binutils)"; exit 77; }
 command -v tsort >/dev/null 2>&1 || { echo "SKIP: tsort not found (coreutils)"; exit 77; }
 
-# Loops known and scheduled, each as "A B" (the edge A -> B is left out of the check):
-#  trainer/dp_gpu -> trainer/dp: the GPU step calls dp.c's helpers while dp.c dispatches to it;
-#  it goes when the data-parallel step moves behind an ops table (after the parallelism work).
-allowed="trainer/dp_gpu trainer/dp"
-
 # The objects of this configuration's libraries and programs, as the Makefile names them (stale
 # objects of targets a change removed stay out), tests and benchmarks left aside.
 [ -f Makefile ] || { echo "SKIP: run from a configured build directory"; exit 77; }
@@ -44,9 +39,6 @@ sort -u "$tmp/def" >"$tmp/def.s"
 sort -u "$tmp/use" >"$tmp/use.s"
 # symbol user  +  symbol definer  ->  "user definer" (a file's own symbols do not count).
 join "$tmp/use.s" "$tmp/def.s" | awk '$2 != $3 { print $2, $3 }' | sort -u >"$tmp/edges"
-echo "$allowed" | while read -r a b; do
-	[ -n "$a" ] && grep -v -x "$a $b" "$tmp/edges" >"$tmp/edges.new" && mv "$tmp/edges.new" "$tmp/edges"
-done
 edges=$(wc -l <"$tmp/edges")
 if ! tsort "$tmp/edges" >/dev/null 2>"$tmp/loops"; then
 	echo "FAIL: source files depend on each other in a loop (each line: a file of the loop):"

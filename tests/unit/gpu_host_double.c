@@ -25,6 +25,23 @@ struct tt_gpu {
 	int unused;
 };
 
+/* Device resources (the device, memory, events) taken and not yet given back, and how many more
+ * tt_gpu_alloc calls succeed (-1: all; 0: each fails, as when device memory has run out): tests
+ * check that a GPU step which cannot be created gives back everything it took. */
+static long live, allocs_left = -1;
+
+long tt_gpu_double_live(void);
+long tt_gpu_double_live(void)
+{
+	return live;
+}
+
+void tt_gpu_double_fail_alloc_after(long n);
+void tt_gpu_double_fail_alloc_after(long n)
+{
+	allocs_left = n;
+}
+
 int tt_gpu_count(void)
 {
 	return 1;
@@ -43,11 +60,14 @@ tt_gpu *tt_gpu_open(int local_rank, tt_err *err)
 	(void)local_rank;
 	if (!g)
 		tt_err_set(err, "out of memory");
+	else
+		live++;
 	return g;
 }
 
 void tt_gpu_close(tt_gpu *g)
 {
+	live -= g != NULL;
 	free(g);
 }
 
@@ -60,17 +80,22 @@ const char *tt_gpu_describe(const tt_gpu *g)
 
 void *tt_gpu_alloc(tt_gpu *g, size_t bytes, tt_err *err)
 {
-	void *p = calloc(1, bytes ? bytes : 64);
+	void *p = allocs_left != 0 ? calloc(1, bytes ? bytes : 64) : NULL;
 
 	(void)g;
+	if (allocs_left > 0)
+		allocs_left--;
 	if (!p)
 		tt_err_set(err, "cannot allocate %zu bytes", bytes);
+	else
+		live++;
 	return p;
 }
 
 void tt_gpu_free(tt_gpu *g, void *dev)
 {
 	(void)g;
+	live -= dev != NULL;
 	free(dev);
 }
 
@@ -123,11 +148,14 @@ tt_gpu_event *tt_gpu_event_create(tt_gpu *g, tt_err *err)
 	(void)g;
 	if (!e)
 		tt_err_set(err, "out of memory");
+	else
+		live++;
 	return e;
 }
 
 void tt_gpu_event_destroy(tt_gpu_event *e)
 {
+	live -= e != NULL;
 	free(e);
 }
 

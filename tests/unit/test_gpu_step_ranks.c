@@ -3,8 +3,9 @@
  * memory (the double's "device" memory is host memory, so a host communicator carries it): 2 ranks
  * match 1 rank with 2 micro-batches step by step; every gradient bucket's all-reduce is ordered by
  * its event (trainrt_iallreduce_after asks it exactly once per bucket and step); broadcasts of
- * byte counts that are no multiple of 4 arrive whole; the per-rank word all-gather. The kernels
- * themselves run only in tests/gpu/run.sh on a GPU. */
+ * byte counts that are no multiple of 4 arrive whole; the per-rank word all-gather; a GPU step that
+ * cannot be created gives back every device resource it took. The kernels themselves run only in
+ * tests/gpu/run.sh on a GPU. */
 #include "comm_harness.h"
 #include "cunit_main.h"
 #include "dataset.h"
@@ -16,6 +17,8 @@
 #include <sys/mman.h>
 
 long tt_gpu_double_ready_calls(void);
+long tt_gpu_double_live(void);
+void tt_gpu_double_fail_alloc_after(long n);
 
 enum { BATCH = 16, STEPS = 5 };
 
@@ -133,6 +136,45 @@ static void test_two_ranks_match_accumulation(void)
 	munmap(sh, sizeof(*sh));
 }
 
+/* A GPU step that cannot be created, because its ZeRO stage is refused or because device memory
+ * runs out at each of its allocations in turn, fails with a message and leaves no device resource
+ * taken (the double counts them) and the tt_dp zeroed, so tt_dp_free after it does nothing. */
+static void test_failed_creation_gives_back_everything(void)
+{
+	tt_dp_cfg cfg = cfg_of(1);
+	tt_dp dp;
+	tt_err err;
+	long live0 = tt_gpu_double_live(), failed = 0;
+
+	cfg.zero = 1;
+	CU_ASSERT_EQUAL(tt_dp_init(&dp, &model, NULL, &cfg, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "--zero 1 with --device gpu"));
+	CU_ASSERT_PTR_NULL(dp.ops);
+	tt_dp_free(&dp);
+	cfg.zero = 0;
+	for (long n = 0; n < 100; n++) {
+		int rc;
+
+		tt_gpu_double_fail_alloc_after(n);
+		rc = tt_dp_init(&dp, &model, NULL, &cfg, &err);
+		tt_gpu_double_fail_alloc_after(-1);
+		if (rc == 0) { /* n allocations were all it takes */
+			CU_ASSERT(tt_gpu_double_live() > live0);
+			tt_dp_free(&dp);
+			break;
+		}
+		failed++;
+		CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "cannot allocate"));
+		CU_ASSERT_EQUAL(tt_gpu_double_live(), live0);
+		CU_ASSERT_PTR_NULL(dp.ops);
+		CU_ASSERT_PTR_NULL(dp.gpu);
+		tt_dp_free(&dp);
+	}
+	/* Each of the step's device buffers failed once: 14, and an activation buffer per layer boundary. */
+	CU_ASSERT_EQUAL(failed, 14 + model.n_layers + 1);
+	CU_ASSERT_EQUAL(tt_gpu_double_live(), live0);
+}
+
 int tt_register_suites(void)
 {
 	CU_pSuite s = CU_add_suite("GPU step, 2 ranks on the host double", setup, teardown);
@@ -140,5 +182,6 @@ int tt_register_suites(void)
 	if (!s)
 		return -1;
 	CU_add_test(s, "2 ranks = 1 rank with 2 micro-batches; events; bytes", test_two_ranks_match_accumulation);
+	CU_add_test(s, "a GPU step that cannot be created gives everything back", test_failed_creation_gives_back_everything);
 	return 0;
 }
