@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "het_step.h"
 #include "hostlist.h"
 
 /* Parses all of s[0..len) as a decimal number <= max. */
@@ -79,8 +80,10 @@ int tt_resv_ports_first(const char *value, uint16_t *port, tt_err *err)
 	return 0;
 }
 
-int tt_tasks_per_node(const char *spec, uint32_t node, uint32_t *on_node, uint32_t *nnodes,
-		      uint32_t *ntasks, tt_err *err)
+/* Walks a tasks-per-node value: the task count of node index node (when below the node count),
+ * the node count, the task total, and with counts (ncounts entries) each node's count. */
+static int tpn_parse(const char *spec, uint32_t node, uint32_t *on_node, uint32_t *nnodes,
+		     uint32_t *ntasks, uint32_t *counts, uint32_t ncounts, tt_err *err)
 {
 	uint64_t nodes = 0, tasks = 0;
 	uint32_t here = 0;
@@ -101,6 +104,8 @@ int tt_tasks_per_node(const char *spec, uint32_t node, uint32_t *on_node, uint32
 					  (int)len, p);
 		if (node >= nodes && node < nodes + reps)
 			here = count;
+		for (uint64_t k = nodes; counts && k < nodes + reps && k < ncounts; k++)
+			counts[k] = count;
 		nodes += reps;
 		tasks += (uint64_t)count * reps;
 		if (nodes > UINT32_MAX || tasks > UINT32_MAX)
@@ -110,12 +115,32 @@ int tt_tasks_per_node(const char *spec, uint32_t node, uint32_t *on_node, uint32
 			break;
 		p += len + 1;
 	}
-	if (node >= nodes)
-		return tt_err_set(err, "tasks per node '%s' describes %llu nodes: node index %u is "
-				  "not among them", spec, (unsigned long long)nodes, node);
 	*on_node = here;
 	*nnodes = (uint32_t)nodes;
 	*ntasks = (uint32_t)tasks;
+	return 0;
+}
+
+int tt_tasks_per_node(const char *spec, uint32_t node, uint32_t *on_node, uint32_t *nnodes,
+		      uint32_t *ntasks, tt_err *err)
+{
+	if (tpn_parse(spec, node, on_node, nnodes, ntasks, NULL, 0, err) != 0)
+		return -1;
+	if (node >= *nnodes)
+		return tt_err_set(err, "tasks per node '%s' describes %u nodes: node index %u is "
+				  "not among them", spec, *nnodes, node);
+	return 0;
+}
+
+int tt_tasks_per_node_expand(const char *spec, uint32_t *counts, uint32_t n, tt_err *err)
+{
+	uint32_t here, nnodes, ntasks;
+
+	if (tpn_parse(spec, 0, &here, &nnodes, &ntasks, counts, n, err) != 0)
+		return -1;
+	if (nnodes != n)
+		return tt_err_set(err, "tasks per node '%s' describes %u nodes, the nodelist %u: "
+				  "both must come from the same step", spec, nnodes, n);
 	return 0;
 }
 
@@ -229,8 +254,7 @@ int tt_layout_compute(const struct tt_step_facts *f, struct tt_task_env *out, tt
 	return 0;
 }
 
-/* Slurm's compressed form of per-node counts: "8(x2)", "8,4", "8(x2),4". */
-static int format_tasks_per_node(const uint32_t *per_node, uint32_t nproc, uint32_t nnodes,
+int tt_tasks_per_node_format(const uint32_t *per_node, uint32_t nproc, uint32_t nnodes,
 				 char *buf, size_t len)
 {
 	size_t used = 0;
@@ -288,7 +312,7 @@ int tt_layout_compute_worker(const struct tt_step_facts *f, uint32_t nproc,
 	if (!f->omp_set && f->cpus)
 		out->omp_num_threads = f->cpus / nproc ? f->cpus / nproc : 1;
 	if (f->from_slurm &&
-	    format_tasks_per_node(per_node, nproc, out->nnodes, out->slurm_tasks_per_node,
+	    tt_tasks_per_node_format(per_node, nproc, out->nnodes, out->slurm_tasks_per_node,
 				  sizeof(out->slurm_tasks_per_node)) != 0)
 		return tt_err_set(err, "the workers per node of %u nodes do not fit in %zu "
 				  "characters", out->nnodes, sizeof(out->slurm_tasks_per_node) - 1);
@@ -525,6 +549,53 @@ static int batch_step_is_one_task(struct tt_step_facts *f, tt_getenv_fn get, voi
 	return 0;
 }
 
+/* A heterogeneous step (SLURM_HET_SIZE >= 2 components in the job): the nodelist and tasks
+ * per node in rank order, so that SLURM_NODEID indexes them (het_step.h). A step within one
+ * component is left as it is. */
+static int het_step_facts(struct tt_step_facts *f, tt_getenv_fn get, void *ctx, tt_err *err)
+{
+	static const char *const size[] = {"SLURM_HET_SIZE", NULL};
+	const char *lists[TT_HET_COMPONENTS_MAX] = {0};
+	char host[TT_HOSTNAME_LEN], nodelist[TT_NODELIST_LEN], tpn[TT_TASKS_PER_NODE_LEN];
+	static const char *const nodename[] = {"SLURMD_NODENAME", NULL};
+	uint32_t n;
+	int rc = -1;
+
+	if (env_u32(get, ctx, size, &n, 0, 0, err) != 0)
+		return -1;
+	if (n < 2)
+		return 0;
+	if (n > TT_HET_COMPONENTS_MAX)
+		return tt_err_set(err, "SLURM_HET_SIZE=%u is more than Slurm's %d components", n,
+				  TT_HET_COMPONENTS_MAX);
+	if (env_copy(get, ctx, nodename, host, sizeof(host), 0, err) != 0)
+		return -1;
+	for (uint32_t k = 0; k < n; k++) {
+		char job_name[64], name[64];
+		const char *const names[] = {job_name, name, NULL};
+		const char *which, *v;
+
+		snprintf(job_name, sizeof(job_name), "SLURM_JOB_NODELIST_HET_GROUP_%u", k);
+		snprintf(name, sizeof(name), "SLURM_NODELIST_HET_GROUP_%u", k);
+		/* Copied: the reader's string need only last until its next call. */
+		if ((v = first_set(get, ctx, names, &which)) && !(lists[k] = strdup(v))) {
+			tt_err_set(err, "out of memory reading %s", which);
+			goto out;
+		}
+	}
+	rc = tt_het_step_layout(f->nodelist, f->tasks_per_node, lists, n, host, f->node_index,
+				nodelist, sizeof(nodelist), tpn, sizeof(tpn), err);
+	if (rc == 1) {
+		strcpy(f->nodelist, nodelist);
+		strcpy(f->tasks_per_node, tpn);
+		rc = 0;
+	}
+out:
+	for (uint32_t k = 0; k < n; k++)
+		free((char *)lists[k]);
+	return rc;
+}
+
 int tt_step_facts_from_env(struct tt_step_facts *f, tt_getenv_fn get, void *ctx, tt_err *err)
 {
 	static const char *const job[] = {"SLURM_JOB_ID", "SLURM_JOBID", NULL};
@@ -553,7 +624,8 @@ int tt_step_facts_from_env(struct tt_step_facts *f, tt_getenv_fn get, void *ctx,
 	    env_u32(get, ctx, localid, &f->local_id, 0, 0, err) != 0 ||
 	    env_copy(get, ctx, resv, f->resv_ports, sizeof(f->resv_ports), 0, err) != 0)
 		return -1;
-	if (f->step_id == TT_STEP_BATCH && batch_step_is_one_task(f, get, ctx, err) != 0)
+	if (f->step_id == TT_STEP_BATCH ? batch_step_is_one_task(f, get, ctx, err) != 0
+					 : het_step_facts(f, get, ctx, err) != 0)
 		return -1;
 	if (tt_gres_node_gpus(get, ctx, &f->gpus, f->gpus_checked, sizeof(f->gpus_checked),
 			      err) != 0)

@@ -52,7 +52,7 @@ END {
 		if (d[r, "NNODES"] != nhosts) bad("rank " rank ": NNODES " d[r, "NNODES"] ", hosts " nhosts)
 		if (d[r, "GROUP_RANK"] != nr) bad("rank " rank ": GROUP_RANK " d[r, "GROUP_RANK"] " != NODE_RANK " nr)
 		if (nr !~ /^[0-9]+$/ || nr >= nhosts) bad("rank " rank ": NODE_RANK \"" nr "\" of " nhosts " nodes")
-		if (d[r, "het_size"] == "-" && nr != d[r, "nodeid"]) bad("rank " rank ": NODE_RANK " nr ", SLURM_NODEID " d[r, "nodeid"])
+		if (nr != d[r, "nodeid"]) bad("rank " rank ": NODE_RANK " nr ", SLURM_NODEID " d[r, "nodeid"])
 		if ((h in node_rank) && node_rank[h] != nr) bad(h ": NODE_RANK " node_rank[h] " and " nr)
 		if (!(h in node_rank) && (nr in node_of)) bad("NODE_RANK " nr " on " node_of[nr] " and " h)
 		node_rank[h] = nr; node_of[nr] = h
@@ -189,15 +189,20 @@ JOB
 }
 
 # A heterogeneous job whose first component runs on node2: srun lists the step's nodes sorted
-# (node1 first), but rank 0 and so MASTER_ADDR are on node2; ranks count across components.
-known_failure_test_cfg_het_job_ranks_across_components="heterogeneous steps are not supported by the plugin yet: on node2 it takes node index 0 and the other component's task count (#18)"
+# (node1 first) in SLURM_STEP_NODELIST and SLURM_STEP_TASKS_PER_NODE, while Slurm numbers ranks and
+# nodes (SLURM_PROCID, SLURM_NODEID) in component order, so rank 0 and MASTER_ADDR are on node2;
+# ranks, WORLD_SIZE and NODE_RANK count across components, each node's GPUs are its component's.
 test_cfg_het_job_ranks_across_components() {
 	salloc -w node2 -N1 -n2 --gres=gpu:4 : -w node1 -N1 -n1 --gres=gpu:2 \
 		srun --het-group=0,1 --train-topo=env "$TASK_ENV" >out.txt 2>err.txt || { cat err.txt; fail "het step failed"; }
 	contract_ok out.txt 3
-	expect_eq "rank 0 and 1 on node2 (component 0)" "node2 node2" \
-		"$(awk '/ RANK=[01] / {sub(/^host=/, "", $1); print $1}' out.txt | xargs)"
-	expect_eq "MASTER_ADDR" node2 "$(kv MASTER_ADDR "$(head -n1 out.txt)")"
+	expect_eq "host RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE NODE_RANK MASTER_ADDR CUDA_VISIBLE_DEVICES per task" \
+		"node1 2 3 0 1 1 node2 0,1|node2 0 3 0 2 0 node2 0,1|node2 1 3 1 2 0 node2 2,3|" \
+		"$(while read -r l; do
+			echo "$(kv host "$l") $(kv RANK "$l") $(kv WORLD_SIZE "$l") $(kv LOCAL_RANK "$l")" \
+				"$(kv LOCAL_WORLD_SIZE "$l") $(kv NODE_RANK "$l") $(kv MASTER_ADDR "$l")" \
+				"$(kv CUDA_VISIBLE_DEVICES "$l")"
+		done <out.txt | sort | tr '\n' '|')"
 }
 
 # With ConstrainDevices=yes a task can open only its step's GPUs and Slurm numbers them from 0 in
