@@ -360,6 +360,128 @@ out:
 	return rc;
 }
 
+/* Reads all of file in the directory open as dir_fd into a new buffer (the XML is small). */
+static int read_file_at(int dir_fd, const char *file, char **text, size_t *len, tt_err *err)
+{
+	int fd = openat(dir_fd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	size_t used = 0, cap = 64 * 1024;
+	char *buf = fd >= 0 ? malloc(cap) : NULL;
+
+	if (fd < 0)
+		return tt_err_errno(err, "cannot open the step's topology file %s", file);
+	if (!buf) {
+		close(fd);
+		return tt_err_set(err, "out of memory reading the step's topology file");
+	}
+	for (;;) {
+		ssize_t got;
+
+		if (used == cap) {
+			char *bigger = realloc(buf, cap * 2);
+
+			if (!bigger) {
+				free(buf);
+				close(fd);
+				return tt_err_set(err, "out of memory reading the step's topology file");
+			}
+			buf = bigger;
+			cap *= 2;
+		}
+		got = read(fd, buf + used, cap - used);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			tt_err_errno(err, "cannot read the step's topology file %s", file);
+			free(buf);
+			close(fd);
+			return -1;
+		}
+		if (got == 0)
+			break;
+		used += (size_t)got;
+	}
+	close(fd);
+	*text = buf;
+	*len = used;
+	return 0;
+}
+
+/* Writes text as file into the directory open as dir_fd: a temporary name of this process,
+ * then rename, so a task reading it never sees half a file. */
+static int write_file_at(int dir_fd, const char *file, const char *text, size_t len, tt_err *err)
+{
+	char tmp[64];
+	int fd;
+	size_t done = 0;
+
+	snprintf(tmp, sizeof(tmp), ".%s.%d", file, (int)getpid());
+	fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return tt_err_errno(err, "cannot create %s", tmp);
+	while (done < len) {
+		ssize_t n = write(fd, text + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			tt_err_errno(err, "cannot write %s", tmp);
+			close(fd);
+			unlinkat(dir_fd, tmp, 0);
+			return -1;
+		}
+		done += (size_t)n;
+	}
+	if (close(fd) != 0 || renameat(dir_fd, tmp, dir_fd, file) != 0) {
+		tt_err_errno(err, "cannot write %s", file);
+		unlinkat(dir_fd, tmp, 0);
+		return -1;
+	}
+	return 0;
+}
+
+int tt_topo_file_task_view(const struct tt_plugin_config *cfg, const struct tt_topo_dir *dir,
+			   const char *path, tt_err *err)
+{
+	const char *file = strrchr(path, '/') + 1;
+	struct tt_topo_dir here = { .fd = -1 };
+	char why[128], *text = NULL;
+	size_t len = 0;
+	struct stat st;
+	int basefd, made, rc = -1;
+
+	basefd = open_base(cfg, err);
+	if (basefd < 0)
+		return tt_err_wrap(err, "in the task");
+	if (fstatat(basefd, dir->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+	    st.st_dev == dir->dev && st.st_ino == dir->ino) {
+		rc = 0;	/* the directory user_init wrote into: the task sees the file */
+		goto out;
+	}
+	if (!same_dir_fd(dir)) {
+		tt_err_set(err, "%s is not in this task's view of %s (a private /tmp per job?) and "
+			   "slurmstepd passed no descriptor to copy it from", path, cfg->topo_dir);
+		goto out;
+	}
+	if (read_file_at(dir->fd, file, &text, &len, err) != 0)
+		goto out;
+	made = mkdirat(basefd, dir->name, 0700) == 0;
+	if (!made && errno != EEXIST) {
+		tt_err_errno(err, "cannot create %s/%s in the task's view", cfg->topo_dir, dir->name);
+		goto out;
+	}
+	if (open_private_dir(basefd, dir->name, made, &here, why, sizeof(why)) != 0) {
+		tt_err_set(err, "%s/%s in the task's view %s", cfg->topo_dir, dir->name, why);
+		goto out;
+	}
+	rc = write_file_at(here.fd, file, text, len, err);
+out:
+	if (here.fd >= 0)
+		close(here.fd);
+	free(text);
+	close(basefd);
+	return rc;
+}
+
 int tt_topo_file_remove(const struct tt_plugin_config *cfg, struct tt_topo_dir *dir, const char *path,
 			tt_err *err)
 {
