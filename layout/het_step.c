@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* het_step.c — a heterogeneous step's layout in rank order (het_step.h): the step's sorted
- * nodelist and tasks per node, reordered by the components' own nodelists. Pure: the strings
- * come from the caller (tt_step_facts_from_env reads them from the task's environment). */
+/* het_step.c — a heterogeneous step's nodes in rank order (het_step.h): the step's sorted
+ * nodelist put in the order of the components' own nodelists. Pure: the strings come from the
+ * caller (tt_step_facts_from_env reads them from the task's environment). */
 #include "het_step.h"
 
 #include <stdbool.h>
@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "hostlist.h"
-#include "layout.h"
 
 struct named_index {
 	const char *name;
@@ -107,19 +106,19 @@ out:
 	return rc;
 }
 
-int tt_het_step_layout(const char *step_nodelist, const char *step_tpn,
-		       const char *const *components, size_t ncomponents, const char *host,
-		       uint32_t node_id, char *nodelist, size_t nodelist_len, char *tpn,
-		       size_t tpn_len, tt_err *err)
+int tt_het_step_order(const char *step_nodelist, const char *const *components,
+		      size_t ncomponents, const char *host, uint32_t node_id, char *nodelist,
+		      size_t nodelist_len, size_t **order, size_t *nnodes, tt_err *err)
 {
 	struct sorted_hosts step = {0};
-	uint32_t *counts = NULL, *ordered = NULL;
-	size_t *order = NULL, placed = 0, ncomp = 0;
+	size_t *placed_order = NULL, placed = 0, ncomp = 0;
 	bool in_step_of[TT_HET_COMPONENTS_MAX] = {false};
 	long *owner = NULL, here;
 	char *joined = NULL;
 	int rc = -1;
 
+	*order = NULL;
+	*nnodes = 0;
 	if (ncomponents > TT_HET_COMPONENTS_MAX)
 		return tt_err_set(err, "heterogeneous job of %zu components: Slurm allows %d",
 				  ncomponents, TT_HET_COMPONENTS_MAX);
@@ -127,12 +126,10 @@ int tt_het_step_layout(const char *step_nodelist, const char *step_tpn,
 		return tt_err_wrap(err, "SLURM_STEP_NODELIST");
 	/* One more than needed: calloc(0) may return NULL. */
 	step.by_name = calloc(step.n + 1, sizeof(*step.by_name));
-	counts = calloc(step.n + 1, sizeof(*counts));
-	ordered = calloc(step.n + 1, sizeof(*ordered));
-	order = calloc(step.n + 1, sizeof(*order));
+	placed_order = calloc(step.n + 1, sizeof(*placed_order));
 	owner = calloc(step.n + 1, sizeof(*owner));
 	joined = calloc(1, nodelist_len);
-	if (!step.by_name || !counts || !ordered || !order || !owner || !joined) {
+	if (!step.by_name || !placed_order || !owner || !joined) {
 		tt_err_set(err, "out of memory for a step of %zu nodes", step.n);
 		goto out;
 	}
@@ -158,13 +155,9 @@ int tt_het_step_layout(const char *step_nodelist, const char *step_tpn,
 		goto out;
 	}
 	for (size_t k = 0; k < ncomponents; k++)
-		if (in_step_of[k] && place_component(&step, components[k], k, owner, order, &placed,
-						     joined, nodelist_len, err) != 0)
+		if (in_step_of[k] && place_component(&step, components[k], k, owner, placed_order,
+						     &placed, joined, nodelist_len, err) != 0)
 			goto out;
-	if (tt_tasks_per_node_expand(step_tpn, counts, (uint32_t)step.n, err) != 0) {
-		tt_err_wrap(err, "SLURM_STEP_TASKS_PER_NODE");
-		goto out;
-	}
 	if (placed != step.n) {
 		tt_err_set(err, "heterogeneous step: its components' nodelists (%s) cover %zu of the "
 			   "%zu nodes of SLURM_STEP_NODELIST=%s", joined, placed, step.n,
@@ -172,33 +165,28 @@ int tt_het_step_layout(const char *step_nodelist, const char *step_tpn,
 		goto out;
 	}
 	here = find_host(&step, host);
+	if (here < 0) {
+		tt_err_set(err, "heterogeneous step: this node (SLURMD_NODENAME=%s) is not in "
+			   "SLURM_STEP_NODELIST=%s", host, step_nodelist);
+		goto out;
+	}
 	for (size_t i = 0; i < placed; i++) {
-		ordered[i] = counts[order[i]];
-		if ((long)order[i] == here && i != node_id) {
+		if ((long)placed_order[i] == here && i != node_id) {
 			tt_err_set(err, "heterogeneous step: this node %s is node %zu of its "
 				   "components' nodelists in order (%s), but SLURM_NODEID is %u",
 				   host, i, joined, node_id);
 			goto out;
 		}
 	}
-	if (here < 0) {
-		tt_err_set(err, "heterogeneous step: this node (SLURMD_NODENAME=%s) is not in "
-			   "SLURM_STEP_NODELIST=%s", host, step_nodelist);
-		goto out;
-	}
-	if (tt_tasks_per_node_format(ordered, 0, (uint32_t)placed, tpn, tpn_len) != 0) {
-		tt_err_set(err, "heterogeneous step: the tasks per node of %zu nodes do not fit in "
-			   "%zu characters", placed, tpn_len - 1);
-		goto out;
-	}
 	strcpy(nodelist, joined);
+	*order = placed_order;
+	*nnodes = placed;
+	placed_order = NULL;
 	rc = 1;
 out:
 	tt_hostlist_free(step.hosts, step.n);
 	free(step.by_name);
-	free(counts);
-	free(ordered);
-	free(order);
+	free(placed_order);
 	free(owner);
 	free(joined);
 	return rc;

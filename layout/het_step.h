@@ -22,18 +22,18 @@
 /* Slurm's limit on het job components (MAX_HET_JOB_COMPONENTS). */
 #define TT_HET_COMPONENTS_MAX 128
 
-/* Rewrites a step's sorted layout into rank order. step_nodelist and step_tpn are the step's
- * SLURM_STEP_NODELIST and SLURM_STEP_TASKS_PER_NODE; components[k] is component k's nodelist
- * (NULL when not known); host is this node's name (SLURMD_NODENAME), node_id its SLURM_NODEID.
- * The step's components are those with nodes in the step; each must run on all of its nodes
- * and no node may be in two of them (then a node's GPUs would belong to two components).
- * Returns 1 with nodelist = those components' nodelists joined in component order and tpn = the
- * tasks per node in that order (Slurm's "2(x3),1" form), so SLURM_NODEID indexes both and the
- * first host runs rank 0; 0 when the step lies within one component (a plain step: outputs
- * untouched); -1 with err naming the variable and what to do when the layout cannot be told. */
-int tt_het_step_layout(const char *step_nodelist, const char *step_tpn,
-		       const char *const *components, size_t ncomponents, const char *host,
-		       uint32_t node_id, char *nodelist, size_t nodelist_len, char *tpn,
-		       size_t tpn_len, tt_err *err);
+/* The step's nodes in rank order. step_nodelist is the step's SLURM_STEP_NODELIST;
+ * components[k] is component k's nodelist (NULL when not known); host is this node's name
+ * (SLURMD_NODENAME), node_id its SLURM_NODEID. The step's components are those with nodes in
+ * the step; each must run on all of its nodes and no node may be in two of them (then a node's
+ * GPUs would belong to two components). Returns 1 with nodelist = those components' nodelists
+ * joined in component order, so SLURM_NODEID indexes it and its first host runs rank 0, and
+ * *order = a malloc'd array of *nnodes indices into step_nodelist, the node at each position
+ * (to put SLURM_STEP_TASKS_PER_NODE in the same order); 0 when the step lies within one
+ * component (a plain step: nodelist untouched, *order NULL); -1 with err naming the variable
+ * and what to do when the order cannot be told. */
+int tt_het_step_order(const char *step_nodelist, const char *const *components,
+		      size_t ncomponents, const char *host, uint32_t node_id, char *nodelist,
+		      size_t nodelist_len, size_t **order, size_t *nnodes, tt_err *err);
 
 #endif

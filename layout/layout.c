@@ -132,18 +132,6 @@ int tt_tasks_per_node(const char *spec, uint32_t node, uint32_t *on_node, uint32
 	return 0;
 }
 
-int tt_tasks_per_node_expand(const char *spec, uint32_t *counts, uint32_t n, tt_err *err)
-{
-	uint32_t here, nnodes, ntasks;
-
-	if (tpn_parse(spec, 0, &here, &nnodes, &ntasks, counts, n, err) != 0)
-		return -1;
-	if (nnodes != n)
-		return tt_err_set(err, "tasks per node '%s' describes %u nodes, the nodelist %u: "
-				  "both must come from the same step", spec, nnodes, n);
-	return 0;
-}
-
 int tt_gpu_split(size_t ngpus, uint32_t ntasks, uint32_t local, size_t *first, size_t *count)
 {
 	if (ntasks == 0 || local >= ntasks)
@@ -254,7 +242,8 @@ int tt_layout_compute(const struct tt_step_facts *f, struct tt_task_env *out, tt
 	return 0;
 }
 
-int tt_tasks_per_node_format(const uint32_t *per_node, uint32_t nproc, uint32_t nnodes,
+/* Slurm's compressed form of per-node counts: "8(x2)", "8,4", "8(x2),4". */
+static int format_tasks_per_node(const uint32_t *per_node, uint32_t nproc, uint32_t nnodes,
 				 char *buf, size_t len)
 {
 	size_t used = 0;
@@ -312,7 +301,7 @@ int tt_layout_compute_worker(const struct tt_step_facts *f, uint32_t nproc,
 	if (!f->omp_set && f->cpus)
 		out->omp_num_threads = f->cpus / nproc ? f->cpus / nproc : 1;
 	if (f->from_slurm &&
-	    tt_tasks_per_node_format(per_node, nproc, out->nnodes, out->slurm_tasks_per_node,
+	    format_tasks_per_node(per_node, nproc, out->nnodes, out->slurm_tasks_per_node,
 				  sizeof(out->slurm_tasks_per_node)) != 0)
 		return tt_err_set(err, "the workers per node of %u nodes do not fit in %zu "
 				  "characters", out->nnodes, sizeof(out->slurm_tasks_per_node) - 1);
@@ -549,15 +538,52 @@ static int batch_step_is_one_task(struct tt_step_facts *f, tt_getenv_fn get, voi
 	return 0;
 }
 
-/* A heterogeneous step (SLURM_HET_SIZE >= 2 components in the job): the nodelist and tasks
- * per node in rank order, so that SLURM_NODEID indexes them (het_step.h). A step within one
- * component is left as it is. */
+/* f->tasks_per_node (the step's, in SLURM_STEP_NODELIST's order) put in rank order: node i of
+ * the result is node order[i] of the step's list (tt_het_step_order). */
+static int tasks_per_node_in_order(struct tt_step_facts *f, const size_t *order, size_t n,
+				   tt_err *err)
+{
+	uint32_t *counts = calloc(n + 1, sizeof(*counts)), *ordered = calloc(n + 1, sizeof(*ordered));
+	uint32_t here, nnodes, ntasks;
+	int rc = -1;
+
+	if (!counts || !ordered) {
+		tt_err_set(err, "out of memory for a step of %zu nodes", n);
+		goto out;
+	}
+	if (tpn_parse(f->tasks_per_node, 0, &here, &nnodes, &ntasks, counts, (uint32_t)n, err) != 0)
+		goto out;
+	if (nnodes != n) {
+		tt_err_set(err, "SLURM_STEP_TASKS_PER_NODE='%s' describes %u nodes, the step's "
+			   "nodelist %zu: both must come from the same step", f->tasks_per_node,
+			   nnodes, n);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		ordered[i] = counts[order[i]];
+	if (format_tasks_per_node(ordered, 0, (uint32_t)n, f->tasks_per_node,
+				  sizeof(f->tasks_per_node)) != 0) {
+		tt_err_set(err, "the tasks per node of %zu nodes in rank order do not fit in %zu "
+			   "characters", n, sizeof(f->tasks_per_node) - 1);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(counts);
+	free(ordered);
+	return rc;
+}
+
+/* A heterogeneous step (SLURM_HET_SIZE >= 2 components in the job, nodes of several in the
+ * step): the nodelist and tasks per node in rank order, so that SLURM_NODEID indexes them
+ * (het_step.h). A step within one component is left as it is. */
 static int het_step_facts(struct tt_step_facts *f, tt_getenv_fn get, void *ctx, tt_err *err)
 {
 	static const char *const size[] = {"SLURM_HET_SIZE", NULL};
-	const char *lists[TT_HET_COMPONENTS_MAX] = {0};
-	char host[TT_HOSTNAME_LEN], nodelist[TT_NODELIST_LEN], tpn[TT_TASKS_PER_NODE_LEN];
 	static const char *const nodename[] = {"SLURMD_NODENAME", NULL};
+	const char *lists[TT_HET_COMPONENTS_MAX] = {0};
+	char host[TT_HOSTNAME_LEN], nodelist[TT_NODELIST_LEN];
+	size_t *order = NULL, nnodes = 0;
 	uint32_t n;
 	int rc = -1;
 
@@ -583,16 +609,17 @@ static int het_step_facts(struct tt_step_facts *f, tt_getenv_fn get, void *ctx, 
 			goto out;
 		}
 	}
-	rc = tt_het_step_layout(f->nodelist, f->tasks_per_node, lists, n, host, f->node_index,
-				nodelist, sizeof(nodelist), tpn, sizeof(tpn), err);
+	rc = tt_het_step_order(f->nodelist, lists, n, host, f->node_index, nodelist,
+			       sizeof(nodelist), &order, &nnodes, err);
 	if (rc == 1) {
-		strcpy(f->nodelist, nodelist);
-		strcpy(f->tasks_per_node, tpn);
-		rc = 0;
+		rc = tasks_per_node_in_order(f, order, nnodes, err);
+		if (rc == 0)
+			strcpy(f->nodelist, nodelist);
 	}
 out:
 	for (uint32_t k = 0; k < n; k++)
 		free((char *)lists[k]);
+	free(order);
 	return rc;
 }
 

@@ -162,15 +162,6 @@ int tt_gpu_split(size_t ngpus, uint32_t ntasks, uint32_t local, size_t *first, s
 int tt_tasks_per_node(const char *spec, uint32_t node, uint32_t *on_node, uint32_t *nnodes,
 		      uint32_t *ntasks, tt_err *err);
 
-/* Parses a tasks-per-node value into counts[0..n), one per node; -1 with err when it is
- * malformed or does not describe exactly n nodes. */
-int tt_tasks_per_node_expand(const char *spec, uint32_t *counts, uint32_t n, tt_err *err);
-
-/* Writes per-node counts per_node[0..nnodes) (every one nproc when per_node is NULL) in Slurm's
- * compressed form ("8(x2),4"). -1 when it does not fit in len. */
-int tt_tasks_per_node_format(const uint32_t *per_node, uint32_t nproc, uint32_t nnodes,
-			     char *buf, size_t len);
-
 /* Whether the user, not traintopo, set name: it is set and TRAIN_TOPO_SET does not list it. A
  * value traintopo set for a launcher task is the launcher's, not its workers'. */
 bool tt_env_user_set(tt_getenv_fn get, void *ctx, const char *name);
