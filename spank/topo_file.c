@@ -13,6 +13,7 @@
  * only through the directory it checked, identified by device and inode, with unlinkat() on
  * names inside it, never by following a path a user controls. */
 #include "topo_file.h"
+#include "tt_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -84,8 +85,9 @@ static void exec_probe(const struct tt_plugin_config *cfg, int pipe_fd, int dir_
 	_exit(127);
 }
 
-/* Reads the probe's whole report from fd into a new buffer, until end of file or the deadline;
- * more than TT_NODE_REPORT_MAX bytes are cut at one byte more (the parser refuses that). */
+/* Reads the probe's whole report (or the step's file) from fd into a new buffer, until end of
+ * file or the deadline; more than TT_NODE_REPORT_MAX bytes are cut at one byte more (the
+ * parser refuses that). */
 static int read_report(int fd, long deadline_ms, char **text, size_t *len, tt_err *err)
 {
 	size_t used = 0, cap = 4096;
@@ -360,83 +362,22 @@ out:
 	return rc;
 }
 
-/* Reads all of file in the directory open as dir_fd into a new buffer (the XML is small). */
+/* The step's file in the directory open as dir_fd, whole, into a new buffer. */
 static int read_file_at(int dir_fd, const char *file, char **text, size_t *len, tt_err *err)
 {
-	int fd = openat(dir_fd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	size_t used = 0, cap = 64 * 1024;
-	char *buf = fd >= 0 ? malloc(cap) : NULL;
+	int fd = openat(dir_fd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), rc;
+	struct stat st;
 
 	if (fd < 0)
 		return tt_err_errno(err, "cannot open the step's topology file %s", file);
-	if (!buf) {
-		close(fd);
-		return tt_err_set(err, "out of memory reading the step's topology file");
-	}
-	for (;;) {
-		ssize_t got;
-
-		if (used == cap) {
-			char *bigger = realloc(buf, cap * 2);
-
-			if (!bigger) {
-				free(buf);
-				close(fd);
-				return tt_err_set(err, "out of memory reading the step's topology file");
-			}
-			buf = bigger;
-			cap *= 2;
-		}
-		got = read(fd, buf + used, cap - used);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			tt_err_errno(err, "cannot read the step's topology file %s", file);
-			free(buf);
-			close(fd);
-			return -1;
-		}
-		if (got == 0)
-			break;
-		used += (size_t)got;
+	rc = read_report(fd, now_ms() + TT_TOPO_PROBE_TIMEOUT_S * 1000L, text, len, err);
+	if (rc == 0 && (fstat(fd, &st) != 0 || st.st_size != (off_t)*len)) {
+		free(*text);
+		rc = tt_err_set(err, "the step's topology file %s is larger than the %d bytes a copy "
+				"takes", file, TT_NODE_REPORT_MAX);
 	}
 	close(fd);
-	*text = buf;
-	*len = used;
-	return 0;
-}
-
-/* Writes text as file into the directory open as dir_fd: a temporary name of this process,
- * then rename, so a task reading it never sees half a file. */
-static int write_file_at(int dir_fd, const char *file, const char *text, size_t len, tt_err *err)
-{
-	char tmp[64];
-	int fd;
-	size_t done = 0;
-
-	snprintf(tmp, sizeof(tmp), ".%s.%d", file, (int)getpid());
-	fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return tt_err_errno(err, "cannot create %s", tmp);
-	while (done < len) {
-		ssize_t n = write(fd, text + done, len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			tt_err_errno(err, "cannot write %s", tmp);
-			close(fd);
-			unlinkat(dir_fd, tmp, 0);
-			return -1;
-		}
-		done += (size_t)n;
-	}
-	if (close(fd) != 0 || renameat(dir_fd, tmp, dir_fd, file) != 0) {
-		tt_err_errno(err, "cannot write %s", file);
-		unlinkat(dir_fd, tmp, 0);
-		return -1;
-	}
-	return 0;
+	return rc;
 }
 
 int tt_topo_file_task_view(const struct tt_plugin_config *cfg, const struct tt_topo_dir *dir,
@@ -444,7 +385,7 @@ int tt_topo_file_task_view(const struct tt_plugin_config *cfg, const struct tt_t
 {
 	const char *file = strrchr(path, '/') + 1;
 	struct tt_topo_dir here = { .fd = -1 };
-	char why[128], *text = NULL;
+	char why[128], dest[64], *text = NULL;
 	size_t len = 0;
 	struct stat st;
 	int basefd, made, rc = -1;
@@ -473,7 +414,9 @@ int tt_topo_file_task_view(const struct tt_plugin_config *cfg, const struct tt_t
 		tt_err_set(err, "%s/%s in the task's view %s", cfg->topo_dir, dir->name, why);
 		goto out;
 	}
-	rc = write_file_at(here.fd, file, text, len, err);
+	/* Through the checked directory, whatever its path leads to meanwhile. */
+	snprintf(dest, sizeof(dest), "/proc/self/fd/%d/%s", here.fd, file);
+	rc = tt_file_write_atomic(dest, text, len, err);
 out:
 	if (here.fd >= 0)
 		close(here.fd);

@@ -133,7 +133,7 @@ static void check_task(char **env, const char *host, const char *expect)
 {
 	struct tt_step_facts f;
 	struct tt_task_env e;
-	char got[1024] = "";
+	char got[8192] = "";
 
 	CU_ASSERT_EQUAL_FATAL(tt_step_facts_from_env(&f, tt_env_array, env, &err), 0);
 	CU_ASSERT_EQUAL_FATAL(tt_layout_compute(&f, &e, &err), 0);
