@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "het_step.h"
 #include "hostlist.h"
 
 /* Parses all of s[0..len) as a decimal number <= max. */
@@ -79,8 +80,10 @@ int tt_resv_ports_first(const char *value, uint16_t *port, tt_err *err)
 	return 0;
 }
 
-int tt_tasks_per_node(const char *spec, uint32_t node, uint32_t *on_node, uint32_t *nnodes,
-		      uint32_t *ntasks, tt_err *err)
+/* Walks a tasks-per-node value: the task count of node index node (when below the node count),
+ * the node count, the task total, and with counts (ncounts entries) each node's count. */
+static int tpn_parse(const char *spec, uint32_t node, uint32_t *on_node, uint32_t *nnodes,
+		     uint32_t *ntasks, uint32_t *counts, uint32_t ncounts, tt_err *err)
 {
 	uint64_t nodes = 0, tasks = 0;
 	uint32_t here = 0;
@@ -101,6 +104,8 @@ int tt_tasks_per_node(const char *spec, uint32_t node, uint32_t *on_node, uint32
 					  (int)len, p);
 		if (node >= nodes && node < nodes + reps)
 			here = count;
+		for (uint64_t k = nodes; counts && k < nodes + reps && k < ncounts; k++)
+			counts[k] = count;
 		nodes += reps;
 		tasks += (uint64_t)count * reps;
 		if (nodes > UINT32_MAX || tasks > UINT32_MAX)
@@ -110,12 +115,20 @@ int tt_tasks_per_node(const char *spec, uint32_t node, uint32_t *on_node, uint32
 			break;
 		p += len + 1;
 	}
-	if (node >= nodes)
-		return tt_err_set(err, "tasks per node '%s' describes %llu nodes: node index %u is "
-				  "not among them", spec, (unsigned long long)nodes, node);
 	*on_node = here;
 	*nnodes = (uint32_t)nodes;
 	*ntasks = (uint32_t)tasks;
+	return 0;
+}
+
+int tt_tasks_per_node(const char *spec, uint32_t node, uint32_t *on_node, uint32_t *nnodes,
+		      uint32_t *ntasks, tt_err *err)
+{
+	if (tpn_parse(spec, node, on_node, nnodes, ntasks, NULL, 0, err) != 0)
+		return -1;
+	if (node >= *nnodes)
+		return tt_err_set(err, "tasks per node '%s' describes %u nodes: node index %u is "
+				  "not among them", spec, *nnodes, node);
 	return 0;
 }
 
@@ -525,6 +538,91 @@ static int batch_step_is_one_task(struct tt_step_facts *f, tt_getenv_fn get, voi
 	return 0;
 }
 
+/* f->tasks_per_node (the step's, in SLURM_STEP_NODELIST's order) put in rank order: node i of
+ * the result is node order[i] of the step's list (tt_het_step_order). */
+static int tasks_per_node_in_order(struct tt_step_facts *f, const size_t *order, size_t n,
+				   tt_err *err)
+{
+	uint32_t *counts = calloc(n + 1, sizeof(*counts)), *ordered = calloc(n + 1, sizeof(*ordered));
+	uint32_t here, nnodes, ntasks;
+	int rc = -1;
+
+	if (!counts || !ordered) {
+		tt_err_set(err, "out of memory for a step of %zu nodes", n);
+		goto out;
+	}
+	if (tpn_parse(f->tasks_per_node, 0, &here, &nnodes, &ntasks, counts, (uint32_t)n, err) != 0)
+		goto out;
+	if (nnodes != n) {
+		tt_err_set(err, "SLURM_STEP_TASKS_PER_NODE='%s' describes %u nodes, the step's "
+			   "nodelist %zu: both must come from the same step", f->tasks_per_node,
+			   nnodes, n);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		ordered[i] = counts[order[i]];
+	if (format_tasks_per_node(ordered, 0, (uint32_t)n, f->tasks_per_node,
+				  sizeof(f->tasks_per_node)) != 0) {
+		tt_err_set(err, "the tasks per node of %zu nodes in rank order do not fit in %zu "
+			   "characters", n, sizeof(f->tasks_per_node) - 1);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(counts);
+	free(ordered);
+	return rc;
+}
+
+/* A heterogeneous step (SLURM_HET_SIZE >= 2 components in the job, nodes of several in the
+ * step): the nodelist and tasks per node in rank order, so that SLURM_NODEID indexes them
+ * (het_step.h). A step within one component is left as it is. */
+static int het_step_facts(struct tt_step_facts *f, tt_getenv_fn get, void *ctx, tt_err *err)
+{
+	static const char *const size[] = {"SLURM_HET_SIZE", NULL};
+	static const char *const nodename[] = {"SLURMD_NODENAME", NULL};
+	const char *lists[TT_HET_COMPONENTS_MAX] = {0};
+	char host[TT_HOSTNAME_LEN], nodelist[TT_NODELIST_LEN];
+	size_t *order = NULL, nnodes = 0;
+	uint32_t n;
+	int rc = -1;
+
+	if (env_u32(get, ctx, size, &n, 0, 0, err) != 0)
+		return -1;
+	if (n < 2)
+		return 0;
+	if (n > TT_HET_COMPONENTS_MAX)
+		return tt_err_set(err, "SLURM_HET_SIZE=%u is more than Slurm's %d components", n,
+				  TT_HET_COMPONENTS_MAX);
+	if (env_copy(get, ctx, nodename, host, sizeof(host), 0, err) != 0)
+		return -1;
+	for (uint32_t k = 0; k < n; k++) {
+		char job_name[64], name[64];
+		const char *const names[] = {job_name, name, NULL};
+		const char *which, *v;
+
+		snprintf(job_name, sizeof(job_name), "SLURM_JOB_NODELIST_HET_GROUP_%u", k);
+		snprintf(name, sizeof(name), "SLURM_NODELIST_HET_GROUP_%u", k);
+		/* Copied: the reader's string need only last until its next call. */
+		if ((v = first_set(get, ctx, names, &which)) && !(lists[k] = strdup(v))) {
+			tt_err_set(err, "out of memory reading %s", which);
+			goto out;
+		}
+	}
+	rc = tt_het_step_order(f->nodelist, lists, n, host, f->node_index, nodelist,
+			       sizeof(nodelist), &order, &nnodes, err);
+	if (rc == 1) {
+		rc = tasks_per_node_in_order(f, order, nnodes, err);
+		if (rc == 0)
+			strcpy(f->nodelist, nodelist);
+	}
+out:
+	for (uint32_t k = 0; k < n; k++)
+		free((char *)lists[k]);
+	free(order);
+	return rc;
+}
+
 int tt_step_facts_from_env(struct tt_step_facts *f, tt_getenv_fn get, void *ctx, tt_err *err)
 {
 	static const char *const job[] = {"SLURM_JOB_ID", "SLURM_JOBID", NULL};
@@ -553,7 +651,8 @@ int tt_step_facts_from_env(struct tt_step_facts *f, tt_getenv_fn get, void *ctx,
 	    env_u32(get, ctx, localid, &f->local_id, 0, 0, err) != 0 ||
 	    env_copy(get, ctx, resv, f->resv_ports, sizeof(f->resv_ports), 0, err) != 0)
 		return -1;
-	if (f->step_id == TT_STEP_BATCH && batch_step_is_one_task(f, get, ctx, err) != 0)
+	if (f->step_id == TT_STEP_BATCH ? batch_step_is_one_task(f, get, ctx, err) != 0
+					 : het_step_facts(f, get, ctx, err) != 0)
 		return -1;
 	if (tt_gres_node_gpus(get, ctx, &f->gpus, f->gpus_checked, sizeof(f->gpus_checked),
 			      err) != 0)

@@ -112,6 +112,9 @@ struct tt_task_env {
  * The batch step (no SLURM_STEP_ID, as Slurm 22.05 leaves it in the batch script) is one task
  * on one node: nodelist = SLURMD_NODENAME (else the first host of the job's nodelist), one task,
  * so a launcher started in the batch script never waits for ranks on the other nodes.
+ * A heterogeneous step (SLURM_HET_SIZE >= 2 and nodes of several components in the step) gets
+ * its nodelist and tasks per node in Slurm's rank order (het_step.h), so that SLURM_NODEID
+ * indexes them and the first host runs rank 0.
  * -1 with err naming the variable when SLURM_JOB_ID, SLURM_NODEID or a nodelist is missing, or
  * a value is malformed or too long. */
 int tt_step_facts_from_env(struct tt_step_facts *f, tt_getenv_fn get, void *ctx, tt_err *err);

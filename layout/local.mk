@@ -6,5 +6,6 @@ libttlayout_la_SOURCES = \
 	layout/hostlist.h layout/hostlist.c \
 	layout/gres.h layout/gres.c \
 	layout/layout.h layout/layout.c \
+	layout/het_step.h layout/het_step.c \
 	layout/cpu_bind.h layout/cpu_bind.c \
 	layout/node_policy.h layout/node_policy.c

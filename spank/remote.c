@@ -155,13 +155,20 @@ out:
 	return rc;
 }
 
-/* Mode full: the step's topology file and the node's NCCL_IB_HCA / NCCL_SOCKET_IFNAME. Without a
- * complete file NCCL_TOPO_FILE stays unset (NCCL then reads the node itself): the job is never
- * worse off for the plugin, only warned, once per node, or stopped with strict=yes. */
+/* Mode full: the step's topology file, where the task sees it (tt_topo_file_task_view), and the
+ * node's NCCL_IB_HCA / NCCL_SOCKET_IFNAME. Without a complete file NCCL_TOPO_FILE stays unset
+ * (NCCL then reads the node itself): the job is never worse off for the plugin, only warned,
+ * once per node, or stopped with strict=yes. */
 static int apply_topology(spank_t sp, const struct tt_step_facts *facts)
 {
 	if (tt_plugin.mode != TT_MODE_FULL)
 		return 0;
+	/* This task's copy of the plugin state (forked from slurmstepd): clearing it here leaves
+	 * slurmstepd's, which removes the file when the step ends. */
+	if (tt_plugin.topo_file[0] &&
+	    tt_topo_file_task_view(&tt_plugin.cfg, &tt_plugin.topo_dir, tt_plugin.topo_file,
+				   &tt_plugin.topo_problem) != 0)
+		tt_plugin.topo_file[0] = '\0';
 	if (!tt_plugin.topo_file[0]) {
 		if (tt_plugin.cfg.strict) {
 			slurm_error(TT_PLUGIN ": NCCL topology file (strict=yes): %s",

@@ -13,6 +13,7 @@
  * only through the directory it checked, identified by device and inode, with unlinkat() on
  * names inside it, never by following a path a user controls. */
 #include "topo_file.h"
+#include "tt_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -84,8 +85,9 @@ static void exec_probe(const struct tt_plugin_config *cfg, int pipe_fd, int dir_
 	_exit(127);
 }
 
-/* Reads the probe's whole report from fd into a new buffer, until end of file or the deadline;
- * more than TT_NODE_REPORT_MAX bytes are cut at one byte more (the parser refuses that). */
+/* Reads the probe's whole report (or the step's file) from fd into a new buffer, until end of
+ * file or the deadline; more than TT_NODE_REPORT_MAX bytes are cut at one byte more (the
+ * parser refuses that). */
 static int read_report(int fd, long deadline_ms, char **text, size_t *len, tt_err *err)
 {
 	size_t used = 0, cap = 4096;
@@ -357,6 +359,69 @@ int tt_topo_file_create(const struct tt_plugin_config *cfg, uint32_t job_id, uin
 out:
 	free(mine);
 	free(probed);
+	return rc;
+}
+
+/* The step's file in the directory open as dir_fd, whole, into a new buffer. */
+static int read_file_at(int dir_fd, const char *file, char **text, size_t *len, tt_err *err)
+{
+	int fd = openat(dir_fd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), rc;
+	struct stat st;
+
+	if (fd < 0)
+		return tt_err_errno(err, "cannot open the step's topology file %s", file);
+	rc = read_report(fd, now_ms() + TT_TOPO_PROBE_TIMEOUT_S * 1000L, text, len, err);
+	if (rc == 0 && (fstat(fd, &st) != 0 || st.st_size != (off_t)*len)) {
+		free(*text);
+		rc = tt_err_set(err, "the step's topology file %s is larger than the %d bytes a copy "
+				"takes", file, TT_NODE_REPORT_MAX);
+	}
+	close(fd);
+	return rc;
+}
+
+int tt_topo_file_task_view(const struct tt_plugin_config *cfg, const struct tt_topo_dir *dir,
+			   const char *path, tt_err *err)
+{
+	const char *file = strrchr(path, '/') + 1;
+	struct tt_topo_dir here = { .fd = -1 };
+	char why[128], dest[64], *text = NULL;
+	size_t len = 0;
+	struct stat st;
+	int basefd, made, rc = -1;
+
+	basefd = open_base(cfg, err);
+	if (basefd < 0)
+		return tt_err_wrap(err, "in the task");
+	if (fstatat(basefd, dir->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+	    st.st_dev == dir->dev && st.st_ino == dir->ino) {
+		rc = 0;	/* the directory user_init wrote into: the task sees the file */
+		goto out;
+	}
+	if (!same_dir_fd(dir)) {
+		tt_err_set(err, "%s is not in this task's view of %s (a private /tmp per job?) and "
+			   "slurmstepd passed no descriptor to copy it from", path, cfg->topo_dir);
+		goto out;
+	}
+	if (read_file_at(dir->fd, file, &text, &len, err) != 0)
+		goto out;
+	made = mkdirat(basefd, dir->name, 0700) == 0;
+	if (!made && errno != EEXIST) {
+		tt_err_errno(err, "cannot create %s/%s in the task's view", cfg->topo_dir, dir->name);
+		goto out;
+	}
+	if (open_private_dir(basefd, dir->name, made, &here, why, sizeof(why)) != 0) {
+		tt_err_set(err, "%s/%s in the task's view %s", cfg->topo_dir, dir->name, why);
+		goto out;
+	}
+	/* Through the checked directory, whatever its path leads to meanwhile. */
+	snprintf(dest, sizeof(dest), "/proc/self/fd/%d/%s", here.fd, file);
+	rc = tt_file_write_atomic(dest, text, len, err);
+out:
+	if (here.fd >= 0)
+		close(here.fd);
+	free(text);
+	close(basefd);
 	return rc;
 }
 

@@ -40,6 +40,17 @@ int tt_topo_file_create(const struct tt_plugin_config *cfg, uint32_t job_id, uin
 			char *path, size_t len, struct tt_topo_dir *dir, struct tt_node_policy *policy,
 			tt_err *err);
 
+/* In each task (task_init: the job's user, in the task's mount namespace), before it is told
+ * path: makes path readable where the task looks. Nothing to do when the task sees the directory
+ * user_init checked (no private /tmp, or SlurmdParameters=contain_spank ran user_init in it).
+ * Else (job_container/tmpfs, namespace/tmpfs: a /tmp of the job's own) copies the file through
+ * the directory descriptor the task inherited from slurmstepd to the same path in the task's
+ * view, the job's private /tmp, which Slurm removes with the job: the directory made and checked
+ * as in user_init, the file written under a temporary name and renamed, so the node's other
+ * tasks, copying too, never read half a file. -1 with err when the file cannot be shown. */
+int tt_topo_file_task_view(const struct tt_plugin_config *cfg, const struct tt_topo_dir *dir,
+			   const char *path, tt_err *err);
+
 /* Removes the file and, when it was the last one, the job's directory; runs as root. Touches
  * nothing when the directory is no longer the one made (replaced, moved, a link). */
 int tt_topo_file_remove(const struct tt_plugin_config *cfg, struct tt_topo_dir *dir, const char *path,

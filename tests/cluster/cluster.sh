@@ -328,6 +328,41 @@ start_daemons() {
 	done
 }
 
+# Job containers (job_container/tmpfs, namespace/tmpfs) need every mount namespace made after the
+# nodes' to have a larger id than theirs: slurmstepd, in its node's namespace, bind-mounts the
+# job's new namespace (/proc/PID/ns/mnt) to hold it, and the kernel refuses that with EINVAL
+# ("ns base mount failed", then steps fail "namespace_p_join: .ns missing") unless the job's
+# namespace id is above slurmstepd's own (fs/namespace.c, mnt_ns_loop). Since Linux 6.18 the ids
+# come from per-CPU batches of 4096, so a namespace made later on another CPU can get a smaller
+# one. On a site slurmd runs in the first namespace (the smallest id); here each node has one
+# made just before, so each CPU makes and drops mount namespaces until its next id is above the
+# nodes'. Kernels without NS_GET_MNTNS_ID (before 6.9) number them in order: nothing to do.
+advance_mount_ns_ids() {
+	local n=$1 i pid max=0 id cpu unshare_nr
+	# The perl below: unshare(CLONE_NEWNS) by syscall number, ioctl(NS_GET_MNTNS_ID).
+	case $(uname -m) in x86_64) unshare_nr=272 ;; aarch64) unshare_nr=97 ;; *) return 0 ;; esac
+	local ns_id='sub ns_id { open(my $f, "<", $_[0]) or return; my $b = "\0" x 8;
+		ioctl($f, 0x8008b705, $b) or return; return unpack("Q", $b) }'
+	for i in $(seq 1 "$n"); do
+		pid=$(read_pid "$STATE/run/slurmd-$(node_name "$i").pid")
+		id=$(perl -e "$ns_id"' print ns_id($ARGV[0]) // "", "\n"' "/proc/$pid/ns/mnt")
+		[ -n "$id" ] || return 0
+		[ "$id" -le "$max" ] || max=$id
+	done
+	for cpu in $(awk -F, '{for (i = 1; i <= NF; i++) {n = split($i, r, "-");
+		for (c = r[1]; c <= r[n]; c++) print c}}' /sys/devices/system/cpu/online); do
+		# A CPU this process may not use cannot run slurmstepd either.
+		taskset -c "$cpu" perl -e "$ns_id"'
+			for (1 .. 8192) {
+				syscall($ARGV[1], 0x00020000) == 0 or die "unshare: $!\n";
+				exit 0 if ns_id("/proc/self/ns/mnt") > $ARGV[0];
+			}
+			die "mount namespace ids stay at or below $ARGV[0]\n"' "$max" "$unshare_nr" 2>/dev/null ||
+			! taskset -c "$cpu" true 2>/dev/null ||
+			die "CPU $cpu: cannot move its mount namespace ids past the nodes' ($max)"
+	done
+}
+
 # Whether slurmctld and the slurmd of each of the n nodes still run (as started).
 daemons_alive() {
 	local i
@@ -428,6 +463,7 @@ cmd_up() {
 	if ! wait_idle "$n"; then
 		exit 1
 	fi
+	[ "$JOB_CONTAINER" = no ] || advance_mount_ns_ids "$n"
 	echo "$want" >"$STATE/up-config"
 	touch "$STATE/READY"
 	say "up: $n nodes idle; clients need SLURM_CONF=$STATE/etc/slurm.conf (or: $0 exec -- CMD)"

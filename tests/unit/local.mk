@@ -39,6 +39,11 @@ tests_unit_test_layout_SOURCES = tests/unit/test_layout.c tests/unit/cunit_main.
 tests_unit_test_layout_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_layout_LDADD = $(UNIT_LDADD)
 
+check_PROGRAMS += tests/unit/test_het_step
+tests_unit_test_het_step_SOURCES = tests/unit/test_het_step.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_het_step_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_het_step_LDADD = $(UNIT_LDADD)
+
 check_PROGRAMS += tests/unit/test_plugin_config
 tests_unit_test_plugin_config_SOURCES = tests/unit/test_plugin_config.c tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_plugin_config_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/spank

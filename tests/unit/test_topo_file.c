@@ -32,7 +32,8 @@ static void setup(struct env *e, const char *fixture)
 	snprintf(e->cfg.probe, sizeof(e->cfg.probe), "%s", TT_TEST_PROBE);	/* this build's train-topo */
 }
 
-static int entries(const char *dir)
+/* Entries of dir not named with a leading dot (dotted too with hidden), -1 when it is gone. */
+static int count_entries(const char *dir, int hidden)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -41,9 +42,15 @@ static int entries(const char *dir)
 	if (!d)
 		return -1;
 	while ((de = readdir(d)))
-		n += de->d_name[0] != '.';
+		n += de->d_name[0] != '.' || (hidden && strcmp(de->d_name, ".") != 0 &&
+					      strcmp(de->d_name, "..") != 0);
 	closedir(d);
 	return n;
+}
+
+static int entries(const char *dir)
+{
+	return count_entries(dir, 0);
 }
 
 static void teardown(struct env *e)
@@ -116,6 +123,58 @@ static void test_second_step_shares_the_directory(void)
 	CU_ASSERT_EQUAL(access(p1, R_OK), 0);
 	CU_ASSERT_EQUAL(tt_topo_file_remove(&e.cfg, &d1, p1, &err), 0);
 	CU_ASSERT_EQUAL(entries(jobdir), -1);
+	teardown(&e);
+}
+
+/* A task with a /tmp of its own (job_container/tmpfs): the job's directory of slurmstepd's view is
+ * not at its path there (here: moved away), so the task copies the file through the descriptor
+ * to the same path; a second task does it again; a foreign directory there, or no descriptor,
+ * is refused. The task that sees slurmstepd's directory gets no copy. */
+static void test_task_view_copies_into_a_private_tmp(void)
+{
+	struct env e;
+	struct tt_topo_dir dir;
+	struct tt_node_policy pol;
+	char path[PATH_MAX], jobdir[256], moved[256], orig_path[PATH_MAX];
+	static char orig[1 << 16], copy[1 << 16];
+	struct stat before, after;
+	tt_err err;
+
+	setup(&e, "dual-pcie-8gpu.xml");
+	snprintf(jobdir, sizeof(jobdir), "%s/traintopo.9", e.base);
+	snprintf(moved, sizeof(moved), "%s/stepd-view", e.base);
+	CU_ASSERT_EQUAL_FATAL(tt_topo_file_create(&e.cfg, 9, 2, path, sizeof(path), &dir, &pol, &err), 0);
+	CU_ASSERT_EQUAL(stat(path, &before), 0);
+	CU_ASSERT_EQUAL(tt_topo_file_task_view(&e.cfg, &dir, path, &err), 0);
+	CU_ASSERT_EQUAL(stat(path, &after), 0);
+	CU_ASSERT_EQUAL(after.st_ino, before.st_ino);	/* seen as it is: not copied */
+
+	CU_ASSERT_EQUAL_FATAL(rename(jobdir, moved), 0);
+	for (int task = 0; task < 2; task++) {
+		CU_ASSERT_EQUAL(tt_topo_file_task_view(&e.cfg, &dir, path, &err), 0);
+		CU_ASSERT_EQUAL(slurp(path, copy, sizeof(copy)), 0);
+		CU_ASSERT_EQUAL(count_entries(jobdir, 1), 1);	/* no temporary file left */
+	}
+	snprintf(orig_path, sizeof(orig_path), "%s/nccl-topo.2.xml", moved);
+	CU_ASSERT_EQUAL(slurp(orig_path, orig, sizeof(orig)), 0);
+	CU_ASSERT_STRING_EQUAL(copy, orig);
+	CU_ASSERT_EQUAL(strncmp(copy, "<system version=\"1\">", 20), 0);
+	CU_ASSERT_EQUAL(lstat(jobdir, &after), 0);
+	CU_ASSERT_EQUAL(after.st_mode & 07777, 0700);
+
+	/* Not the user's private directory at the path: not written into. */
+	CU_ASSERT_EQUAL(unlink(path), 0);
+	CU_ASSERT_EQUAL(chmod(jobdir, 0755), 0);
+	CU_ASSERT_EQUAL(tt_topo_file_task_view(&e.cfg, &dir, path, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "traintopo.9 in the task's view belongs to uid"));
+	CU_ASSERT_EQUAL(entries(jobdir), 0);
+	/* No descriptor to copy from. */
+	CU_ASSERT_EQUAL(rmdir(jobdir), 0);
+	close(dir.fd);
+	dir.fd = -1;
+	CU_ASSERT_EQUAL(tt_topo_file_task_view(&e.cfg, &dir, path, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "is not in this task's view of"));
+	CU_ASSERT_EQUAL(access(jobdir, F_OK), -1);
 	teardown(&e);
 }
 
@@ -303,6 +362,8 @@ int tt_register_suites(void)
 	CU_add_test(s, "removal only through the checked directory",
 		    test_removal_only_through_the_checked_directory);
 	CU_add_test(s, "probe failure leaves nothing", test_probe_failure_leaves_nothing);
+	CU_add_test(s, "a task with a private /tmp gets a copy",
+		    test_task_view_copies_into_a_private_tmp);
 	CU_add_test(s, "probe warnings become notes", test_probe_warnings_become_notes);
 	CU_add_test(s, "missing or foreign probe", test_missing_or_foreign_probe);
 	return 0;

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: MIT */
+/* het_step.c — a heterogeneous step's nodes in rank order (het_step.h): the step's sorted
+ * nodelist put in the order of the components' own nodelists. Pure: the strings come from the
+ * caller (tt_step_facts_from_env reads them from the task's environment). */
+#include "het_step.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hostlist.h"
+
+struct named_index {
+	const char *name;
+	size_t index;
+};
+
+struct sorted_hosts {
+	char **hosts;
+	struct named_index *by_name;	/* hosts with their indices, sorted by name */
+	size_t n;
+};
+
+static int by_name_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct named_index *)a)->name, ((const struct named_index *)b)->name);
+}
+
+/* The index of host in s->hosts, or -1. */
+static long find_host(const struct sorted_hosts *s, const char *host)
+{
+	size_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(s->by_name[mid].name, host);
+
+		if (c == 0)
+			return (long)s->by_name[mid].index;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* How many of component k's nodes (list) are in the step; -1 with err. */
+static long nodes_in_step(const struct sorted_hosts *step, const char *list, size_t k,
+			  size_t *n, tt_err *err)
+{
+	char **hosts = NULL;
+	long in_step = 0;
+
+	if (tt_hostlist_expand(list, &hosts, n, err) != 0)
+		return tt_err_wrap(err, "SLURM_JOB_NODELIST_HET_GROUP_%zu", k);
+	for (size_t i = 0; i < *n; i++)
+		in_step += find_host(step, hosts[i]) >= 0;
+	tt_hostlist_free(hosts, *n);
+	return in_step;
+}
+
+/* Appends the nodes of component k (list, which has nodes in a step of several components) to
+ * order[*placed..] and list to nodelist; -1 with err when the step runs on part of them only, or
+ * one of them is another component's too. */
+static int place_component(const struct sorted_hosts *step, const char *list, size_t k,
+			   long *owner, size_t *order, size_t *placed, char *nodelist,
+			   size_t nodelist_len, tt_err *err)
+{
+	char **hosts = NULL;
+	size_t n = 0, used;
+	int rc = -1;
+
+	if (tt_hostlist_expand(list, &hosts, &n, err) != 0)
+		return tt_err_wrap(err, "SLURM_JOB_NODELIST_HET_GROUP_%zu", k);
+	for (size_t i = 0; i < n; i++) {
+		long idx = find_host(step, hosts[i]);
+
+		if (idx < 0) {
+			tt_err_set(err, "heterogeneous step: it runs on part of the nodes of component "
+				   "%zu (%s: not on %s), so the order of its ranks across components "
+				   "cannot be told: run each component of the step on all of its "
+				   "nodes", k, list, hosts[i]);
+			goto out;
+		}
+		if (owner[idx] >= 0) {
+			tt_err_set(err, "heterogeneous step: node %s is in components %ld and %zu, "
+				   "whose GPUs and tasks on it cannot be told apart: give each "
+				   "component nodes of its own", hosts[i], owner[idx], k);
+			goto out;
+		}
+		owner[idx] = (long)k;
+		order[(*placed)++] = (size_t)idx;
+	}
+	used = strlen(nodelist);
+	if (used + 1 + strlen(list) >= nodelist_len) {
+		tt_err_set(err, "heterogeneous step: the components' nodelists are longer than %zu "
+			   "characters", nodelist_len - 1);
+		goto out;
+	}
+	strcpy(nodelist + used, used ? "," : "");
+	strcat(nodelist, list);
+	rc = 0;
+out:
+	tt_hostlist_free(hosts, n);
+	return rc;
+}
+
+int tt_het_step_order(const char *step_nodelist, const char *const *components,
+		      size_t ncomponents, const char *host, uint32_t node_id, char *nodelist,
+		      size_t nodelist_len, size_t **order, size_t *nnodes, tt_err *err)
+{
+	struct sorted_hosts step = {0};
+	size_t *placed_order = NULL, placed = 0, ncomp = 0;
+	bool in_step_of[TT_HET_COMPONENTS_MAX] = {false};
+	long *owner = NULL, here;
+	char *joined = NULL;
+	int rc = -1;
+
+	*order = NULL;
+	*nnodes = 0;
+	if (ncomponents > TT_HET_COMPONENTS_MAX)
+		return tt_err_set(err, "heterogeneous job of %zu components: Slurm allows %d",
+				  ncomponents, TT_HET_COMPONENTS_MAX);
+	if (tt_hostlist_expand(step_nodelist, &step.hosts, &step.n, err) != 0)
+		return tt_err_wrap(err, "SLURM_STEP_NODELIST");
+	/* One more than needed: calloc(0) may return NULL. */
+	step.by_name = calloc(step.n + 1, sizeof(*step.by_name));
+	placed_order = calloc(step.n + 1, sizeof(*placed_order));
+	owner = calloc(step.n + 1, sizeof(*owner));
+	joined = calloc(1, nodelist_len);
+	if (!step.by_name || !placed_order || !owner || !joined) {
+		tt_err_set(err, "out of memory for a step of %zu nodes", step.n);
+		goto out;
+	}
+	for (size_t i = 0; i < step.n; i++) {
+		step.by_name[i] = (struct named_index){step.hosts[i], i};
+		owner[i] = -1;
+	}
+	qsort(step.by_name, step.n, sizeof(*step.by_name), by_name_cmp);
+	/* The step's components: those with nodes in it. */
+	for (size_t k = 0; k < ncomponents; k++) {
+		size_t n;
+		long in_step;
+
+		if (!components[k])
+			continue;
+		if ((in_step = nodes_in_step(&step, components[k], k, &n, err)) < 0)
+			goto out;
+		in_step_of[k] = in_step > 0;
+		ncomp += in_step_of[k];
+	}
+	if (ncomp < 2) {
+		rc = 0;
+		goto out;
+	}
+	for (size_t k = 0; k < ncomponents; k++)
+		if (in_step_of[k] && place_component(&step, components[k], k, owner, placed_order,
+						     &placed, joined, nodelist_len, err) != 0)
+			goto out;
+	if (placed != step.n) {
+		tt_err_set(err, "heterogeneous step: its components' nodelists (%s) cover %zu of the "
+			   "%zu nodes of SLURM_STEP_NODELIST=%s", joined, placed, step.n,
+			   step_nodelist);
+		goto out;
+	}
+	here = find_host(&step, host);
+	if (here < 0) {
+		tt_err_set(err, "heterogeneous step: this node (SLURMD_NODENAME=%s) is not in "
+			   "SLURM_STEP_NODELIST=%s", host, step_nodelist);
+		goto out;
+	}
+	for (size_t i = 0; i < placed; i++) {
+		if ((long)placed_order[i] == here && i != node_id) {
+			tt_err_set(err, "heterogeneous step: this node %s is node %zu of its "
+				   "components' nodelists in order (%s), but SLURM_NODEID is %u",
+				   host, i, joined, node_id);
+			goto out;
+		}
+	}
+	strcpy(nodelist, joined);
+	*order = placed_order;
+	*nnodes = placed;
+	placed_order = NULL;
+	rc = 1;
+out:
+	tt_hostlist_free(step.hosts, step.n);
+	free(step.by_name);
+	free(placed_order);
+	free(owner);
+	free(joined);
+	return rc;
+}
