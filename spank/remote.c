@@ -265,10 +265,8 @@ static int start_relay(spank_t sp)
 	return 0;
 }
 
-int tt_remote_task_init(spank_t sp)
+static int set_up_task(spank_t sp)
 {
-	if (is_special_step(tt_plugin.step_id))
-		return 0;
 	if (tt_plugin.problem.msg[0]) {
 		slurm_error(TT_PLUGIN ": %s", tt_plugin.problem.msg);
 		fprintf(stderr, TT_PLUGIN ": error: %s\n", tt_plugin.problem.msg);
@@ -284,6 +282,18 @@ int tt_remote_task_init(spank_t sp)
 	if (tt_plugin.step_id != TT_STEP_BATCH && apply_task_env(sp) != 0)
 		return -1;
 	return start_relay(sp);
+}
+
+/* A task that cannot get what the user asked for does not run. Slurm honours a hook's error
+ * only for a "required" plugstack line (slurmstepd then _exit(1)s the task, 26.05.3's
+ * src/slurmd/slurmstepd/task.c); for an "optional" line it drops the error and would start the
+ * program without its ranks or with a topology failure strict=yes forbids. So the task exits
+ * here, as slurmstepd would, whichever the line says. */
+int tt_remote_task_init(spank_t sp)
+{
+	if (is_special_step(tt_plugin.step_id) || set_up_task(sp) == 0)
+		return 0;
+	_exit(1);
 }
 
 int tt_remote_exit(spank_t sp)

@@ -230,6 +230,21 @@ test_plugin_topology_failure_warns_or_fails_in_strict_mode() {
 	expect_match "the task names the failure" "train_topo: error: NCCL topology file \\(strict=yes\\)" "$(cat err2.txt)"
 }
 
+# Sites often load SPANK plugins "optional", so that a broken one cannot stop every job; Slurm then
+# ignores a hook's error (only a required plugin's fails the task). A task the plugin cannot set up
+# as asked must still not run: the same strict=yes failure with the line made optional.
+test_plugin_optional_line_still_fails_the_task() {
+	set_plugin_args "hwloc_xml=/nonexistent/topo.xml strict=yes"
+	local conf=$TT_CLUSTER_DIR/etc/plugstack.conf rc=0
+	sed -i 's/^required\([[:space:]].*train_topo\.so\)/optional\1/' "$conf"
+	grep -q '^optional[[:space:]].*train_topo\.so' "$conf" || fail "no optional train_topo.so line in $conf: $(cat "$conf")"
+	srun -N2 --ntasks-per-node=2 --train-topo bash -c 'echo ran' >out.txt 2>err.txt || rc=$?
+	cat err.txt
+	expect_eq "srun's exit status (every task exited 1)" 1 "$rc"
+	expect_eq "no task output" "" "$(cat out.txt)"
+	expect_eq "tasks naming the failure" 4 "$(grep -c 'train_topo: error: NCCL topology file (strict=yes)' err.txt)"
+}
+
 # The probe program missing on the nodes (traintopo's commands not installed there): the tasks run
 # without the file, each node warns once naming the program; strict=yes fails the task.
 test_plugin_missing_probe_warns_once_per_node() {
