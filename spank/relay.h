@@ -6,8 +6,9 @@
  * forwards signals (the checkpoint signal to every descendant that handles it) and exits with the
  * program's status. In the batch step the same rule makes `--signal=B:USR1@T` and
  * `scancel --batch --signal=USR1` reach the running steps: srun catches the signal and forwards it
- * to its step, whose tasks' relays pass it on. On Slurm >= 23.11 spank_prepend_task_argv would allow the same with an exec'd
- * relay; this fork is what works on 22.05 (see shared notes "signals under Slurm"). */
+ * to its step, whose tasks' relays pass it on. Slurm 23.11's spank_prepend_task_argv is not used:
+ * an exec'd relay program would still have to fork the user's program to stay its parent, so it
+ * removes no fork, adds an exec and a binary every compute node must carry, and 22.05 lacks it. */
 #ifndef TT_RELAY_H
 #define TT_RELAY_H
 

@@ -31,11 +31,8 @@ for dir in "$headers"/slurm-*; do
 	release=$(printf '%d.%02d.%d' $((version >> 16)) $(((version >> 8) & 255)) $((version & 255)))
 	# The build's config.h with configure's Slurm facts for these headers instead of its own
 	# (found first: -I"$tmp" comes before the build's own include path).
-	grep -v -e '^#define TT_SLURM_VERSION ' -e '^#define TT_HAVE_SPANK_PREPEND_ARGV ' config.h >"$tmp/config.h"
+	grep -v -e '^#define TT_SLURM_VERSION ' config.h >"$tmp/config.h"
 	echo "#define TT_SLURM_VERSION $((version))" >>"$tmp/config.h"
-	if grep -q 'spank_prepend_task_argv' "$dir/slurm/spank.h"; then
-		echo "#define TT_HAVE_SPANK_PREPEND_ARGV 1" >>"$tmp/config.h"
-	fi
 	errors=0
 	for src in $sources; do
 		# shellcheck disable=SC2086  # $cc and $flags are word lists
