@@ -104,3 +104,8 @@ bench-parallel: train-mlp
 noinst_PROGRAMS += bench/scale-layout
 bench_scale_layout_SOURCES = bench/scale_layout.c
 bench_scale_layout_LDADD = libttlayout.la libttbase.la
+if BUILD_TRAINRT
+noinst_PROGRAMS += bench/rdv-scale
+bench_rdv_scale_SOURCES = bench/rdv_scale.c
+bench_rdv_scale_LDADD = libtrainrt_core.la
+endif

@@ -17,6 +17,11 @@
  * stranger (the real server answers at once; a pending connection waits at most the cap's turn). */
 #define RT_STORE_HELLO_WAIT_S 10.0
 
+/* A rank in a rendezvous waits this much longer than its timeout for the store's verdict, so that
+ * the store, whose clock starts at the first arrival, is the one to give up and name who is
+ * missing (rather than each rank timing out on its own, knowing nothing). */
+#define RT_STORE_JOIN_GRACE_S 5.0
+
 typedef struct rt_store_server rt_store_server;
 typedef struct rt_store rt_store;
 
@@ -45,6 +50,11 @@ int rt_store_get(rt_store *st, const char *key, void *val, size_t cap, size_t *l
 /* Adds delta to the 64-bit counter at key (created at 0); fails, keeping the connection, when the
  * key holds something else or the sum overflows. */
 int rt_store_add(rt_store *st, const char *key, int64_t delta, int64_t *result, tt_err *err);
+
+/* The rendezvous named name (rt_store_core.h, JOIN): returns once every rank of the world joined
+ * it; -1 with the store's one line when a rank did not join within the timeout of the first
+ * (naming the ranks missing) or left after joining (naming it). */
+int rt_store_join(rt_store *st, const char *name, int rank, tt_err *err);
 
 /* The socket the client talks on (its local address is how peers reach this host). */
 int rt_store_fd(const rt_store *st);
