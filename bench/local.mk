@@ -109,3 +109,8 @@ noinst_PROGRAMS += bench/rdv-scale
 bench_rdv_scale_SOURCES = bench/rdv_scale.c
 bench_rdv_scale_LDADD = libtrainrt_core.la
 endif
+dist_noinst_SCRIPTS += bench/scale.sh bench/rdv_tcpstore.py
+BENCH_TARGETS += bench-scale
+bench-scale: bench/scale-layout bench/rdv-scale
+	$(SHELL) $(srcdir)/bench/scale.sh $(abs_top_builddir)
+.PHONY: bench-scale
