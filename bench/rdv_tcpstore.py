@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""rdv_tcpstore.py — the peer of `trainrt-bench --rendezvous N`: N ranks meeting through PyTorch's
+"""rdv_tcpstore.py — the peer of `bench/rdv-scale N --barrier add` (bench/rdv_scale.c): N ranks meeting through PyTorch's
 TCPStore (Debian python3-torch), simulated the same way: the store in this process, the ranks as
 threads in client processes of at most 2048 each, all started together once every thread exists.
 A rank connects (TCPStore client), counts itself in (add), the last one sets "done", every rank
