@@ -320,6 +320,7 @@ static int barrier_fail(rt_store_core *s, struct barrier *b, const char *reason)
 static size_t missing_ranks(const rt_store_core *s, const struct barrier *b, char *buf, size_t len)
 {
 	size_t used = 0, missing = 0;
+	int cut = 0;
 
 	buf[0] = '\0';
 	for (uint32_t r = 0; r < (uint32_t)s->world_size; r++) {
@@ -330,11 +331,12 @@ static size_t missing_ranks(const rt_store_core *s, const struct barrier *b, cha
 		while (end + 1 < (uint32_t)s->world_size && !has_arrived(b, end + 1))
 			end++;
 		missing += end - r + 1;
-		if (used + 32 < len)
+		/* Room for "nnnnnnnnnn-nnnnnnnnnn," and a final ",..." at every step. */
+		if (!cut && used + 28 < len)
 			used += (size_t)snprintf(buf + used, len - used, end > r ? "%s%u-%u" : "%s%u",
 						 used ? "," : "", r, end);
-		else if (used + 4 < len && strcmp(buf + used - 3, "...") != 0)
-			used += (size_t)snprintf(buf + used, len - used, ",...");
+		else if (!cut && (cut = 1))
+			snprintf(buf + used, len - used, ",...");
 		r = end;
 	}
 	return missing;

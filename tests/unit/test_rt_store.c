@@ -758,6 +758,14 @@ static void test_join(void)
 			JOIN_WORLD - 4);
 	memset(skip, 0, sizeof(skip));
 
+	/* Every odd rank missing: the line stays one line, cut with "...", and counts them all. */
+	for (int r = 1; r < JOIN_WORLD; r += 2)
+		skip[r] = 1;
+	CU_ASSERT_EQUAL(run_join(skip, -1, 1, j), 0);
+	CU_ASSERT_EQUAL(same_failure(skip, -1, j, "ranks 1,3,5,7,"), JOIN_WORLD / 2);
+	CU_ASSERT_EQUAL(same_failure(skip, -1, j, ",... (256 of 512) did not arrive"), JOIN_WORLD / 2);
+	memset(skip, 0, sizeof(skip));
+
 	/* Rank 7 joins and dies before the others come: each of them is told, long before its timeout. */
 	CU_ASSERT_EQUAL(run_join(skip, 7, 30, j), 0);
 	CU_ASSERT_EQUAL(same_failure(skip, 7, j, "rank 7 left (its connection to the store closed"), JOIN_WORLD - 1);
