@@ -536,6 +536,8 @@ rt_store *rt_store_connect(const char *host, int port, const char *key, int worl
 {
 	rt_store *st = calloc(1, sizeof(*st));
 	double deadline = rt_now() + timeout_s;
+	/* A store that 16k ranks reach at once answers the last of them only after the others. */
+	double hello_wait = RT_STORE_HELLO_WAIT_S + RT_STORE_HELLO_WAIT_PER_RANK_S * world_size;
 	int backoff_ms = 10;
 
 	if (!st) {
@@ -559,7 +561,7 @@ rt_store *rt_store_connect(const char *host, int port, const char *key, int worl
 			tt_err_wrap(err, "rendezvous store (MASTER_ADDR:MASTER_PORT; is rank 0 running?)");
 			goto fail;
 		}
-		rc = handshake(st, key, world_size, left < RT_STORE_HELLO_WAIT_S ? left : RT_STORE_HELLO_WAIT_S, err);
+		rc = handshake(st, key, world_size, left < hello_wait ? left : hello_wait, err);
 		if (rc == 0)
 			return st;
 		close(st->fd);
