@@ -41,7 +41,7 @@ struct result {
 	int done, failed, same; /* same: failures with exactly the first failure's message */
 	int first_rank;
 	double last;            /* when its last rank finished (CLOCK_MONOTONIC, shared) */
-	char first[512];
+	char first[512], other[512]; /* the first failure, and the first one that differs */
 };
 
 struct client {
@@ -114,6 +114,8 @@ static void *rank_main(void *arg)
 			c->r.first_rank = a->rank;
 		}
 		c->r.same += strcmp(c->r.first, err.msg) == 0;
+		if (strcmp(c->r.first, err.msg) != 0 && !c->r.other[0])
+			snprintf(c->r.other, sizeof(c->r.other), "rank %d: %.480s", a->rank, err.msg);
 	}
 	c->r.last = rt_now();
 	pthread_mutex_unlock(&c->lock);
@@ -252,6 +254,8 @@ int main(int argc, char **argv)
 		done += r.done;
 		if (r.failed && !failed)
 			first = r;
+		else if (r.failed && !first.other[0] && strcmp(r.first, first.first) != 0)
+			snprintf(first.other, sizeof(first.other), "rank %d: %.480s", r.first_rank, r.first);
 		failed += r.failed;
 		if (r.failed && strcmp(r.first, first.first) == 0)
 			same += r.same;
@@ -270,6 +274,8 @@ int main(int argc, char **argv)
 	if (failed)
 		printf("%d ranks failed, %d of them with this line; rank %d: %s\n", failed, same,
 		       first.first_rank, first.first);
+	if (first.other[0])
+		printf("another line: %s\n", first.other);
 	free(pids);
 	return status || done != o.n;
 }

@@ -16,6 +16,7 @@ B=$1
 HERE=$(cd "$(dirname "$0")" && pwd)
 PY=/usr/bin/python3
 TCPSTORE_MAX=${SCALE_TCPSTORE_MAX:-4096}
+RUNS=${SCALE_RUNS:-3}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/bench-scale.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 status=0
@@ -46,13 +47,14 @@ for form in contiguous strided racks mixed; do
 		if [ "$have_scontrol" = 1 ] && [ "$chars" -lt 131000 ]; then
 			"$B/bench/scale-layout" expand <"$WORK/list" >"$WORK/ours"
 			t0=$(date +%s%N)
+			# scontrol may print "Invalid hostlist" and still exit 0.
 			if /usr/bin/time -f '%M' -o "$WORK/sct" scontrol show hostnames "$(cat "$WORK/list")" \
-				>"$WORK/theirs" 2>"$WORK/scerr"; then
+				>"$WORK/theirs" 2>"$WORK/scerr" && [ -s "$WORK/theirs" ]; then
 				sc_ms=$(ms_since "$t0")
 				sc_rss=$(tail -n 1 "$WORK/sct")
 				if cmp -s "$WORK/ours" "$WORK/theirs"; then same=yes; else same=NO; status=1; fi
 			else
-				same="scontrol refuses: $(head -n 1 "$WORK/scerr" | sed 's/^scontrol: error: //')"
+				same="scontrol refuses: $(grep -v '^Invalid' "$WORK/scerr" | head -n 1 | sed 's/^scontrol: error: //')"
 			fi
 		fi
 		say "| $form | $hosts | $chars | $ms | $cms | $rss | $sc_ms | $sc_rss | $same | $(ratio "$sc_ms" "$ms") |"
@@ -75,20 +77,27 @@ for form in contiguous racks mixed strided; do
 done
 
 # ---- 2. rendezvous -----------------------------------------------------------------------------
-rdv() { # rdv ARGS...: "seconds done rss store_cpu ranks_cpu"; a failure's line goes to the notes
-	timeout 300 "$B/bench/rdv-scale" "$@" >"$WORK/rdv.out" 2>&1
-	[ "$(wc -l <"$WORK/rdv.out")" -le 1 ] || echo "- \`rdv-scale $*\`: $(sed -n 2p "$WORK/rdv.out")" >>"$WORK/notes"
-	head -n 1 "$WORK/rdv.out"
+rdv() { # rdv ARGS...: the median of RUNS runs' "seconds done rss store_cpu ranks_cpu" (by seconds;
+	# a failed run counts as infinitely slow); a failure's line goes to the notes
+	: >"$WORK/rdv.runs"
+	for run in $(seq "$RUNS"); do
+		timeout 300 "$B/bench/rdv-scale" "$@" >"$WORK/rdv.out" 2>&1
+		[ "$(wc -l <"$WORK/rdv.out")" -le 1 ] ||
+			echo "- \`rdv-scale $*\` (run $run): $(sed -n 2p "$WORK/rdv.out")" >>"$WORK/notes"
+		head -n 1 "$WORK/rdv.out" | awk -v n="$1" '{ if ($2 != n) $1 = 1e9; print }' >>"$WORK/rdv.runs"
+		cut -d' ' -f1 "$WORK/rdv.runs" | tail -n 1 | tr '\n' ' ' >>"$WORK/rdv.all"
+	done
+	sort -g "$WORK/rdv.runs" | sed -n "$(((RUNS + 1) / 2))p"
 }
 say ""
-say "## rendezvous: connect with the key handshake, then meet (all ranks released together)"
-say "| ranks | trainrt add/get s | trainrt JOIN s | JOIN, store on a core of its own s | store peak RSS KiB | store CPU s | ranks' CPU s | TCPStore s | TCPStore/trainrt |"
+say "## rendezvous: connect with the key handshake, then meet (all ranks released together; trainrt: median of $RUNS runs, TCPStore: one run)"
+say "| ranks | trainrt add/get s | trainrt JOIN s | JOIN, store on a core of its own s | store peak RSS KiB (JOIN) | store CPU s (JOIN) | ranks' CPU s (JOIN) | TCPStore s | TCPStore/trainrt add/get |"
 say "|---|---|---|---|---|---|---|---|---|"
 for n in 1024 4096 16384; do
 	set -- $(rdv "$n" --barrier add); add_s=${1:-fail}; [ "${2:-0}" = "$n" ] || { add_s="fail"; status=1; }
-	set -- $(rdv "$n" --barrier join --store-core); core_s=${1:-fail}; [ "${2:-0}" = "$n" ] || { core_s="fail"; status=1; }
 	set -- $(rdv "$n" --barrier join); join_s=${1:-fail} rss=${3:-} scpu=${4:-} ccpu=${5:-}
 	[ "${2:-0}" = "$n" ] || { join_s="fail"; status=1; }
+	set -- $(rdv "$n" --barrier join --store-core); core_s=${1:-fail}; [ "${2:-0}" = "$n" ] || { core_s="fail"; status=1; }
 	ts=skipped
 	if [ "$n" -le "$TCPSTORE_MAX" ] && $PY -c 'import torch.distributed' 2>/dev/null; then
 		ts=$(timeout 300 $PY "$HERE/rdv_tcpstore.py" "$n" 120 | awk -v n="$n" 'NR == 1 { print ($2 == n) ? $1 : "fail" }')
@@ -97,6 +106,8 @@ for n in 1024 4096 16384; do
 	say "| $n | $add_s | $join_s | $core_s | $rss | $scpu | $ccpu | $ts | $(ratio "$ts" "$add_s") |"
 	echo "$n $add_s $join_s $ts" >>"$WORK/rdv.dat"
 done
+say ""
+say "every trainrt run's seconds, in table order: $(cat "$WORK/rdv.all")"
 [ ! -s "$WORK/notes" ] || { say ""; cat "$WORK/notes"; }
 
 # ---- 3. failure at scale -----------------------------------------------------------------------
@@ -115,7 +126,7 @@ done
 if command -v gnuplot >/dev/null 2>&1; then
 	say ""
 	say '```'
-	gnuplot <<EOF 2>/dev/null
+	gnuplot <<EOF 2>"$WORK/gnuplot.err" || sed 's/^/gnuplot: /' "$WORK/gnuplot.err"
 set terminal dumb 100 28
 set logscale xy
 set title "rendezvous seconds vs ranks (log-log): A trainrt add/get, J trainrt JOIN, T TCPStore"
