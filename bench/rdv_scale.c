@@ -9,7 +9,8 @@
  *                   ranks that did not come
  * --missing R never starts rank R; --die R has rank R join at once and close its connection 0.2 s
  * later, the others starting 0.5 s late.
- * Prints "<seconds> <ranks done> <store peak RSS KiB> <store CPU s> <ranks' CPU s>", then the first failure, if any, and how
+ * Prints "<seconds> <ranks done> <store peak RSS KiB> <store CPU s> <ranks' CPU s> <connections
+ * the kernel dropped on a full accept queue (ListenOverflows, the whole machine's)>", then the first failure, if any, and how
  * many ranks failed with that same line.
  *   rdv-scale N [--barrier add|join] [--timeout S] [--missing R | --die R] */
 #include <errno.h>
@@ -159,6 +160,26 @@ static int client_main(const struct opts *o, int first, int count, int go_fd, in
 	return 0;
 }
 
+/* The kernel's count of connections dropped because a listener's accept queue was full
+ * (TcpExt ListenOverflows, /proc/net/netstat); -1 when unreadable. */
+static long listen_overflows(void)
+{
+	char names[4096], values[4096];
+	FILE *f = fopen("/proc/net/netstat", "r");
+	long v = -1;
+
+	while (f && fgets(names, sizeof(names), f) && fgets(values, sizeof(values), f)) {
+		char *np, *vp, *n = strtok_r(names, " \n", &np), *x = strtok_r(values, " \n", &vp);
+
+		for (; n && x; n = strtok_r(NULL, " \n", &np), x = strtok_r(NULL, " \n", &vp))
+			if (strcmp(n, "ListenOverflows") == 0)
+				v = atol(x);
+	}
+	if (f)
+		fclose(f);
+	return v;
+}
+
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	static const struct option longs[] = {
@@ -198,6 +219,7 @@ int main(int argc, char **argv)
 	struct rusage ru;
 	rt_store_server *srv;
 	double t0, last = 0;
+	long overflows;
 	pid_t *pids;
 	tt_err err;
 
@@ -237,6 +259,7 @@ int main(int argc, char **argv)
 			kill(pids[p], SIGKILL);
 		return 1;
 	}
+	overflows = listen_overflows();
 	t0 = rt_now();
 	for (int p = 0; p < nproc; p++) {
 		int port = rt_store_server_port(srv);
@@ -269,8 +292,9 @@ int main(int argc, char **argv)
 	       (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
 	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6);
 	getrusage(RUSAGE_CHILDREN, &ru);
-	printf(" %.2f\n", (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
-	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6);
+	printf(" %.2f %ld\n", (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6,
+	       overflows >= 0 ? listen_overflows() - overflows : -1);
 	if (failed)
 		printf("%d ranks failed, %d of them with this line; rank %d: %s\n", failed, same,
 		       first.first_rank, first.first);

@@ -91,11 +91,11 @@ rdv() { # rdv ARGS...: the median of RUNS runs' "seconds done rss store_cpu rank
 }
 say ""
 say "## rendezvous: connect with the key handshake, then meet (all ranks released together; trainrt: median of $RUNS runs, TCPStore: one run)"
-say "| ranks | trainrt add/get s | trainrt JOIN s | JOIN, store on a core of its own s | store peak RSS KiB (JOIN) | store CPU s (JOIN) | ranks' CPU s (JOIN) | TCPStore s | TCPStore/trainrt add/get |"
-say "|---|---|---|---|---|---|---|---|---|"
+say "| ranks | trainrt add/get s | trainrt JOIN s | JOIN, store on a core of its own s | store peak RSS KiB (JOIN) | store CPU s (JOIN) | ranks' CPU s (JOIN) | accept-queue drops (JOIN) | TCPStore s | TCPStore/trainrt add/get |"
+say "|---|---|---|---|---|---|---|---|---|---|"
 for n in 1024 4096 16384; do
 	set -- $(rdv "$n" --barrier add); add_s=${1:-fail}; [ "${2:-0}" = "$n" ] || { add_s="fail"; status=1; }
-	set -- $(rdv "$n" --barrier join); join_s=${1:-fail} rss=${3:-} scpu=${4:-} ccpu=${5:-}
+	set -- $(rdv "$n" --barrier join); join_s=${1:-fail} rss=${3:-} scpu=${4:-} ccpu=${5:-} ovf=${6:-}
 	[ "${2:-0}" = "$n" ] || { join_s="fail"; status=1; }
 	set -- $(rdv "$n" --barrier join --store-core); core_s=${1:-fail}; [ "${2:-0}" = "$n" ] || { core_s="fail"; status=1; }
 	ts=skipped
@@ -103,7 +103,7 @@ for n in 1024 4096 16384; do
 		ts=$(timeout 300 $PY "$HERE/rdv_tcpstore.py" "$n" 120 | awk -v n="$n" 'NR == 1 { print ($2 == n) ? $1 : "fail" }')
 		ts=${ts:-fail}
 	fi
-	say "| $n | $add_s | $join_s | $core_s | $rss | $scpu | $ccpu | $ts | $(ratio "$ts" "$add_s") |"
+	say "| $n | $add_s | $join_s | $core_s | $rss | $scpu | $ccpu | $ovf | $ts | $(ratio "$ts" "$add_s") |"
 	echo "$n $add_s $join_s $ts" >>"$WORK/rdv.dat"
 done
 say ""
