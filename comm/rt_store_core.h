@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #define RT_STORE_MAGIC 0x54525354u /* "TRST" */
-#define RT_STORE_VERSION 2
+#define RT_STORE_VERSION 3 /* 3: JOIN, which trainrt_init sends */
 #define RT_STORE_MAX_KEY 255
 #define RT_STORE_MAX_VAL (1u << 20)
 #define RT_STORE_MAX_PENDING 256   /* connections not yet admitted, held at once */
