@@ -98,3 +98,19 @@ BENCH_TARGETS += bench-parallel
 bench-parallel: train-mlp
 	TRAIN_MLP=./train-mlp $(SHELL) $(srcdir)/bench/parallel.sh
 .PHONY: bench-parallel
+
+# bench-scale: issue #20 at this machine's reach: nodelists of 10k nodes and the env contract of
+# 100k tasks (vs scontrol), and a store rendezvous of 1k-16k ranks vs PyTorch TCPStore (bench/scale.sh).
+noinst_PROGRAMS += bench/scale-layout
+bench_scale_layout_SOURCES = bench/scale_layout.c
+bench_scale_layout_LDADD = libttlayout.la libttbase.la
+if BUILD_TRAINRT
+noinst_PROGRAMS += bench/rdv-scale
+bench_rdv_scale_SOURCES = bench/rdv_scale.c
+bench_rdv_scale_LDADD = libtrainrt_core.la
+endif
+dist_noinst_SCRIPTS += bench/scale.sh bench/rdv_tcpstore.py
+BENCH_TARGETS += bench-scale
+bench-scale: bench/scale-layout bench/rdv-scale
+	$(SHELL) $(srcdir)/bench/scale.sh $(abs_top_builddir)
+.PHONY: bench-scale

@@ -624,6 +624,10 @@ trainrt_comm *trainrt_init_for(trainrt_buffers where, char *errbuf, size_t errle
 	c->world_node = c->w.node;
 	if (rendezvous(c, addr, port, &err) != 0)
 		goto fail;
+	/* Every rank waits here for all: one that never comes (within TRAINRT_TIMEOUT of the first)
+	 * or dies first fails every other with the store's one line naming it. */
+	if (rt_store_join(c->w.store, "trainrt/start", c->w.rank, &err) != 0)
+		goto fail;
 	if (agree_layout(c, &err) != 0)
 		goto fail;
 	c->be = pick_backend(c, where, &err);

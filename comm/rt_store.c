@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* rt_store.c — the rendezvous store's sockets (see rt_store.h): one poll() thread moves bytes
+/* rt_store.c — the rendezvous store's sockets (see rt_store.h): one epoll thread moves bytes
  * between every connection and the protocol core (rt_store_core.c), so a thousand ranks cost one
  * thread; and the client, one per rank, with a mutex so the progress thread and the trainer may
  * share it. */
@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -27,6 +28,8 @@ struct rt_store_server {
 	int port;
 	char addr[16]; /* the address listened on, dotted IPv4; "0.0.0.0" for all */
 	int wake[2];
+	int ep;	       /* epoll: each round costs the connections that did something, not all */
+	int listening; /* whether the listener is in ep (not at the cap of pending connections) */
 	rt_store_core *core;
 	pthread_t thread;
 };
@@ -42,67 +45,106 @@ static ssize_t discard(int fd)
 	return n == 0 ? 0 : 1;
 }
 
-/* Closes what the core finished with. An evicted connection gets its RETRY with what the socket
- * takes at once; its unread input is taken first, so the close is a FIN, not a reset that could
- * overtake the answer. */
+/* Closes k's socket (epoll forgets it with the close) and tells the core. */
+static void drop(rt_store_server *s, rt_store_conn *k)
+{
+	if (k->fd >= 0) {
+		close(k->fd);
+		k->fd = -1;
+	}
+	rt_store_core_drop(s->core, k);
+}
+
+/* What k waits for: its output to leave, else input (epoll is told only of a change). */
+static void watch(rt_store_server *s, rt_store_conn *k, int op)
+{
+	struct epoll_event ev = { .events = k->out_len > k->out_off ? EPOLLOUT : EPOLLIN, .data.ptr = k };
+
+	if (op == EPOLL_CTL_MOD && ev.events == k->watched)
+		return;
+	if (epoll_ctl(s->ep, op, k->fd, &ev) != 0)
+		drop(s, k);
+	k->watched = ev.events;
+}
+
+/* Sends what k's socket takes of its output now. Most answers fit at once, so a connection is
+ * watched for writing only when its socket is full, not for every answer. */
+static void flush(rt_store_server *s, rt_store_conn *k, double now)
+{
+	ssize_t n = send(k->fd, k->out + k->out_off, k->out_len - k->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
+	int rc;
+
+	if (n < 0 && errno != EAGAIN && errno != EINTR) {
+		drop(s, k);
+		return;
+	}
+	rc = rt_store_core_sent(s->core, k, n > 0 ? (size_t)n : 0, now);
+	if (rc < 0)
+		drop(s, k);
+	else if (rc == 1)
+		shutdown(k->fd, SHUT_WR); /* refused: the reason is out; wait for the client to hang up */
+}
+
+/* The connections the core changed: an evicted one gets its RETRY with what the socket takes at
+ * once (its unread input taken first, so the close is a FIN, not a reset that could overtake the
+ * answer); a dead one is closed; one with new output is watched for writing. */
 static void reap(rt_store_server *s)
 {
-	for (size_t i = 0; i < rt_store_core_count(s->core); i++) {
-		rt_store_conn *k = rt_store_core_at(s->core, i);
+	rt_store_conn *k;
 
+	while ((k = rt_store_core_next_notice(s->core))) {
 		if (k->evicted && !k->dead) {
 			discard(k->fd);
 			if (send(k->fd, k->out + k->out_off, k->out_len - k->out_off, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
 				/* The client learns by the close instead. */
 			}
-			k->dead = 1;
-		}
-		if (k->dead && k->fd >= 0) {
-			close(k->fd);
-			k->fd = -1;
+			drop(s, k);
+		} else if (k->dead) {
+			drop(s, k);
+		} else if (k->fd >= 0) {
+			if (k->out_len > k->out_off)
+				flush(s, k, rt_now());
+			if (!k->dead)
+				watch(s, k, EPOLL_CTL_MOD);
 		}
 	}
-	rt_store_core_sweep(s->core);
 }
 
 /* One connection's poll events. */
-static void io(rt_store_server *s, rt_store_conn *k, short ev, double now)
+static void io(rt_store_server *s, rt_store_conn *k, uint32_t ev, double now)
 {
-	if (k->out_len > k->out_off && (ev & (POLLOUT | POLLERR | POLLHUP))) {
-		ssize_t n = send(k->fd, k->out + k->out_off, k->out_len - k->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
-		int rc;
-
-		if (n < 0 && errno != EAGAIN && errno != EINTR) {
-			k->dead = 1;
-			return;
-		}
-		rc = rt_store_core_sent(s->core, k, n > 0 ? (size_t)n : 0, now);
-		if (rc < 0)
-			k->dead = 1;
-		else if (rc == 1)
-			shutdown(k->fd, SHUT_WR); /* refused: the reason is out; wait for the client to hang up */
-	} else if (ev & (POLLIN | POLLERR | POLLHUP)) {
+	if (k->out_len > k->out_off && (ev & (EPOLLOUT | EPOLLERR | EPOLLHUP))) {
+		flush(s, k, now);
+	} else if (ev & (EPOLLIN | EPOLLERR | EPOLLHUP)) {
 		unsigned char *buf;
 		size_t room;
 		ssize_t n;
 
 		if (rt_store_core_room(k, &buf, &room) != 0) {
-			k->dead = 1;
+			drop(s, k);
 			return;
 		}
 		if (!buf) { /* closing: input is discarded until the client hangs up */
 			if (discard(k->fd) == 0)
-				k->dead = 1;
+				drop(s, k);
 			return;
 		}
 		if (room == 0)
 			return;
 		n = recv(k->fd, buf, room, MSG_DONTWAIT);
-		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
-			k->dead = 1;
-		else if (n > 0 && rt_store_core_received(s->core, k, (size_t)n) != 0)
-			k->dead = 1;
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+			drop(s, k);
+			return;
+		}
+		if (n > 0 && rt_store_core_received(s->core, k, (size_t)n) != 0) {
+			drop(s, k);
+			return;
+		}
+		if (k->out_len > k->out_off)
+			flush(s, k, now);
 	}
+	if (!k->dead)
+		watch(s, k, EPOLL_CTL_MOD);
 }
 
 /* Out of descriptors: free the spare, accept the waiting client, tell it why, and close it, so
@@ -135,6 +177,7 @@ static void accept_clients(rt_store_server *s)
 {
 	for (;;) {
 		double now = rt_now();
+		rt_store_conn *k;
 		int fd;
 
 		if (!rt_store_core_can_admit(s->core, now))
@@ -148,62 +191,65 @@ static void accept_clients(rt_store_server *s)
 		}
 		if (fd < 0)
 			return;
-		if (!rt_store_core_open(s->core, fd, now)) {
+		k = rt_store_core_open(s->core, fd, now);
+		if (!k) {
 			close(fd);
 			return;
 		}
+		watch(s, k, EPOLL_CTL_ADD);
 		rt_store_core_make_room(s->core, now);
 		reap(s);
 	}
 }
 
+/* The listener is watched only while one more connection may be accepted; at the cap the loop
+ * wakes when the oldest pending one may be evicted (the core's deadline). */
+static void watch_listener(rt_store_server *s, double now)
+{
+	int want = rt_store_core_can_admit(s->core, now);
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &s->lfd };
+
+	if (want != s->listening && epoll_ctl(s->ep, want ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, s->lfd, &ev) == 0)
+		s->listening = want;
+}
+
+#define EVENTS_MAX 256
+
 static void *serve(void *arg)
 {
 	rt_store_server *s = arg;
-	struct pollfd *p = NULL;
-	size_t pcap = 0;
+	struct epoll_event ev[EVENTS_MAX];
 
 	for (;;) {
 		double now = rt_now(), due = rt_store_core_expire(s->core, now);
-		size_t n, np;
-		int ms;
+		int n, ms;
 
 		reap(s);
-		n = rt_store_core_count(s->core);
-		np = n + 2;
-		if (np > pcap) {
-			struct pollfd *q = realloc(p, np * 2 * sizeof(*p));
-
-			if (!q)
-				break;
-			p = q;
-			pcap = np * 2;
-		}
-		p[0] = (struct pollfd){ .fd = s->wake[0], .events = POLLIN };
-		/* At the cap of pending connections the listener waits until one can be evicted (due). */
-		p[1] = (struct pollfd){ .fd = rt_store_core_can_admit(s->core, now) ? s->lfd : -1, .events = POLLIN };
-		for (size_t i = 0; i < n; i++) {
-			rt_store_conn *k = rt_store_core_at(s->core, i);
-
-			p[i + 2] = (struct pollfd){ .fd = k->fd, .events = (short)(k->out_len > k->out_off ? POLLOUT : POLLIN) };
-		}
+		/* Between rounds (no event points at a connection): the dead are freed once they are
+		 * a good share of all, so sweeping costs O(1) per connection. */
+		if (rt_store_core_dead(s->core) > 64 + rt_store_core_count(s->core) / 4)
+			rt_store_core_sweep(s->core);
+		watch_listener(s, now);
 		ms = (int)ceil((due - now) * 1000.0);
-		if (poll(p, np, ms < 0 ? 0 : ms) < 0) {
+		n = epoll_wait(s->ep, ev, EVENTS_MAX, ms < 0 ? 0 : ms);
+		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
-		if (p[0].revents)
-			break;
 		now = rt_now();
-		for (size_t i = 0; i < n; i++)
-			if (p[i + 2].revents)
-				io(s, rt_store_core_at(s->core, i), p[i + 2].revents, now);
-		reap(s);
-		if (p[1].revents)
-			accept_clients(s);
+		for (int i = 0; i < n; i++) {
+			if (ev[i].data.ptr == &s->wake[0])
+				goto out;
+			if (ev[i].data.ptr == &s->lfd)
+				accept_clients(s);
+			else if (!((rt_store_conn *)ev[i].data.ptr)->dead)
+				io(s, ev[i].data.ptr, ev[i].events, now);
+			/* A connection the core kills in this round is not swept before the round ends:
+			 * reap() frees only after the notices, and the events of this round were taken. */
+		}
 	}
-	free(p);
+out:
 	return NULL;
 }
 
@@ -218,6 +264,7 @@ rt_store_server *rt_store_server_start(const char *host, int port, int loopback_
 		return NULL;
 	}
 	s->lfd = -1;
+	s->ep = -1;
 	s->wake[0] = s->wake[1] = -1;
 	s->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	s->core = rt_store_core_new(key, world_size, err);
@@ -237,6 +284,12 @@ rt_store_server *rt_store_server_start(const char *host, int port, int loopback_
 		tt_err_errno(err, "cannot create the store's wake pipe");
 		goto fail;
 	}
+	s->ep = epoll_create1(EPOLL_CLOEXEC);
+	if (s->ep < 0 ||
+	    epoll_ctl(s->ep, EPOLL_CTL_ADD, s->wake[0], &(struct epoll_event){ .events = EPOLLIN, .data.ptr = &s->wake[0] })) {
+		tt_err_errno(err, "cannot create the store's epoll set");
+		goto fail;
+	}
 	if (pthread_create(&s->thread, NULL, serve, s) != 0) {
 		tt_err_set(err, "cannot start the store thread");
 		goto fail;
@@ -247,6 +300,8 @@ fail:
 		close(s->spare);
 	if (s->lfd >= 0)
 		close(s->lfd);
+	if (s->ep >= 0)
+		close(s->ep);
 	if (s->wake[0] >= 0) {
 		close(s->wake[0]);
 		close(s->wake[1]);
@@ -279,6 +334,7 @@ void rt_store_server_stop(rt_store_server *s)
 			close(rt_store_core_at(s->core, i)->fd);
 	rt_store_core_free(s->core);
 	close(s->lfd);
+	close(s->ep);
 	close(s->wake[0]);
 	close(s->wake[1]);
 	if (s->spare >= 0)
@@ -433,7 +489,8 @@ static int roundtrip(rt_store *st, uint32_t cmd, const char *key, const void *va
 			*err = sent;
 			goto lost;
 		}
-	} else if (rt_net_recv_all(st->fd, &r, sizeof(r), st->timeout, err) != 0) {
+	} else if (rt_net_recv_all(st->fd, &r, sizeof(r), st->timeout + (cmd == RT_CMD_JOIN ? RT_STORE_JOIN_GRACE_S : 0),
+				   err) != 0) {
 		goto lost;
 	}
 	if (r.vallen > RT_STORE_MAX_VAL || (r.status != RT_ST_OK && r.status != RT_ST_REFUSED && r.status != RT_ST_ERROR)) {
@@ -479,6 +536,8 @@ rt_store *rt_store_connect(const char *host, int port, const char *key, int worl
 {
 	rt_store *st = calloc(1, sizeof(*st));
 	double deadline = rt_now() + timeout_s;
+	/* A store that 16k ranks reach at once answers the last of them only after the others. */
+	double hello_wait = RT_STORE_HELLO_WAIT_S + RT_STORE_HELLO_WAIT_PER_RANK_S * world_size;
 	int backoff_ms = 10;
 
 	if (!st) {
@@ -502,7 +561,7 @@ rt_store *rt_store_connect(const char *host, int port, const char *key, int worl
 			tt_err_wrap(err, "rendezvous store (MASTER_ADDR:MASTER_PORT; is rank 0 running?)");
 			goto fail;
 		}
-		rc = handshake(st, key, world_size, left < RT_STORE_HELLO_WAIT_S ? left : RT_STORE_HELLO_WAIT_S, err);
+		rc = handshake(st, key, world_size, left < hello_wait ? left : hello_wait, err);
 		if (rc == 0)
 			return st;
 		close(st->fd);
@@ -549,6 +608,13 @@ int rt_store_add(rt_store *st, const char *key, int64_t delta, int64_t *result, 
 	if (result)
 		*result = v;
 	return 0;
+}
+
+int rt_store_join(rt_store *st, const char *name, int rank, tt_err *err)
+{
+	struct rt_store_join j = { .rank = (uint32_t)rank, .timeout_s = st->timeout };
+
+	return roundtrip(st, RT_CMD_JOIN, name, &j, sizeof(j), NULL, 0, NULL, err);
 }
 
 int rt_store_fd(const rt_store *st)

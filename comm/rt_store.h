@@ -16,6 +16,14 @@
 /* How long a rank waits for the server's answer to its hello before it calls the listener a
  * stranger (the real server answers at once; a pending connection waits at most the cap's turn). */
 #define RT_STORE_HELLO_WAIT_S 10.0
+/* ... plus this per rank of the world: the store may have a whole world's hellos ahead of this one
+ * (16,384 ranks: 18 s in all; BENCHMARKS.md, "Scale"). */
+#define RT_STORE_HELLO_WAIT_PER_RANK_S 0.0005
+
+/* A rank in a rendezvous waits this much longer than its timeout for the store's verdict, so that
+ * the store, whose clock starts at the first arrival, is the one to give up and name who is
+ * missing (rather than each rank timing out on its own, knowing nothing). */
+#define RT_STORE_JOIN_GRACE_S 5.0
 
 typedef struct rt_store_server rt_store_server;
 typedef struct rt_store rt_store;
@@ -33,7 +41,7 @@ void rt_store_server_stop(rt_store_server *srv);
 
 /* Connects (retrying until timeout_s while nothing listens or the server asks to retry) and runs
  * the handshake. A listener that cannot prove it holds key, does not answer within
- * RT_STORE_HELLO_WAIT_S or hangs up fails the call at once with a message naming host:port.
+ * RT_STORE_HELLO_WAIT_S (+ RT_STORE_HELLO_WAIT_PER_RANK_S per rank) or hangs up fails the call at once with a message naming host:port.
  * timeout_s also bounds every later call. */
 rt_store *rt_store_connect(const char *host, int port, const char *key, int world_size,
 			   double timeout_s, tt_err *err);
@@ -45,6 +53,11 @@ int rt_store_get(rt_store *st, const char *key, void *val, size_t cap, size_t *l
 /* Adds delta to the 64-bit counter at key (created at 0); fails, keeping the connection, when the
  * key holds something else or the sum overflows. */
 int rt_store_add(rt_store *st, const char *key, int64_t delta, int64_t *result, tt_err *err);
+
+/* The rendezvous named name (rt_store_core.h, JOIN): returns once every rank of the world joined
+ * it; -1 with the store's one line when a rank did not join within the timeout of the first
+ * (naming the ranks missing) or left after joining (naming it). */
+int rt_store_join(rt_store *st, const char *name, int rank, tt_err *err);
 
 /* The socket the client talks on (its local address is how peers reach this host). */
 int rt_store_fd(const rt_store *st);

@@ -11,13 +11,32 @@
 
 #define KV_BUCKETS 4096
 /* An admitted rank may pipeline a little: its input buffer grows to two largest requests. */
+#define ADMITTED_IN_MIN 4096
 #define ADMITTED_IN_MAX (2 * (sizeof(struct rt_store_req) + RT_STORE_MAX_KEY + (size_t)RT_STORE_MAX_VAL))
 
 struct kv {
 	char *key;
 	void *val;
 	size_t len;
+	size_t waiters; /* GETs parked on this key: a SET of a key nobody waits for scans nothing */
 	struct kv *next;
+};
+
+/* One rendezvous: who arrived, until when the others may, and how it ended. */
+struct barrier {
+	char *name;
+	unsigned char *arrived; /* a bit per rank */
+	uint32_t count;		/* ranks arrived */
+	size_t waiting;		/* connections parked in it */
+	double deadline, timeout; /* the first arrival + its timeout */
+	char *reason;		/* why it failed; NULL while it may still complete */
+	struct barrier *next;
+};
+
+/* A list of connections (pointers stay valid until the sweep that frees them). */
+struct conn_list {
+	rt_store_conn **at;
+	size_t n, cap;
 };
 
 struct rt_store_core {
@@ -25,10 +44,52 @@ struct rt_store_core {
 	int world_size;
 	int admitted; /* ranks ever admitted: never more than world_size */
 	struct kv *table[KV_BUCKETS];
-	rt_store_conn *conns;
-	size_t nconns, cap_conns;
-	unsigned char sink[4096]; /* where a refused connection's input goes */
+	struct conn_list conns;	   /* every connection, in the order they were opened */
+	struct conn_list fifo;	   /* not admitted when opened, oldest first (may hold admitted ones
+				    * until they reach the front or the sweep) */
+	size_t fifo_head;
+	struct conn_list draining; /* refused and flushed: closed at drain_end */
+	struct conn_list notice;   /* what the edge must look at: new output, evicted, closed */
+	size_t pending;		   /* connections neither admitted, evicted nor dropped */
+	size_t dead;		   /* dropped, not yet swept */
+	double now;		   /* the edge's clock at its last call that gave one */
+	struct barrier *barriers;
+	unsigned char sink[4096];  /* where a refused connection's input goes */
 };
+
+static int list_push(struct conn_list *l, rt_store_conn *k)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		rt_store_conn **at = realloc(l->at, cap * sizeof(*at));
+
+		if (!at)
+			return -1;
+		l->at = at;
+		l->cap = cap;
+	}
+	l->at[l->n++] = k;
+	return 0;
+}
+
+/* Tells the edge to look at k (once until it does). */
+static void notice(rt_store_core *s, rt_store_conn *k)
+{
+	if (!k->noticed && list_push(&s->notice, k) == 0)
+		k->noticed = 1;
+}
+
+/* Whether s->pending counts k: not admitted, not evicted, not dropped. */
+static int counted(const rt_store_conn *k)
+{
+	return !k->dropped && !k->evicted && k->stage != RT_CONN_ADMITTED;
+}
+
+/* Whether k counts against the cap of connections not admitted. */
+static int is_pending(const rt_store_conn *k)
+{
+	return !k->dead && counted(k);
+}
 
 int rt_store_proofs(const char *key, const struct rt_store_transcript *t, unsigned char server_mac[RT_MAC_LEN],
 		    unsigned char client_mac[RT_MAC_LEN], tt_err *err)
@@ -79,6 +140,8 @@ static int out_append(rt_store_conn *k, const void *p, size_t n)
 {
 	if (n == 0)
 		return 0;
+	if (k->out_len == k->out_off && k->core)
+		notice(k->core, k);
 	if (k->out_len + n > k->out_cap) {
 		size_t cap = (k->out_len + n) * 2;
 		unsigned char *o = realloc(k->out, cap);
@@ -177,22 +240,184 @@ static int handle_proof(rt_store_core *s, rt_store_conn *k, const unsigned char 
 		return world_complete(s, k);
 	s->admitted++;
 	k->stage = RT_CONN_ADMITTED;
+	s->pending--;
 	return reply(k, RT_ST_OK, NULL, 0);
 }
 
 static int wake_waiters(rt_store_core *s, struct kv *e)
 {
-	for (size_t i = 0; i < s->nconns; i++) {
-		rt_store_conn *k = &s->conns[i];
+	for (size_t i = 0; i < s->conns.n && e->waiters > 0; i++) {
+		rt_store_conn *k = s->conns.at[i];
 
 		if (!k->dead && k->wait_key && strcmp(k->wait_key, e->key) == 0) {
 			free(k->wait_key);
 			k->wait_key = NULL;
+			e->waiters--;
 			if (reply(k, RT_ST_OK, e->val, e->len) != 0)
 				return -1;
 		}
 	}
 	return 0;
+}
+
+/* ---- the rendezvous (JOIN) ------------------------------------------------------------------ */
+
+static struct barrier *barrier_find(rt_store_core *s, const char *name, int create)
+{
+	struct barrier *b;
+
+	for (b = s->barriers; b; b = b->next)
+		if (strcmp(b->name, name) == 0)
+			return b;
+	if (!create)
+		return NULL;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	b->name = strdup(name);
+	b->arrived = calloc(((size_t)s->world_size + 7) / 8, 1);
+	if (!b->name || !b->arrived) {
+		free(b->name);
+		free(b->arrived);
+		free(b);
+		return NULL;
+	}
+	b->next = s->barriers;
+	s->barriers = b;
+	return b;
+}
+
+static int has_arrived(const struct barrier *b, uint32_t rank)
+{
+	return b->arrived[rank / 8] >> (rank % 8) & 1;
+}
+
+/* Ends the rendezvous for every rank waiting in it: OK, or the reason it failed. */
+static int barrier_release(rt_store_core *s, struct barrier *b)
+{
+	for (size_t i = 0; i < s->conns.n && b->waiting > 0; i++) {
+		rt_store_conn *k = s->conns.at[i];
+
+		if (k->join != b)
+			continue;
+		k->join = NULL;
+		b->waiting--;
+		if (!k->dead && (b->reason ? request_error(k, b->reason) : reply(k, RT_ST_OK, NULL, 0)) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int barrier_fail(rt_store_core *s, struct barrier *b, const char *reason)
+{
+	b->reason = strdup(reason);
+	if (!b->reason)
+		return -1;
+	return barrier_release(s, b);
+}
+
+/* "3,17-19,40" for the ranks not in b, cut at len with "..." (0: none missing). */
+static size_t missing_ranks(const rt_store_core *s, const struct barrier *b, char *buf, size_t len)
+{
+	size_t used = 0, missing = 0;
+	int cut = 0;
+
+	buf[0] = '\0';
+	for (uint32_t r = 0; r < (uint32_t)s->world_size; r++) {
+		uint32_t end = r;
+
+		if (has_arrived(b, r))
+			continue;
+		while (end + 1 < (uint32_t)s->world_size && !has_arrived(b, end + 1))
+			end++;
+		missing += end - r + 1;
+		/* Room for "nnnnnnnnnn-nnnnnnnnnn," and a final ",..." at every step. */
+		if (!cut && used + 28 < len)
+			used += (size_t)snprintf(buf + used, len - used, end > r ? "%s%u-%u" : "%s%u",
+						 used ? "," : "", r, end);
+		else if (!cut && (cut = 1))
+			snprintf(buf + used, len - used, ",...");
+		r = end;
+	}
+	return missing;
+}
+
+static int cmd_join(rt_store_core *s, rt_store_conn *k, const char *name, const unsigned char *val, size_t len)
+{
+	struct rt_store_join j;
+	struct barrier *b;
+	char msg[RT_STORE_MAX_REASON];
+
+	if (len != sizeof(j))
+		return refuse(k, "malformed join");
+	memcpy(&j, val, sizeof(j));
+	if (j.rank >= (uint32_t)s->world_size || !(j.timeout_s > 0)) {
+		snprintf(msg, sizeof(msg), "rendezvous '%s': rank %u is outside this world of %d ranks (check RANK and "
+			 "WORLD_SIZE)", name, j.rank, s->world_size);
+		return request_error(k, msg);
+	}
+	b = barrier_find(s, name, 1);
+	if (!b)
+		return -1;
+	if (b->reason)
+		return request_error(k, b->reason);
+	if (b->count == (uint32_t)s->world_size)
+		return reply(k, RT_ST_OK, NULL, 0);
+	if (has_arrived(b, j.rank)) {
+		snprintf(msg, sizeof(msg), "rendezvous '%s': rank %u arrived twice (was RANK %u launched twice?)", name,
+			 j.rank, j.rank);
+		return barrier_fail(s, b, msg) != 0 || request_error(k, msg) != 0 ? -1 : 0;
+	}
+	if (b->count == 0) {
+		b->deadline = s->now + j.timeout_s;
+		b->timeout = j.timeout_s;
+	}
+	b->arrived[j.rank / 8] |= (unsigned char)(1u << (j.rank % 8));
+	b->count++;
+	k->join = b;
+	k->join_rank = j.rank;
+	b->waiting++;
+	if (b->count == (uint32_t)s->world_size)
+		return barrier_release(s, b);
+	return 0;
+}
+
+/* A rank waiting in a rendezvous closed its connection: the rendezvous cannot complete. */
+static void barrier_lost(rt_store_core *s, rt_store_conn *k)
+{
+	struct barrier *b = k->join;
+	char msg[RT_STORE_MAX_REASON];
+
+	k->join = NULL;
+	b->waiting--;
+	if (b->reason)
+		return;
+	snprintf(msg, sizeof(msg), "rendezvous '%s': rank %u left (its connection to the store closed: crashed or "
+		 "killed?) while %u of %d ranks had arrived", b->name, k->join_rank, b->count, s->world_size);
+	if (barrier_fail(s, b, msg) != 0)
+		return; /* out of memory: the others still fail at the deadline, without the name */
+}
+
+/* Rendezvous past their deadline fail, naming who did not come; returns the next deadline. */
+static double barriers_expire(rt_store_core *s, double now, double next)
+{
+	for (struct barrier *b = s->barriers; b; b = b->next) {
+		char ranks[512], msg[RT_STORE_MAX_REASON];
+		size_t missing;
+
+		if (b->reason || b->count == 0 || b->count == (uint32_t)s->world_size)
+			continue;
+		if (now < b->deadline) {
+			next = b->deadline < next ? b->deadline : next;
+			continue;
+		}
+		missing = missing_ranks(s, b, ranks, sizeof(ranks));
+		snprintf(msg, sizeof(msg), "rendezvous '%s': %s %s (%zu of %d) did not arrive within %.0f s of the first "
+			 "(not started, hung, or died before reaching the store; TRAINRT_TIMEOUT)", b->name,
+			 missing > 1 ? "ranks" : "rank", ranks, missing, s->world_size, b->timeout);
+		barrier_fail(s, b, msg);
+	}
+	return next;
 }
 
 static int cmd_add(rt_store_core *s, rt_store_conn *k, const char *key, const unsigned char *val, size_t len)
@@ -254,13 +479,20 @@ static int handle(rt_store_core *s, rt_store_conn *k, uint32_t cmd, const char *
 		return wake_waiters(s, e);
 	}
 	case RT_CMD_GET:
-		e = kv_find(s, key, 0);
-		if (e && e->val)
+		e = kv_find(s, key, 1);
+		if (!e)
+			return -1;
+		if (e->val)
 			return reply(k, RT_ST_OK, e->val, e->len);
 		k->wait_key = strdup(key);
-		return k->wait_key ? 0 : -1;
+		if (!k->wait_key)
+			return -1;
+		e->waiters++;
+		return 0;
 	case RT_CMD_ADD:
 		return cmd_add(s, k, key, val, len);
+	case RT_CMD_JOIN:
+		return cmd_join(s, k, key, val, len);
 	default:
 		return refuse(k, "unknown request");
 	}
@@ -312,7 +544,7 @@ static int consume(rt_store_core *s, rt_store_conn *k)
 	size_t off = 0;
 	int rc = 0;
 
-	while (!k->closing && !k->wait_key && k->in_len - off >= sizeof(struct rt_store_req)) {
+	while (!k->closing && !k->wait_key && !k->join && k->in_len - off >= sizeof(struct rt_store_req)) {
 		struct rt_store_req h;
 		char key[RT_STORE_MAX_KEY + 1];
 
@@ -358,8 +590,10 @@ int rt_store_core_room(rt_store_conn *k, unsigned char **buf, size_t *room)
 		*room = need - k->pre_len;
 		return 0;
 	}
-	if (k->in_cap - k->in_len < 65536 && k->in_cap < ADMITTED_IN_MAX) {
-		size_t cap = k->in_cap ? k->in_cap * 2 : 65536;
+	/* Small to start (16k ranks hold 16k buffers; requests are a few hundred bytes), doubling
+	 * while a large value comes in. */
+	if (k->in_cap - k->in_len < ADMITTED_IN_MIN && k->in_cap < ADMITTED_IN_MAX) {
+		size_t cap = k->in_cap ? k->in_cap * 2 : ADMITTED_IN_MIN;
 		unsigned char *in;
 
 		if (cap > ADMITTED_IN_MAX)
@@ -391,17 +625,21 @@ int rt_store_core_received(rt_store_core *s, rt_store_conn *k, size_t n)
 
 int rt_store_core_sent(rt_store_core *s, rt_store_conn *k, size_t n, double now)
 {
+	s->now = now;
 	k->out_off += n;
 	if (k->out_off < k->out_len)
 		return 0;
 	k->out_off = k->out_len = 0;
 	if (k->closing) {
-		if (k->drain_end == 0)
+		if (k->drain_end == 0) {
 			k->drain_end = now + RT_STORE_DRAIN_S;
+			if (list_push(&s->draining, k) != 0)
+				return -1;
+		}
 		return 1;
 	}
 	/* Input parked behind a reply or a wait resumes once the reply is out. */
-	if (k->stage == RT_CONN_ADMITTED && !k->wait_key && k->in_len)
+	if (k->stage == RT_CONN_ADMITTED && !k->wait_key && !k->join && k->in_len)
 		return consume(s, k) != 0 ? -1 : 0;
 	return 0;
 }
@@ -429,17 +667,19 @@ static void conn_free(rt_store_conn *k)
 	free(k->in);
 	free(k->out);
 	free(k->wait_key);
-	k->in = k->out = NULL;
-	k->wait_key = NULL;
+	free(k);
 }
 
 void rt_store_core_free(rt_store_core *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->nconns; i++)
-		conn_free(&s->conns[i]);
-	free(s->conns);
+	for (size_t i = 0; i < s->conns.n; i++)
+		conn_free(s->conns.at[i]);
+	free(s->conns.at);
+	free(s->fifo.at);
+	free(s->draining.at);
+	free(s->notice.at);
 	for (size_t b = 0; b < KV_BUCKETS; b++) {
 		struct kv *e = s->table[b];
 
@@ -452,116 +692,156 @@ void rt_store_core_free(rt_store_core *s)
 			e = next;
 		}
 	}
+	while (s->barriers) {
+		struct barrier *next = s->barriers->next;
+
+		free(s->barriers->name);
+		free(s->barriers->arrived);
+		free(s->barriers->reason);
+		free(s->barriers);
+		s->barriers = next;
+	}
 	OPENSSL_cleanse(s->key, sizeof(s->key));
 	free(s);
 }
 
 rt_store_conn *rt_store_core_open(rt_store_core *s, int fd, double now)
 {
-	rt_store_conn *k;
+	rt_store_conn *k = calloc(1, sizeof(*k));
 
-	if (s->nconns == s->cap_conns) {
-		size_t cap = s->cap_conns ? s->cap_conns * 2 : 64;
-		rt_store_conn *grown = realloc(s->conns, cap * sizeof(*grown));
-
-		if (!grown)
-			return NULL;
-		s->conns = grown;
-		s->cap_conns = cap;
+	if (!k)
+		return NULL;
+	/* Room in both lists first, so a failure leaves neither holding k. */
+	if (list_push(&s->conns, k) != 0) {
+		free(k);
+		return NULL;
 	}
-	k = &s->conns[s->nconns++];
-	memset(k, 0, sizeof(*k));
+	if (list_push(&s->fifo, k) != 0) {
+		s->conns.n--;
+		free(k);
+		return NULL;
+	}
 	k->fd = fd;
 	k->opened = now;
+	k->core = s;
+	s->now = now;
+	s->pending++;
 	return k;
 }
 
 size_t rt_store_core_count(const rt_store_core *s)
 {
-	return s->nconns;
+	return s->conns.n;
 }
 
 rt_store_conn *rt_store_core_at(rt_store_core *s, size_t i)
 {
-	return &s->conns[i];
+	return s->conns.at[i];
 }
 
 size_t rt_store_core_pending(const rt_store_core *s)
 {
-	size_t n = 0;
-
-	for (size_t i = 0; i < s->nconns; i++)
-		n += !s->conns[i].dead && !s->conns[i].evicted && s->conns[i].stage != RT_CONN_ADMITTED;
-	return n;
+	return s->pending;
 }
 
-/* The oldest pending connection that may be evicted at now, or NULL. */
-static rt_store_conn *evictable(const rt_store_core *s, double now)
+/* The oldest pending connection that may be evicted at now, or NULL. The fifo's front holds the
+ * oldest; what is no longer pending there is skipped for good. */
+static rt_store_conn *evictable(rt_store_core *s, double now)
 {
-	rt_store_conn *old = NULL;
+	while (s->fifo_head < s->fifo.n && !is_pending(s->fifo.at[s->fifo_head]))
+		s->fifo_head++;
+	for (size_t i = s->fifo_head; i < s->fifo.n; i++) {
+		rt_store_conn *k = s->fifo.at[i];
 
-	for (size_t i = 0; i < s->nconns; i++) {
-		rt_store_conn *k = &s->conns[i];
-
-		if (k->dead || k->evicted || k->closing || k->stage == RT_CONN_ADMITTED)
+		if (!is_pending(k) || k->closing)
 			continue;
-		if (!old || k->opened < old->opened)
-			old = k;
+		return now - k->opened >= RT_STORE_EVICT_AGE_S ? k : NULL;
 	}
-	return old && now - old->opened >= RT_STORE_EVICT_AGE_S ? old : NULL;
+	return NULL;
 }
 
-int rt_store_core_can_admit(const rt_store_core *s, double now)
+int rt_store_core_can_admit(rt_store_core *s, double now)
 {
-	return rt_store_core_pending(s) < RT_STORE_MAX_PENDING || evictable(s, now) != NULL;
+	return s->pending < RT_STORE_MAX_PENDING || evictable(s, now) != NULL;
 }
 
 /* Tells the client to connect again and has the edge close it. */
-static void evict(rt_store_conn *k)
+static void evict(rt_store_core *s, rt_store_conn *k)
 {
 	struct rt_store_rsp h = { .status = RT_ST_RETRY, .vallen = 0 };
 
 	k->out_off = k->out_len = 0;
 	if (out_append(k, &h, sizeof(h)) != 0)
 		k->out_len = 0;
+	if (counted(k))
+		s->pending--;
 	k->evicted = 1;
+	notice(s, k);
 }
 
 void rt_store_core_make_room(rt_store_core *s, double now)
 {
-	if (rt_store_core_pending(s) > RT_STORE_MAX_PENDING) {
+	if (s->pending > RT_STORE_MAX_PENDING) {
 		rt_store_conn *k = evictable(s, now);
 
 		if (k)
-			evict(k);
+			evict(s, k);
 	}
 }
 
+void rt_store_core_drop(rt_store_core *s, rt_store_conn *k)
+{
+	if (k->dropped)
+		return;
+	if (counted(k))
+		s->pending--;
+	k->dead = k->dropped = 1;
+	s->dead++;
+	if (k->wait_key) {
+		struct kv *e = kv_find(s, k->wait_key, 0);
+
+		if (e)
+			e->waiters--;
+	}
+	if (k->join)
+		barrier_lost(s, k);
+}
+
+/* Only connections not admitted and refused ones have deadlines: the fifo and the draining list,
+ * never a scan of every rank. */
 double rt_store_core_expire(rt_store_core *s, double now)
 {
 	double next = now + 3600;
 	size_t live = 0;
 
-	for (size_t i = 0; i < s->nconns; i++) {
-		rt_store_conn *k = &s->conns[i];
+	s->now = now;
+	for (size_t i = 0; i < s->draining.n; i++) {
+		rt_store_conn *k = s->draining.at[i];
 
-		if (k->dead || k->evicted)
+		if (k->dead)
 			continue;
-		if (k->drain_end > 0) {
-			if (now >= k->drain_end)
-				k->dead = 1;
-			else if (k->drain_end < next)
-				next = k->drain_end;
-			continue;
+		if (now >= k->drain_end) {
+			rt_store_core_drop(s, k);
+			notice(s, k);
+		} else if (k->drain_end < next) {
+			next = k->drain_end;
 		}
-		if (k->stage == RT_CONN_ADMITTED)
+	}
+	while (s->fifo_head < s->fifo.n && !is_pending(s->fifo.at[s->fifo_head]))
+		s->fifo_head++;
+	for (size_t i = s->fifo_head; i < s->fifo.n; i++) {
+		rt_store_conn *k = s->fifo.at[i];
+
+		if (!is_pending(k) || k->drain_end > 0)
 			continue;
 		if (now >= k->opened + RT_STORE_HANDSHAKE_S) {
 			/* A refusal that could not even be flushed in time is dropped with the connection. */
-			if (k->closing)
-				k->dead = 1;
-			else
-				evict(k);
+			if (k->closing) {
+				rt_store_core_drop(s, k);
+				notice(s, k);
+			} else {
+				evict(s, k);
+			}
 			continue;
 		}
 		live += !k->closing;
@@ -570,33 +850,74 @@ double rt_store_core_expire(rt_store_core *s, double now)
 	}
 	/* At the cap, the oldest pending connection becomes evictable after the eviction age. */
 	if (live >= RT_STORE_MAX_PENDING) {
-		rt_store_conn *old = NULL;
+		for (size_t i = s->fifo_head; i < s->fifo.n; i++) {
+			rt_store_conn *k = s->fifo.at[i];
 
-		for (size_t i = 0; i < s->nconns; i++) {
-			rt_store_conn *k = &s->conns[i];
-
-			if (!k->dead && !k->evicted && !k->closing && k->stage != RT_CONN_ADMITTED &&
-			    (!old || k->opened < old->opened))
-				old = k;
+			if (is_pending(k) && !k->closing) {
+				if (k->opened + RT_STORE_EVICT_AGE_S < next)
+					next = k->opened + RT_STORE_EVICT_AGE_S;
+				break;
+			}
 		}
-		if (old && old->opened + RT_STORE_EVICT_AGE_S < next)
-			next = old->opened + RT_STORE_EVICT_AGE_S;
 	}
-	return next;
+	return barriers_expire(s, now, next);
+}
+
+rt_store_conn *rt_store_core_next_notice(rt_store_core *s)
+{
+	rt_store_conn *k;
+
+	if (s->notice.n == 0)
+		return NULL;
+	k = s->notice.at[--s->notice.n];
+	k->noticed = 0;
+	return k;
+}
+
+size_t rt_store_core_dead(const rt_store_core *s)
+{
+	return s->dead;
+}
+
+/* Keeps the entries of l for which keep() holds, in order. */
+static void list_filter(struct conn_list *l, size_t from, int (*keep)(const rt_store_conn *k))
+{
+	size_t j = 0;
+
+	for (size_t i = from; i < l->n; i++)
+		if (keep(l->at[i]))
+			l->at[j++] = l->at[i];
+	l->n = j;
+}
+
+static int alive(const rt_store_conn *k)
+{
+	return !k->dead;
+}
+
+static int still_draining(const rt_store_conn *k)
+{
+	return !k->dead && k->drain_end > 0;
 }
 
 void rt_store_core_sweep(rt_store_core *s)
 {
 	size_t j = 0;
 
-	for (size_t i = 0; i < s->nconns; i++) {
-		if (s->conns[i].dead) {
-			conn_free(&s->conns[i]);
-			continue;
-		}
-		if (j != i)
-			s->conns[j] = s->conns[i];
-		j++;
+	/* A connection the caller marked dead itself is dropped here first. */
+	for (size_t i = 0; i < s->conns.n; i++)
+		if (s->conns.at[i]->dead)
+			rt_store_core_drop(s, s->conns.at[i]);
+	list_filter(&s->fifo, s->fifo_head, is_pending);
+	s->fifo_head = 0;
+	list_filter(&s->draining, 0, still_draining);
+	list_filter(&s->notice, 0, alive);
+	for (size_t i = 0; i < s->conns.n; i++) {
+		if (s->conns.at[i]->dead)
+			conn_free(s->conns.at[i]);
+		else
+			s->conns.at[j++] = s->conns.at[i];
 	}
-	s->nconns = j;
+	s->conns.n = j;
+	s->dead = 0;
 }

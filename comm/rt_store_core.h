@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #define RT_STORE_MAGIC 0x54525354u /* "TRST" */
-#define RT_STORE_VERSION 2
+#define RT_STORE_VERSION 3 /* 3: JOIN, which trainrt_init sends */
 #define RT_STORE_MAX_KEY 255
 #define RT_STORE_MAX_VAL (1u << 20)
 #define RT_STORE_MAX_PENDING 256   /* connections not yet admitted, held at once */
@@ -33,7 +33,7 @@
 #define RT_STORE_DRAIN_S 1.0	   /* a refused connection's input is discarded this long */
 #define RT_STORE_MAX_REASON 1024   /* longest refusal message */
 
-enum rt_store_cmd { RT_CMD_HELLO = 1, RT_CMD_SET = 2, RT_CMD_GET = 3, RT_CMD_ADD = 4, RT_CMD_PROOF = 5 };
+enum rt_store_cmd { RT_CMD_HELLO = 1, RT_CMD_SET = 2, RT_CMD_GET = 3, RT_CMD_ADD = 4, RT_CMD_PROOF = 5, RT_CMD_JOIN = 6 };
 enum rt_store_status {
 	RT_ST_OK = 0,
 	RT_ST_REFUSED = 1, /* value: the reason; the server closes the connection */
@@ -52,6 +52,15 @@ struct rt_store_rsp {
 struct rt_store_hello {
 	uint32_t version, world_size;
 	unsigned char nonce[RT_NONCE_LEN];
+};
+
+/* JOIN's value: key = the rendezvous' name. The first rank to join starts its clock: when some
+ * rank has not joined timeout_s later, or a joined rank's connection closes first, every waiting
+ * (and later) rank gets the same RT_ST_ERROR naming the ranks that did not come, or the one that
+ * left; once all world-size ranks joined, each gets OK. */
+struct rt_store_join {
+	uint32_t rank, pad;
+	double timeout_s;
 };
 
 struct rt_store_challenge {
@@ -73,6 +82,7 @@ int rt_store_proofs(const char *key, const struct rt_store_transcript *t, unsign
 		    unsigned char client_mac[RT_MAC_LEN], tt_err *err);
 
 typedef struct rt_store_core rt_store_core;
+struct barrier;
 
 enum rt_conn_stage { RT_CONN_HELLO, RT_CONN_PROOF, RT_CONN_ADMITTED };
 
@@ -82,7 +92,10 @@ typedef struct rt_store_conn {
 	int stage;	  /* enum rt_conn_stage */
 	int closing;	  /* refused: close once out is flushed (input is discarded meanwhile) */
 	int evicted;	  /* out holds a RETRY: send what the socket takes at once, then close */
-	int dead;	  /* the edge closed fd; removed by rt_store_core_sweep */
+	int dead;	  /* closed: the edge closes fd; removed by rt_store_core_sweep */
+	int dropped;	  /* rt_store_core_drop ran: no longer counted, waited for, or joined */
+	int noticed;	  /* on the list rt_store_core_next_notice returns */
+	unsigned watched; /* the edge's: the events its poller watches for */
 	double opened;	  /* when accepted */
 	double drain_end; /* closing and flushed: when to stop discarding input (0: not yet) */
 	unsigned char pre[64]; /* input before admission: one handshake message at most */
@@ -92,6 +105,9 @@ typedef struct rt_store_conn {
 	unsigned char *out;
 	size_t out_len, out_off, out_cap;
 	char *wait_key; /* a GET parked until the key is set */
+	struct barrier *join; /* a JOIN parked until the rendezvous completes or fails */
+	uint32_t join_rank;
+	rt_store_core *core;
 	unsigned char expect[RT_MAC_LEN]; /* the rank's proof, computed when the challenge went out */
 } rt_store_conn;
 
@@ -100,8 +116,8 @@ rt_store_core *rt_store_core_new(const char *key, int world_size, tt_err *err);
 /* Frees every connection's buffers (not their fds) and the table. */
 void rt_store_core_free(rt_store_core *c);
 
-/* Adds a connection accepted at now; NULL when out of memory. Pointers to connections stay valid
- * until the next rt_store_core_open or rt_store_core_sweep. */
+/* Adds a connection accepted at now; NULL when out of memory. A connection's pointer stays valid
+ * until the rt_store_core_sweep after it died. */
 rt_store_conn *rt_store_core_open(rt_store_core *c, int fd, double now);
 size_t rt_store_core_count(const rt_store_core *c);
 rt_store_conn *rt_store_core_at(rt_store_core *c, size_t i);
@@ -120,13 +136,22 @@ int rt_store_core_sent(rt_store_core *c, rt_store_conn *k, size_t n, double now)
 size_t rt_store_core_pending(const rt_store_core *c);
 /* Whether one more connection may be accepted at now: below the cap, or one pending connection is
  * older than RT_STORE_EVICT_AGE_S and rt_store_core_make_room can evict it. */
-int rt_store_core_can_admit(const rt_store_core *c, double now);
+int rt_store_core_can_admit(rt_store_core *c, double now);
 /* Above the cap: evicts the oldest pending connection older than the eviction age. */
 void rt_store_core_make_room(rt_store_core *c, double now);
 /* Evicts pending connections past their handshake deadline and marks drained ones dead (the
  * edge closes them); returns when the next deadline falls (now + 3600 when none). */
 double rt_store_core_expire(rt_store_core *c, double now);
-/* Removes dead connections. */
+/* The edge closed k (or lost it): k is dead, no longer counts against the cap, and a rendezvous it
+ * waited in fails naming its rank. Idempotent; sweep does it for a connection marked dead. */
+void rt_store_core_drop(rt_store_core *c, rt_store_conn *k);
+/* Next connection the edge must look at since it last asked: output waiting to be sent, evicted
+ * (send the RETRY, close) or dead (close); NULL when none. So the edge's work per round is what
+ * happened, not the number of ranks. */
+rt_store_conn *rt_store_core_next_notice(rt_store_core *c);
+/* Connections dead and not yet swept. */
+size_t rt_store_core_dead(const rt_store_core *c);
+/* Frees dead connections (those marked dead by the caller are dropped first). */
 void rt_store_core_sweep(rt_store_core *c);
 
 #endif

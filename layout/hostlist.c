@@ -223,17 +223,32 @@ int tt_hostlist_count(const char *list, size_t *n, tt_err *err)
 	return 0;
 }
 
-/* The number at index i of a group, and its zero padding. */
-static void group_nth(const struct group *g, size_t i, unsigned long long *v, int *width)
-{
-	const struct range *r = g->ranges;
+/* Where the odometer stands in one group: a range of it and a number in that range. Stepping is
+ * O(1), so an element of n hosts costs O(n) however many ranges its groups hold. */
+struct cursor {
+	size_t range;
+	unsigned long long v;
+};
 
-	while (i > r->hi - r->lo) {
-		i -= (size_t)(r->hi - r->lo + 1);
-		r++;
+static void cursor_reset(const struct group *g, struct cursor *c)
+{
+	c->range = 0;
+	c->v = g->ranges[0].lo;
+}
+
+/* Steps to the group's next number; 0 when it wrapped around to the first. */
+static int cursor_next(const struct group *g, struct cursor *c)
+{
+	if (c->v < g->ranges[c->range].hi) {
+		c->v++;
+		return 1;
 	}
-	*v = r->lo + i;
-	*width = r->width;
+	if (++c->range < g->nranges) {
+		c->v = g->ranges[c->range].lo;
+		return 1;
+	}
+	cursor_reset(g, c);
+	return 0;
 }
 
 struct expand_ctx {
@@ -243,22 +258,21 @@ struct expand_ctx {
 	tt_err *err;
 };
 
-static char *element_host(const struct element *e, const size_t *idx)
+/* The host the cursors point at, in a buffer of its own length (not the element's: a strided
+ * element of 10k ranges is 60k characters, and 10k hosts of that size would be 600 MB). */
+static char *element_host(const struct element *e, const struct cursor *at)
 {
-	size_t len = e->len + 1 + e->ngroups * 21;
-	char *host = malloc(len);
-	size_t off = 0;
+	size_t len = e->litlen[e->ngroups] + 1, off = 0;
+	char *host;
 
+	for (size_t g = 0; g < e->ngroups; g++)
+		len += e->litlen[g] + DIGITS_MAX + 1;
+	host = malloc(len);
 	if (!host)
 		return NULL;
-	for (size_t g = 0; g < e->ngroups; g++) {
-		unsigned long long v;
-		int width;
-
-		group_nth(&e->groups[g], idx[g], &v, &width);
+	for (size_t g = 0; g < e->ngroups; g++)
 		off += (size_t)snprintf(host + off, len - off, "%.*s%0*llu", (int)e->litlen[g],
-					e->lit[g], width, v);
-	}
+					e->lit[g], e->groups[g].ranges[at[g].range].width, at[g].v);
 	snprintf(host + off, len - off, "%.*s", (int)e->litlen[e->ngroups], e->lit[e->ngroups]);
 	return host;
 }
@@ -266,30 +280,26 @@ static char *element_host(const struct element *e, const size_t *idx)
 static int expand_element(void *ctx, const struct element *e)
 {
 	struct expand_ctx *x = ctx;
-	size_t idx[GROUPS_MAX] = {0};
+	struct cursor at[GROUPS_MAX];
 	/* Slurm's order: the last group turns fastest, then the first, second, ... */
 	size_t order[GROUPS_MAX];
 	size_t total = element_count(e);
 
+	for (size_t g = 0; g < e->ngroups; g++)
+		cursor_reset(&e->groups[g], &at[g]);
 	if (e->ngroups > 0) {
 		order[0] = e->ngroups - 1;
 		for (size_t g = 0; g + 1 < e->ngroups; g++)
 			order[g + 1] = g;
 	}
 	for (size_t k = 0; k < total; k++) {
-		size_t d;
-
-		x->hosts[x->n] = element_host(e, idx);
+		x->hosts[x->n] = element_host(e, at);
 		if (!x->hosts[x->n])
 			return tt_err_set(x->err, "nodelist '%s': out of memory", x->list);
 		x->n++;
-		for (d = 0; d < e->ngroups; d++) {
-			size_t g = order[d];
-
-			if (++idx[g] < e->groups[g].count)
+		for (size_t d = 0; d < e->ngroups; d++)
+			if (cursor_next(&e->groups[order[d]], &at[order[d]]))
 				break;
-			idx[g] = 0;
-		}
 	}
 	return 0;
 }
@@ -328,10 +338,12 @@ void tt_hostlist_free(char **hosts, size_t n)
 static int first_host(void *ctx, const struct element *e)
 {
 	struct expand_ctx *x = ctx;
-	size_t idx[GROUPS_MAX] = {0};
+	struct cursor at[GROUPS_MAX];
 
+	for (size_t g = 0; g < e->ngroups; g++)
+		cursor_reset(&e->groups[g], &at[g]);
 	if (x->n == 0) {
-		x->hosts[0] = element_host(e, idx);
+		x->hosts[0] = element_host(e, at);
 		if (!x->hosts[0])
 			return tt_err_set(x->err, "nodelist '%s': out of memory", x->list);
 		x->n = 1;

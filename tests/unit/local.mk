@@ -231,6 +231,9 @@ endif
 # No loop of calls between source files (nm on the built objects).
 TESTS += tests/unit/file_cycles.sh
 dist_noinst_SCRIPTS += tests/unit/file_cycles.sh tests/unit/need_cunit.sh
+# Nodelists of 10k nodes against scontrol, and the contract of 10k tasks (bench/scale_layout.c).
+TESTS += tests/unit/hostlist_scale.sh
+dist_noinst_SCRIPTS += tests/unit/hostlist_scale.sh
 # Every source file names its licence (SPDX line; LICENSE).
 TESTS += tests/unit/spdx.sh
 dist_noinst_SCRIPTS += tests/unit/spdx.sh

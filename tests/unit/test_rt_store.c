@@ -4,7 +4,9 @@
  * with their messages, ADD on a non-counter or past 64 bits, a get that times out instead of
  * hanging, a squatter on the port that learns nothing keyed and is named at once, hostile
  * connections that cannot exhaust memory or descriptors, the handshake limits on a fake clock,
- * ring links that refuse a forged proof, the key derivation against Python's hmac, token files. */
+ * ring links that refuse a forged proof, the key derivation against Python's hmac, token files;
+ * the rendezvous (JOIN) of 512 ranks, and its one line naming the ranks that never came, the rank
+ * that left, or a rank that came twice; a store that frees what 20,000 connections held. */
 #include "comm_backend.h"
 #include "cunit_main.h"
 #include "rt_link.h"
@@ -634,6 +636,200 @@ static uint32_t out_status(const rt_store_conn *k)
 	return r.status;
 }
 
+/* ---- the rendezvous -------------------------------------------------------------------------- */
+
+#define JOIN_WORLD 512
+/* valgrind runs at most 500 threads: a smaller world there (its subject is memory, not scale). */
+static int join_world = JOIN_WORLD;
+
+struct joiner {
+	int port, rank, world, ok;
+	double timeout, die_after; /* die_after > 0: close the connection that long after joining */
+	char msg[1024];
+};
+
+static void *close_later(void *arg)
+{
+	struct joiner *j = arg;
+
+	usleep((useconds_t)(j->die_after * 1e6));
+	shutdown(j->ok, SHUT_RDWR); /* ok holds the fd until the rank has its answer */
+	return NULL;
+}
+
+static void *join_rank(void *arg)
+{
+	struct joiner *j = arg;
+	tt_err err = { "" };
+	rt_store *st = rt_store_connect("127.0.0.1", j->port, TOKEN, j->world, j->timeout, &err);
+	pthread_t killer;
+	int rc = -1;
+
+	if (st && j->die_after > 0) {
+		j->ok = rt_store_fd(st);
+		if (pthread_create(&killer, NULL, close_later, j) == 0) {
+			rt_store_join(st, "rdv", j->rank, &err);
+			pthread_join(killer, NULL);
+		}
+	} else if (st) {
+		rc = rt_store_join(st, "rdv", j->rank, &err);
+	}
+	j->ok = rc == 0;
+	snprintf(j->msg, sizeof(j->msg), "%s", err.msg);
+	rt_store_close(st);
+	return NULL;
+}
+
+/* A world of join_world ranks as threads; skip[r] ranks never start; ranks in dying join first
+ * and close their connection 0.2 s later, before the others start. Returns how many joined. */
+static int run_join(const unsigned char *skip, int dying, double timeout, struct joiner *j)
+{
+	rt_store_server *srv = start(join_world);
+	pthread_t th[JOIN_WORLD], first;
+	pthread_attr_t attr;
+	int started = 0, expect = 0, ok = 0;
+
+	CU_ASSERT_FATAL(srv != NULL);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	for (int r = 0; r < join_world; r++)
+		j[r] = (struct joiner){ .port = rt_store_server_port(srv), .rank = r, .world = join_world,
+					.timeout = timeout, .die_after = r == dying ? 0.2 : 0 };
+	if (dying >= 0) {
+		pthread_create(&first, &attr, join_rank, &j[dying]);
+		pthread_join(first, NULL);
+	}
+	for (int r = 0; r < join_world; r++) {
+		if (skip[r] || r == dying)
+			continue;
+		expect++;
+		started += pthread_create(&th[r], &attr, join_rank, &j[r]) == 0;
+	}
+	CU_ASSERT_FATAL(started == expect);
+	for (int r = 0; r < join_world; r++)
+		if (!skip[r] && r != dying) {
+			pthread_join(th[r], NULL);
+			ok += j[r].ok;
+		}
+	pthread_attr_destroy(&attr);
+	rt_store_server_stop(srv);
+	return ok;
+}
+
+/* Every rank started gets the same message containing needle; returns how many did. */
+static int same_failure(const unsigned char *skip, int dying, const struct joiner *j, const char *needle)
+{
+	const char *first = NULL;
+	int n = 0;
+
+	for (int r = 0; r < join_world; r++) {
+		if (skip[r] || r == dying || j[r].ok)
+			continue;
+		if (!first)
+			first = j[r].msg;
+		if (strcmp(j[r].msg, first) == 0)
+			n++;
+	}
+	if (!first || !strstr(first, needle))
+		fprintf(stderr, "\nrendezvous failure: '%s' lacks '%s'\n", first ? first : "(none)", needle);
+	CU_ASSERT_PTR_NOT_NULL(first ? strstr(first, needle) : NULL);
+	return n;
+}
+
+static void test_join(void)
+{
+	static struct joiner j[JOIN_WORLD];
+	unsigned char skip[JOIN_WORLD] = { 0 };
+	int valgrind = getenv("LD_PRELOAD") && strstr(getenv("LD_PRELOAD"), "vgpreload");
+	char needle[128];
+	struct rlimit rl;
+
+	/* Both ends of every connection live in this process. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max < 2 * JOIN_WORLD + 64) {
+		tt_test_skip("ulimit -Hn is below the 1100 descriptors a 512-rank rendezvous in one process needs");
+		return;
+	}
+	rl.rlim_cur = rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl);
+
+	join_world = valgrind ? 64 : JOIN_WORLD;
+	/* Everyone comes: everyone passes, exactly once each. */
+	CU_ASSERT_EQUAL(run_join(skip, -1, 10, j), join_world);
+
+	/* Ranks 5 and 40-42 never come: the others fail with one line naming them all. */
+	skip[5] = skip[40] = skip[41] = skip[42] = 1;
+	CU_ASSERT_EQUAL(run_join(skip, -1, 1, j), 0);
+	snprintf(needle, sizeof(needle), "ranks 5,40-42 (4 of %d) did not arrive within 1 s", join_world);
+	CU_ASSERT_EQUAL(same_failure(skip, -1, j, needle), join_world - 4);
+	memset(skip, 0, sizeof(skip));
+
+	/* Every odd rank missing: the line stays one line, cut with "..." (256 ranks do not fit),
+	 * and counts them all. */
+	for (int r = 1; r < join_world; r += 2)
+		skip[r] = 1;
+	CU_ASSERT_EQUAL(run_join(skip, -1, 1, j), 0);
+	CU_ASSERT_EQUAL(same_failure(skip, -1, j, "ranks 1,3,5,7,"), join_world / 2);
+	snprintf(needle, sizeof(needle), "%s(%d of %d) did not arrive", valgrind ? "" : ",... ", join_world / 2,
+		 join_world);
+	CU_ASSERT_EQUAL(same_failure(skip, -1, j, needle), join_world / 2);
+	memset(skip, 0, sizeof(skip));
+
+	/* Rank 7 joins and dies before the others come: each of them is told, long before its timeout. */
+	CU_ASSERT_EQUAL(run_join(skip, 7, 30, j), 0);
+	CU_ASSERT_EQUAL(same_failure(skip, 7, j, "rank 7 left (its connection to the store closed"), join_world - 1);
+}
+
+/* Two connections claiming one rank fail the rendezvous, naming it; a rank outside the world is
+ * told so and the rendezvous goes on. */
+static void test_join_misuse(void)
+{
+	rt_store_server *srv = start(3);
+	tt_err err = { "" };
+	int port = rt_store_server_port(srv);
+	rt_store *a = rt_store_connect("127.0.0.1", port, TOKEN, 3, 5, &err);
+	rt_store *b = rt_store_connect("127.0.0.1", port, TOKEN, 3, 5, &err);
+	struct joiner first = { .port = port, .rank = 1, .world = 3, .timeout = 5 };
+	pthread_t th;
+
+	CU_ASSERT_FATAL(a && b);
+	CU_ASSERT_EQUAL(rt_store_join(a, "rdv", 3, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "rank 3 is outside this world of 3 ranks"));
+	pthread_create(&th, NULL, join_rank, &first);
+	usleep(200 * 1000);
+	CU_ASSERT_EQUAL(rt_store_join(b, "rdv", 1, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "rank 1 arrived twice"));
+	pthread_join(th, NULL);
+	CU_ASSERT_EQUAL(first.ok, 0);
+	CU_ASSERT_STRING_EQUAL(first.msg, err.msg);
+	rt_store_close(a);
+	rt_store_close(b);
+	rt_store_server_stop(srv);
+}
+
+/* 20,000 connections opened and dropped leave nothing behind in the core: no per-connection
+ * leak, whatever the edge's sweeping rhythm (valgrind checks the frees). */
+static void test_core_frees_connections(void)
+{
+	tt_err err;
+	rt_store_core *c = rt_store_core_new(TOKEN, 4, &err);
+
+	CU_ASSERT_FATAL(c != NULL);
+	for (int i = 0; i < 20000; i++) {
+		rt_store_conn *k = rt_store_core_open(c, 1000 + i, 0.001 * i);
+
+		CU_ASSERT_FATAL(k != NULL);
+		rt_store_core_drop(c, k);
+		if (i % 1000 == 999) {
+			CU_ASSERT_EQUAL(rt_store_core_dead(c), 1000);
+			rt_store_core_sweep(c);
+		}
+	}
+	CU_ASSERT_EQUAL(rt_store_core_count(c), 0);
+	CU_ASSERT_EQUAL(rt_store_core_pending(c), 0);
+	CU_ASSERT_EQUAL(rt_store_core_expire(c, 100.0), 100.0 + 3600);
+	rt_store_core_free(c);
+}
+
 static void test_core_limits(void)
 {
 	tt_err err;
@@ -959,6 +1155,9 @@ int tt_register_suites(void)
 	CU_add_test(s, "a squatter learns nothing keyed", test_squatter_learns_nothing);
 	CU_add_test(s, "hostile connections are bounded", test_hostile_connections_bounded);
 	CU_add_test(s, "handshake limits on a fake clock", test_core_limits);
+	CU_add_test(s, "rendezvous of 512 ranks, and who did not come", test_join);
+	CU_add_test(s, "rendezvous misuse: a rank twice, a rank outside", test_join_misuse);
+	CU_add_test(s, "connections are freed", test_core_frees_connections);
 	CU_add_test(s, "ring links refuse a forged proof", test_ring_refuses_forgery);
 	CU_add_test(s, "link handshake: the key, the link, the member", test_link_handshake);
 	CU_add_test(s, "secret from a file or ~/.config/trainrt/token", test_token_file_and_home);
