@@ -6,7 +6,9 @@
 # measured here: a rank whose rank 0 never starts, a rank 0 whose peer never comes, a peer killed
 # in the middle of all-reduces (TRAINRT_TIMEOUT 30: the death must be noticed long before), and a
 # peer stopped (SIGSTOP) in the middle of them, for the shm (one node) and tcp backends.
-# Goals: give-ups within TRAINRT_TIMEOUT + 1 s; a killed peer noticed within 1 s.
+# Goals: give-ups within TRAINRT_TIMEOUT + 1 s; a killed peer noticed within 1 s. A node barrier
+# (shm) waits 2 s more than TRAINRT_TIMEOUT (SHM_REASON_GRACE_S in comm/backend_shm.c: a late node
+# leader stuck on the TCP ring publishes its own reason first), so its goal is 2 s later.
 set -u
 BENCH=${TRAINRT_BENCH:-./trainrt-bench}
 here=$(dirname "$0")
@@ -30,7 +32,7 @@ report() {
 # it in a subshell or in the background, so that $! is the rank's own pid
 rank() {
 	RANK=$1 WORLD_SIZE=$2 LOCAL_RANK=$1 LOCAL_WORLD_SIZE=$2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
-		exec stdbuf -oL "$BENCH" -o allreduce -b 64K -e 64K -n 100000000 -w 0 >"$tmp/r$1.out" 2>"$tmp/r$1.err"
+		exec stdbuf -oL "$BENCH" -o allreduce -b 64K -e 64K -n 1000000 -w 0 >"$tmp/r$1.out" 2>"$tmp/r$1.err"
 }
 # why R: the reason rank R gave
 why() { echo "    $(tail -n 1 "$tmp/r$1.err")"; }
@@ -82,7 +84,9 @@ for backend in shm tcp; do
 	kill -STOP "$p1"
 	s=$(now)
 	wait "$p0"
-	report "$backend: peer stopped (SIGSTOP): gives up after" "$s" "$(now)" $((T + 1))
+	grace=0
+	[ "$backend" = tcp ] || grace=2
+	report "$backend: peer stopped (SIGSTOP): gives up after" "$s" "$(now)" $((T + grace + 1))
 	why 0
 	kill -9 "$p1"
 	wait "$p1" 2>/dev/null
