@@ -45,6 +45,10 @@ test_installed_plugin_and_commands_are_what_runs() {
 		"$(command -v train-run) $(command -v train-topo) $(command -v train-mlp)"
 	expect_eq "templates the tests submit" "$(dirname "$(pkg_file traintopo '/sbatch-templates/job\.sh$')")" \
 		"${TT_TEMPLATES:-}"
-	# The plugin runs the train-topo it was configured with: the installed one.
-	grep -qaF "$topo" "$plugin" || fail "$plugin does not name $topo as its probe"
+	# The installed files are the packages' own (dpkg's md5sums): the plugin, the snippet (no probe=
+	# argument in it, so the plugin runs the train-topo it was built for: the package's), the commands.
+	local changed
+	changed=$(dpkg --verify traintopo-slurm-plugin traintopo traintopo-trainer libtrainrt0 2>&1 || true)
+	expect_eq "files changed since installed (dpkg --verify)" "" "$changed"
+	if grep -v '^#' "$snippet" | grep -q 'probe='; then fail "$snippet names a probe: $(cat "$snippet")"; fi
 }
