@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
 	# build
 	gcc make autoconf automake libtool pkg-config
+	# the Debian packages (make deb; scripts/test.sh installs them on the test cluster)
+	dpkg-dev debhelper
 	# libraries
 	libslurm-dev libhwloc-dev libibverbs-dev ibverbs-providers libpmix-dev libcunit1-dev
 	libopenblas-dev zlib1g-dev libssl-dev

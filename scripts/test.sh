@@ -2,9 +2,14 @@
 # SPDX-License-Identifier: MIT
 # test.sh — the README's test command: installs dependencies, builds, runs the unit tests (make
 # check, with the plugin compiled against every Slurm release's headers), a short pass of every
-# libFuzzer harness (make fuzz-smoke), then the cluster integration tests on each Slurm release:
-# Debian's 22.05 and the releases in TT_SLURM_RELEASES (default 26.05.3) built from ../shared by
-# scripts/build-slurm.sh (cached per machine; SKIP when ../shared is absent). Per release: the
+# libFuzzer harness (make fuzz-smoke), make distcheck, builds the Debian packages (make deb, without
+# their own make check), then the cluster integration tests on each Slurm release: Debian's 22.05
+# against the installed .debs (the plugin through the plugstack.conf.d snippet its package put in
+# place, the commands from /usr/bin, the templates from /usr/share/traintopo; installed with
+# apt-get while this script holds the cluster, purged before it lets go: the machine is left
+# without them, also when they were installed before), and the releases in TT_SLURM_RELEASES
+# (default 26.05.3) built from ../shared by scripts/build-slurm.sh (cached per machine; SKIP when
+# ../shared is absent) against the build tree's plugin built with that release's headers. Per release: the
 # suite on 2 nodes, the 4-node tests on 4 without reserved ports, and the configuration tests
 # (test_cfg_*) on a cluster with device constraints. TT_ALL_CONFIGS=1 adds a cluster with a
 # private /tmp per job (job_container/tmpfs) and one with that and SlurmdParameters=contain_spank
@@ -52,7 +57,27 @@ if [ $fuzz_rc -ne 0 ]; then
 	tail -n 20 make-fuzz.out >&2
 fi
 
+echo "== make distcheck (the tarball builds, passes make check and installs out of tree)"
+distcheck_rc=0 start=$SECONDS
+make -j"$(nproc)" distcheck >make-distcheck.out 2>&1 || distcheck_rc=$?
+echo "make distcheck: exit $distcheck_rc after $((SECONDS - start)) s"
+grep -E '^(# (TOTAL|PASS|SKIP|FAIL|ERROR)|(FAIL|ERROR):)|archives ready for distribution' make-distcheck.out || true
+[ $distcheck_rc -eq 0 ] || tail -n 30 make-distcheck.out >&2
+
 total_p=0 total_f=0 total_s=0 total_k=0 summaries=() releases=()
+
+# The packages for Debian's Slurm, from the tarball as `make deb` builds them; without their make
+# check (nocheck): the same sources passed it above.
+echo "== Debian packages (make deb, DEB_BUILD_OPTIONS=nocheck noddebs)"
+deb_rc=0 start=$SECONDS debs=()
+DEB_BUILD_OPTIONS="nocheck noddebs parallel=$(nproc)" make deb >make-deb.out 2>&1 || deb_rc=$?
+echo "make deb: exit $deb_rc after $((SECONDS - start)) s"
+if [ $deb_rc -eq 0 ]; then
+	debs=("$top"/deb-build/*.deb)
+	printf '  %s\n' "${debs[@]##*/}"
+else
+	tail -n 30 make-deb.out >&2
+fi
 
 # The releases from ../shared are built before any cluster (and any wait for the lock).
 built_releases=()
@@ -74,17 +99,35 @@ for release in ${TT_SLURM_RELEASES-26.05.3}; do
 	fi
 done
 
-export PATH="$top:$top/sbatch-templates:$PATH"
+# The packages live on the machine only while this script holds the cluster (other checkouts' runs
+# share the machine): installed after taking the lock, purged before letting it go.
+deb_packages=()
+for deb in ${debs[@]+"${debs[@]}"}; do deb_packages+=("$(dpkg-deb -f "$deb" Package)"); done
+apt_get() { DEBIAN_FRONTEND=noninteractive apt-get -q -y -o DPkg::Lock::Timeout=600 "$@"; }
+installed=no
+install_debs() {
+	apt_get install --reinstall --no-install-recommends "${debs[@]}" >"$top/apt-install.out" 2>&1 ||
+		{ cat "$top/apt-install.out" >&2; return 1; }
+	installed=yes
+	echo "installed: $(dpkg-query -W -f='${Package} ${Version}, ' "${deb_packages[@]}")"
+}
+purge_debs() {
+	[ $installed = yes ] || return 0
+	apt_get purge "${deb_packages[@]}" >"$top/apt-purge.out" 2>&1 || { cat "$top/apt-purge.out" >&2; return 1; }
+	installed=no
+}
+
 # Whether this script brought the cluster up: only then may it bring it down (under a lock it is
 # someone else's between our runs).
 ours=no
-trap '[ $ours = no ] || tests/cluster/cluster.sh down >/dev/null 2>&1 || true' EXIT
+trap '[ $ours = no ] || tests/cluster/cluster.sh down >/dev/null 2>&1 || true; purge_debs || true' EXIT
 lock_cluster() {
 	[ -z "${TT_CLUSTER_LOCK:-}" ] || { exec 8>"$TT_CLUSTER_LOCK" && flock 8; }
 	ours=yes
 }
 unlock_cluster() {
 	ours=no
+	purge_debs || { echo "FAIL: apt-get purge ${deb_packages[*]} failed: remove them by hand"; total_f=$((total_f + 1)); }
 	[ -z "${TT_CLUSTER_LOCK:-}" ] || flock -u 8
 }
 
@@ -96,6 +139,13 @@ cluster_run() {
 	echo "== cluster $release: $what"
 	lock_cluster
 	start=$SECONDS
+	if [ "$mode" = installed ] && ! install_debs; then
+		unlock_cluster
+		echo "FAIL: cluster $release ($what): apt-get could not install ${debs[*]##*/}"
+		rel_f=$((rel_f + 1))
+		return
+	fi
+	[ "$mode" = tree ] || echo "commands: $(env "${test_env[@]}" bash -c 'command -v train-run train-topo train-mlp' | xargs)"
 	tests/cluster/cluster.sh up "$@" --share "$top" 2>"$out" || rc=$?
 	cat "$out" >&2
 	if [ $rc -eq 77 ]; then
@@ -110,7 +160,8 @@ cluster_run() {
 		rel_f=$((rel_f + 1))
 		return
 	fi
-	tests/cluster/run-tests.sh "$pattern" | tee "$out" || true
+	echo "plugstack.conf: $(cat "${TT_CLUSTER_DIR:-/var/lib/traintopo-cluster}/etc/plugstack.conf")"
+	env "${test_env[@]}" tests/cluster/run-tests.sh "$pattern" | tee "$out" || true
 	tests/cluster/cluster.sh down
 	unlock_cluster
 	echo "cluster $release ($what): $((SECONDS - start)) s with the lock"
@@ -124,7 +175,9 @@ cluster_run() {
 	rel_p=$((rel_p + p)) rel_f=$((rel_f + f)) rel_s=$((rel_s + s)) rel_k=$((rel_k + k))
 }
 
-# cluster_release SLURM-UP-ARGS...: every cluster run of one release (its daemons and plugin).
+# cluster_release SLURM-UP-ARGS...: every cluster run of one release (its daemons and plugin), with
+# mode (tree: the build tree's commands; installed: the .debs, installed for each cluster) and
+# test_env (run-tests.sh's environment) set.
 cluster_release() {
 	local start=$SECONDS
 	rel_p=0 rel_f=0 rel_s=0 rel_k=0
@@ -145,14 +198,26 @@ cluster_release() {
 	total_p=$((total_p + rel_p)) total_f=$((total_f + rel_f)) total_s=$((total_s + rel_s)) total_k=$((total_k + rel_k))
 }
 
-release="$(slurmd -V | awk '{print $2}') (Debian)"
-cluster_release --plugin "$top/.libs/train_topo.so"
+release="$(slurmd -V | awk '{print $2}') (Debian, installed .debs)"
+if [ $deb_rc -eq 0 ]; then
+	# Nothing of the build tree on PATH: the tests find the packages' commands, and
+	# t_install.sh checks that they, the plugin and the templates are the packages' files.
+	mode=installed test_env=(TT_INSTALLED=1 TT_TEMPLATES=/usr/share/traintopo/sbatch-templates)
+	snippet=$(dpkg-deb -c "$(printf '%s\n' "${debs[@]}" | grep '/traintopo-slurm-plugin_')" |
+		awk '{print $NF}' | grep '/plugstack\.conf\.d/.*\.conf$' | sed 's/^\.//')
+	cluster_release --plugstack-snippet "$snippet"
+else
+	summaries+=("cluster $release: 0 passed, 1 failed, 0 skipped (make deb failed: make-deb.out)")
+	total_f=$((total_f + 1))
+fi
+mode=tree test_env=(PATH="$top:$top/sbatch-templates:$PATH")
 for release in ${built_releases[@]+"${built_releases[@]}"}; do
 	built=$top/build-slurm-$release.out
 	cluster_release --slurm "$(sed -n 's/^prefix=//p' "$built")" --plugin "$(sed -n 's/^plugin=//p' "$built")"
 done
 
 echo "== summary"
+[ "$distcheck_rc" -eq 0 ] || echo "FAIL: make distcheck (exit $distcheck_rc; make-distcheck.out)"
 printf '%s\n' "${summaries[@]}"
 echo "cluster: $total_p passed, $total_f failed, $total_s skipped, $total_k known failures (releases: ${releases[*]})"
-[ "$total_f" -eq 0 ] && [ "$fuzz_rc" -eq 0 ]
+[ "$total_f" -eq 0 ] && [ "$fuzz_rc" -eq 0 ] && [ "$distcheck_rc" -eq 0 ]

@@ -8,9 +8,9 @@
 # under one state dir. Nodes see the machine's files except /tmp; --share DIR keeps a directory
 # under /tmp (such as a checkout whose programs the jobs run) visible on the nodes.
 #
-# usage: cluster.sh up [--nodes N] [--plugin PATH] [--plugin-args "k=v ..."] [--share DIR]...
-#                      [--slurm PREFIX] [--no-resv-ports] [--constrain-devices] [--job-container]
-#                      [--contain-spank]
+# usage: cluster.sh up [--nodes N] [--plugin PATH | --plugstack-snippet FILE] [--plugin-args "k=v ..."]
+#                      [--share DIR]... [--slurm PREFIX] [--no-resv-ports] [--constrain-devices]
+#                      [--job-container] [--contain-spank]
 #        cluster.sh plugin [PATH] [--args "k=v ..."]   (re)install the SPANK plugin for new steps
 #        cluster.sh down | status | env | release
 #        cluster.sh exec [--node NAME] -- CMD...    run a command as a cluster client
@@ -18,6 +18,9 @@
 # --job-container: a private /tmp per job (job_container/tmpfs, since 25.11 namespace/tmpfs);
 # --contain-spank: SlurmdParameters=contain_spank (Slurm >= 24.05): SPANK's user_init runs in it;
 #   up exits 77 on an older release.
+# --plugstack-snippet FILE: the plugstack.conf.d snippet an installed package put in place (such as
+#   /etc/slurm/plugstack.conf.d/train_topo.conf): plugstack.conf includes it, so the nodes load the
+#   plugin it names from where the package put it (--plugin copies a build's .so instead).
 set -euo pipefail
 
 STATE=${TT_CLUSTER_DIR:-/var/lib/traintopo-cluster}
@@ -162,13 +165,21 @@ write_job_container() {
 	printf '%s\n' "AutoBasePath=true" "BasePath=$base" >"$STATE/etc/job_container.conf"
 }
 
-# plugstack.conf line for the installed plugin; "required" so a broken plugin fails loudly. A
-# plugin from a build tree runs that tree's train-topo as its probe (probe=), unless args name one.
+# plugstack.conf: the line for the copied plugin ("required", so a broken plugin fails loudly; a
+# plugin from a build tree runs that tree's train-topo as its probe (probe=), unless args name
+# one), or a package's snippet: included as it is, or with args its plugin line with them appended
+# (as a site would edit the snippet).
 write_plugstack() {
-	local args=${1:-} probe
+	local args=${1:-} probe snippet
 	probe=$(cat "$STATE/lib/probe" 2>/dev/null || true)
+	snippet=$(cat "$STATE/lib/snippet" 2>/dev/null || true)
 	case " $args " in *" probe="*) probe="" ;; esac
-	if [ -f "$STATE/lib/train_topo.so" ]; then
+	if [ -n "$snippet" ] && [ -z "$args" ]; then
+		echo "include $snippet" >"$STATE/etc/plugstack.conf.new"
+	elif [ -n "$snippet" ]; then
+		awk -v args="$args" '$1 !~ /^#/ && $2 ~ /train_topo\.so$/ { $0 = $0 " " args } { print }' \
+			"$snippet" >"$STATE/etc/plugstack.conf.new"
+	elif [ -f "$STATE/lib/train_topo.so" ]; then
 		echo "required $STATE/lib/train_topo.so $args${probe:+ probe=$probe}" >"$STATE/etc/plugstack.conf.new"
 	else
 		: >"$STATE/etc/plugstack.conf.new"
@@ -180,6 +191,7 @@ install_plugin() {
 	local so=$1 args=${2:-}
 	[ -f "$so" ] || die "plugin $so not found: build it first (make), or pass --plugin PATH"
 	mkdir -p "$STATE/lib"
+	rm -f "$STATE/lib/snippet"
 	cp "$so" "$STATE/lib/.train_topo.so.new"
 	mv "$STATE/lib/.train_topo.so.new" "$STATE/lib/train_topo.so"
 	# BUILDDIR/.libs/train_topo.so beside BUILDDIR/train-topo: a build tree (an installed plugin
@@ -189,6 +201,19 @@ install_plugin() {
 	else
 		rm -f "$STATE/lib/probe"
 	fi
+	write_plugstack "$args"
+}
+
+# use_snippet FILE [ARGS]: the nodes load the plugin a package's snippet names, where it lies.
+use_snippet() {
+	local snippet=$1 args=${2:-} so
+	[ -r "$snippet" ] || die "--plugstack-snippet $snippet: not readable (install the plugin's package first)"
+	so=$(awk '$1 !~ /^#/ && $2 ~ /train_topo\.so$/ { print $2; exit }' "$snippet")
+	[ -n "$so" ] || die "--plugstack-snippet $snippet: no line loading train_topo.so in it"
+	[ -f "$so" ] || die "--plugstack-snippet $snippet: the plugin it names, $so, is missing"
+	mkdir -p "$STATE/lib"
+	rm -f "$STATE/lib/train_topo.so" "$STATE/lib/probe"
+	echo "$snippet" >"$STATE/lib/snippet"
 	write_plugstack "$args"
 }
 
@@ -411,13 +436,15 @@ is_up() {
 
 # ---- commands --------------------------------------------------------------------------------
 cmd_up() {
-	local n=2 plugin="" plugin_args="" shared=() prefix="" path=$PATH
+	local n=2 plugin="" snippet="" plugin_args="" shared=() prefix="" path=$PATH
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--nodes) n=${2:?--nodes needs a number}; shift 2 ;;
 		--no-resv-ports) RESV_PORTS=no; shift ;;
 		--share) shared+=("$(cd "${2:?--share needs a directory}" && pwd -P)") || die "--share $2: no such directory"; shift 2 ;;
 		--plugin) plugin=${2:?--plugin needs a path}; shift 2 ;;
+		--plugstack-snippet) snippet=$(realpath -e "${2:?--plugstack-snippet needs a file}") ||
+			die "--plugstack-snippet $2: no such file"; shift 2 ;;
 		--plugin-args) plugin_args=${2:-}; shift 2 ;;
 		--slurm) prefix=$(cd "${2:?--slurm needs a directory}" && pwd -P) || die "--slurm $2: no such directory"; shift 2 ;;
 		--constrain-devices) CONSTRAIN_DEVICES=yes; shift ;;
@@ -428,6 +455,7 @@ cmd_up() {
 	done
 	case $n in '' | *[!0-9]*) die "--nodes '$n' is not a number" ;; esac
 	[ "$n" -ge 1 ] && [ "$n" -le 16 ] || die "--nodes $n: choose 1 to 16"
+	[ -z "$plugin" ] || [ -z "$snippet" ] || die "--plugin and --plugstack-snippet: give one of them"
 	[ -z "$prefix" ] || [ -x "$prefix/sbin/slurmd" ] ||
 		die "--slurm $prefix: no sbin/slurmd there (scripts/build-slurm.sh RELEASE installs one)"
 	need_root
@@ -437,6 +465,7 @@ cmd_up() {
 	use_slurm
 	if [ "$want" = "$(cat "$STATE/up-config" 2>/dev/null)" ] && is_up; then
 		[ -z "$plugin" ] || install_plugin "$plugin" "$plugin_args"
+		[ -z "$snippet" ] || use_snippet "$snippet" "$plugin_args"
 		say "already up with $n nodes ($STATE)"
 		return 0
 	fi
@@ -455,7 +484,9 @@ cmd_up() {
 	rm -rf "$STATE"/{containers,log,up-config}
 	write_config "$n"
 	printf '%s\n' "${shared[@]}" >"$STATE/shared-dirs"
+	rm -f "$STATE/lib/train_topo.so" "$STATE/lib/probe" "$STATE/lib/snippet"
 	if [ -n "$plugin" ]; then install_plugin "$plugin" "$plugin_args"; fi
+	if [ -n "$snippet" ]; then use_snippet "$snippet" "$plugin_args"; fi
 	hosts_add "$n"
 	net_up "$n"
 	start_munge "$n"
@@ -559,8 +590,8 @@ cmd_plugin() {
 		esac
 	done
 	need_root
-	[ -n "$so" ] || so=$STATE/lib/train_topo.so
-	if [ "$so" = "$STATE/lib/train_topo.so" ]; then write_plugstack "$args"; else install_plugin "$so" "$args"; fi
+	# Without PATH: the plugin (or snippet) in use, with these arguments.
+	if [ -z "$so" ] || [ "$so" = "$STATE/lib/train_topo.so" ]; then write_plugstack "$args"; else install_plugin "$so" "$args"; fi
 	say "plugstack.conf: $(cat "$STATE/etc/plugstack.conf")"
 }
 
@@ -599,5 +630,5 @@ plugin) shift; cmd_plugin "$@" ;;
 env) cmd_env ;;
 release) use_slurm; slurm_release ;;
 exec) shift; use_slurm; cmd_exec "$@" ;;
-*) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+*) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -4,7 +4,7 @@
 
 test_job_template_trains_16_ranks_on_2_nodes() {
 	local id
-	id=$(TRAIN_MAX_STEPS=120 sbatch --parsable --output=job-%j.out --nodes=2 --gres=gpu:8 "$TT_SRCDIR/sbatch-templates/job.sh")
+	id=$(TRAIN_MAX_STEPS=120 sbatch --parsable --output=job-%j.out --nodes=2 --gres=gpu:8 "${TT_TEMPLATES:-$TT_SRCDIR/sbatch-templates}/job.sh")
 	expect_eq "job state" COMPLETED "$(job_wait "$id" 170)"
 	local out="job-$id.out"
 	cat "$out"

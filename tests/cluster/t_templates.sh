@@ -3,7 +3,8 @@
 # ranked report and plot (sweep.sh, train-sweep), and a time-limited job that checkpoints, requeues
 # itself and resumes to the same final weights as an uninterrupted run (requeue.sh).
 
-TEMPLATES=$TT_SRCDIR/sbatch-templates
+# The checkout's templates, or the installed ones (TT_TEMPLATES=DIR, set by scripts/test.sh).
+TEMPLATES=${TT_TEMPLATES:-$TT_SRCDIR/sbatch-templates}
 # Tiny synthetic training: each sweep point takes well under a second.
 SWEEP_ENV=(TRAIN_DATA=synthetic "TRAIN_LAYERS=784,32,10" TRAIN_MAX_STEPS=20
 	"TRAIN_EXTRA=--synthetic-samples 2048,256 --eval-every 10")

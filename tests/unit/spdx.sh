@@ -10,6 +10,7 @@ cd "$src" || exit 1
 missing=$(find . \( -path ./tests/fixtures -o -path ./tests/fuzz/corpus -o -path ./tests/fuzz/regress \
 	-o -path ./docs -o -path ./build -o -name '.?*' -o -name 'fuzz-build' -o -name 'deb-build' -o -name 'rpm-build' -o -name 'sanitizer-build' -o -name 'gpu-bundle' \
 	-o -name 'autom4te.cache' -o -name 'build-aux' -o -name 'm4' -o -name '_build' -o -name '*.dir' \
+	-o -path './build*' -o -path './traintopo-*' \
 	-o -path ./debian/tmp -o -path './debian/traintopo*' -o -path './debian/libtrainrt*' \) -prune -o -type f \
 	\( -name '*.[ch]' -o -name '*.cu' -o -name '*.sh' -o -name '*.py' -o -name '*.mk' -o -name '*.map' \
 	-o -name 'Makefile.am' -o -name 'configure.ac' -o -name '*.in' -o -name '*.[138]' -o -name '*.dict' \
