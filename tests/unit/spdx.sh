@@ -3,12 +3,13 @@
 # spdx.sh — every source file of the tree carries the licence's SPDX line (LICENSE: MIT) within its
 # first three lines: C, headers, CUDA, shell, Python, make and autoconf files, linker scripts,
 # manual pages, templates, dictionaries and suppressions. Data (fixtures, corpora) is exempt, and
-# so are build outputs (build/: scripts/build-slurm.sh builds Slurm and the plugin there).
+# so are build outputs (build*/: scripts/build-slurm.sh builds Slurm and the plugin there; a
+# distdir traintopo-*/ left by make distcheck).
 set -u
 src=${TT_TEST_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 cd "$src" || exit 1
 missing=$(find . \( -path ./tests/fixtures -o -path ./tests/fuzz/corpus -o -path ./tests/fuzz/regress \
-	-o -path ./docs -o -path ./build -o -name '.?*' -o -name 'fuzz-build' -o -name 'deb-build' -o -name 'rpm-build' -o -name 'sanitizer-build' -o -name 'gpu-bundle' \
+	-o -path ./docs -o -name '.?*' -o -name 'fuzz-build' -o -name 'deb-build' -o -name 'rpm-build' -o -name 'sanitizer-build' -o -name 'gpu-bundle' \
 	-o -name 'autom4te.cache' -o -name 'build-aux' -o -name 'm4' -o -name '_build' -o -name '*.dir' \
 	-o -path './build*' -o -path './traintopo-*' \
 	-o -path ./debian/tmp -o -path './debian/traintopo*' -o -path './debian/libtrainrt*' \) -prune -o -type f \
