@@ -60,7 +60,18 @@ distcheck_rc=0 start=$SECONDS
 make -j"$(nproc)" distcheck >make-distcheck.out 2>&1 || distcheck_rc=$?
 echo "make distcheck: exit $distcheck_rc after $((SECONDS - start)) s"
 grep -E '^(# (TOTAL|PASS|SKIP|FAIL|ERROR)|(FAIL|ERROR):)|archives ready for distribution' make-distcheck.out || true
-[ $distcheck_rc -eq 0 ] || tail -n 30 make-distcheck.out >&2
+if [ $distcheck_rc -ne 0 ]; then
+	tail -n 30 make-distcheck.out >&2
+	# A failed distcheck leaves its build tree: show what each failed test printed.
+	for t in $(sed -n 's/^\(FAIL\|ERROR\): //p' make-distcheck.out | sort -u); do
+		for log in traintopo-*/_build/sub/"${t%.*}".log traintopo-*/_build/sub/"$t".log; do
+			[ -f "$log" ] || continue
+			echo "== $log (last 60 lines)" >&2
+			tail -n 60 "$log" >&2
+			break
+		done
+	done
+fi
 
 total_p=0 total_f=0 total_s=0 total_k=0 summaries=() releases=()
 

@@ -8,10 +8,16 @@
 #        launch_local.sh --free-port                prints a free loopback port and exits
 set -u
 
-# A random port in 20000..59999 that no socket on this machine uses, in any state (TIME_WAIT too).
+# A random port that no socket on this machine uses, in any state (TIME_WAIT too), below the
+# kernel's ephemeral range (ip_local_port_range): a port from that range can be given to any
+# outgoing connection of a concurrent test between this check and rank 0's listen, and that run
+# then fails with "Address already in use" (the likely cause of one failed make distcheck in CI).
+# A site whose range starts below 12000 gets 10000..59999, as before.
 free_port() {
+	lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+	[ "$lo" -gt 12000 ] || lo=60000
 	while :; do
-		p=$(( 20000 + $(od -An -N2 -tu2 /dev/urandom) % 40000 ))
+		p=$(( 10000 + $(od -An -N2 -tu2 /dev/urandom) % (lo - 10000) ))
 		hex=$(printf '%04X' "$p")
 		cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk '{print $2}' | grep -qi ":$hex\$" || break
 	done

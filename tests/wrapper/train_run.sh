@@ -29,11 +29,8 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 pass() { echo "ok: $*"; }
 skip() { echo "SKIP: $*"; skips=$((skips + 1)); }
 
-# A port the kernel says is free now (for simulated steps that must agree on one).
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null ||
-		echo $((20000 + $$ % 10000))
-}
+# A free port outside the kernel's ephemeral range (for simulated steps that must agree on one).
+free_port() { sh "${TT_TEST_SRCDIR:-.}/tests/trainer/launch_local.sh" --free-port; }
 
 # Lines of file $1 (0 when it does not exist).
 lines() { if [ -e "$1" ]; then wc -l <"$1"; else echo 0; fi; }
