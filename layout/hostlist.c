@@ -334,34 +334,38 @@ void tt_hostlist_free(char **hosts, size_t n)
 	free(hosts);
 }
 
-/* The first host of the first element: all group indices 0. */
+/* The first host of the first element (all group indices 0), while the whole list is counted:
+ * one pass checks it as tt_hostlist_count does. */
+struct first_ctx {
+	struct count_ctx count;
+	char *host;
+};
+
 static int first_host(void *ctx, const struct element *e)
 {
-	struct expand_ctx *x = ctx;
+	struct first_ctx *x = ctx;
 	struct cursor at[GROUPS_MAX];
 
-	for (size_t g = 0; g < e->ngroups; g++)
-		cursor_reset(&e->groups[g], &at[g]);
-	if (x->n == 0) {
-		x->hosts[0] = element_host(e, at);
-		if (!x->hosts[0])
-			return tt_err_set(x->err, "nodelist '%s': out of memory", x->list);
-		x->n = 1;
+	if (!x->host) {
+		for (size_t g = 0; g < e->ngroups; g++)
+			cursor_reset(&e->groups[g], &at[g]);
+		x->host = element_host(e, at);
+		if (!x->host)
+			return tt_err_set(x->count.err, "nodelist '%s': out of memory", x->count.list);
 	}
-	return 0;
+	return count_element(&x->count, e);
 }
 
 int tt_hostlist_first(const char *list, char *buf, size_t len, tt_err *err)
 {
-	char *host = NULL;
-	struct expand_ctx x = {.list = list, .hosts = &host, .err = err};
-	size_t count;
+	struct first_ctx x = {.count = {.list = list, .err = err}};
+	const char *host;
 	int rc = -1;
 
 	/* Only the first host is built: a list of a million hosts costs no million allocations. */
-	if (tt_hostlist_count(list, &count, err) != 0 ||
-	    for_each_element(list, first_host, &x, err) != 0)
+	if (for_each_element(list, first_host, &x, err) != 0)
 		goto out;
+	host = x.host;
 	if (strlen(host) + 1 > len) {
 		tt_err_set(err, "nodelist '%s': first host '%s' does not fit in %zu bytes",
 			   list, host, len);
@@ -370,6 +374,6 @@ int tt_hostlist_first(const char *list, char *buf, size_t len, tt_err *err)
 	strcpy(buf, host);
 	rc = 0;
 out:
-	free(host);
+	free(x.host);
 	return rc;
 }

@@ -582,7 +582,7 @@ static int het_step_facts(struct tt_step_facts *f, tt_getenv_fn get, void *ctx, 
 	static const char *const size[] = {"SLURM_HET_SIZE", NULL};
 	static const char *const nodename[] = {"SLURMD_NODENAME", NULL};
 	const char *lists[TT_HET_COMPONENTS_MAX] = {0};
-	char host[TT_HOSTNAME_LEN], nodelist[TT_NODELIST_LEN];
+	char host[TT_HOSTNAME_LEN], *nodelist = NULL;
 	size_t *order = NULL, nnodes = 0;
 	uint32_t n;
 	int rc = -1;
@@ -596,6 +596,8 @@ static int het_step_facts(struct tt_step_facts *f, tt_getenv_fn get, void *ctx, 
 				  TT_HET_COMPONENTS_MAX);
 	if (env_copy(get, ctx, nodename, host, sizeof(host), 0, err) != 0)
 		return -1;
+	if (!(nodelist = malloc(TT_NODELIST_LEN)))
+		return tt_err_set(err, "out of memory for the nodelist of a heterogeneous step");
 	for (uint32_t k = 0; k < n; k++) {
 		char job_name[64], name[64];
 		const char *const names[] = {job_name, name, NULL};
@@ -610,7 +612,7 @@ static int het_step_facts(struct tt_step_facts *f, tt_getenv_fn get, void *ctx, 
 		}
 	}
 	rc = tt_het_step_order(f->nodelist, lists, n, host, f->node_index, nodelist,
-			       sizeof(nodelist), &order, &nnodes, err);
+			       TT_NODELIST_LEN, &order, &nnodes, err);
 	if (rc == 1) {
 		rc = tasks_per_node_in_order(f, order, nnodes, err);
 		if (rc == 0)
@@ -620,6 +622,7 @@ out:
 	for (uint32_t k = 0; k < n; k++)
 		free((char *)lists[k]);
 	free(order);
+	free(nodelist);
 	return rc;
 }
 

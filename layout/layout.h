@@ -34,7 +34,11 @@
 #define TT_STEP_BATCH 0xfffffffbu
 #define TT_STEP_EXTERN 0xfffffffcu
 
-#define TT_NODELIST_LEN 16384
+/* Any nodelist an environment variable can carry: Linux passes one environment string of at
+ * most MAX_ARG_STRLEN (32 pages, 131072 bytes with its name, '=' and NUL) to a task's exec, so a
+ * longer SLURM_STEP_NODELIST never reaches a task. (A 10k-node step Slurm cannot compress, every
+ * other node of a 20k cluster, is 60k characters.) Large: keep tt_step_facts off small stacks. */
+#define TT_NODELIST_LEN 131072
 #define TT_TASKS_PER_NODE_LEN 4096
 #define TT_HOSTNAME_LEN 256
 #define TT_WARN_MAX 4

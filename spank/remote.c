@@ -201,47 +201,56 @@ static int publish_defaults(spank_t sp)
 	return 0;
 }
 
-/* The env contract for this task, its CPUs, then its topology settings. */
+/* The env contract for this task, its CPUs, then its topology settings. The facts live on the
+ * heap: they hold a nodelist of up to TT_NODELIST_LEN characters. */
 static int apply_task_env(spank_t sp)
 {
-	struct tt_step_facts facts;
+	struct tt_step_facts *facts = malloc(sizeof(*facts));
 	struct tt_task_env env;
 	cpu_set_t cpus;
 	tt_err err;
 	size_t i;
+	int rc = -1;
 
 	tt_plugin.topo_set[0] = '\0';
-	if (tt_step_facts_from_env(&facts, task_getenv, sp, &err) != 0) {
-		slurm_error(TT_PLUGIN ": reading the step's layout: %s", err.msg);
+	if (!facts) {
+		slurm_error(TT_PLUGIN ": out of memory for the step's layout");
 		return -1;
 	}
-	facts.ports = tt_plugin.cfg.ports;
+	if (tt_step_facts_from_env(facts, task_getenv, sp, &err) != 0) {
+		slurm_error(TT_PLUGIN ": reading the step's layout: %s", err.msg);
+		goto out;
+	}
+	facts->ports = tt_plugin.cfg.ports;
 	/* Twice: the layout says how many tasks share the node, the binding then gives this
 	 * task's CPU count, which OMP_NUM_THREADS follows. */
-	if (tt_layout_compute(&facts, &env, &err) != 0) {
+	if (tt_layout_compute(facts, &env, &err) != 0) {
 		slurm_error(TT_PLUGIN ": computing the rank environment: %s", err.msg);
-		return -1;
+		goto out;
 	}
-	if (bind_task(sp, &facts, env.local_world_size, &cpus) != 0)
-		return -1;
-	facts.cpus = (unsigned)CPU_COUNT(&cpus);
-	if (tt_layout_compute(&facts, &env, &err) != 0)
-		return -1;
+	if (bind_task(sp, facts, env.local_world_size, &cpus) != 0)
+		goto out;
+	facts->cpus = (unsigned)CPU_COUNT(&cpus);
+	if (tt_layout_compute(facts, &env, &err) != 0)
+		goto out;
 	if (tt_cpuset_to_list(&cpus, env.cpu_list, sizeof(env.cpu_list)) != 0)
 		env.cpu_list[0] = '\0';
 	if (tt_task_env_foreach(&env, apply_var, sp) != 0 ||
 	    (env.omp_num_threads && note_default("OMP_NUM_THREADS") != 0) ||
 	    (env.cuda_visible_devices[0] && note_default("CUDA_VISIBLE_DEVICES") != 0))
-		return -1;
+		goto out;
 	/* The node's first task speaks for all of them, so a warning appears once per node. */
-	for (i = 0; i < env.nwarnings && facts.local_id == 0; i++)
+	for (i = 0; i < env.nwarnings && facts->local_id == 0; i++)
 		fprintf(stderr, TT_PLUGIN ": warning: %s\n", env.warnings[i]);
 	if (tt_plugin.mode == TT_MODE_FULL && tt_plugin.cfg.hwloc_xml[0] &&
 	    apply_var(sp, TT_ENV_HWLOC_XML, tt_plugin.cfg.hwloc_xml) != 0)
-		return -1;
-	if (apply_topology(sp, &facts) != 0)
-		return -1;
-	return publish_defaults(sp);
+		goto out;
+	if (apply_topology(sp, facts) != 0)
+		goto out;
+	rc = publish_defaults(sp);
+out:
+	free(facts);
+	return rc;
 }
 
 /* Starts the relay and tells the task about it: this process stays the relay (its pid is the

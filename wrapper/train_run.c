@@ -513,7 +513,7 @@ static int resolve(struct launch *l, tt_err *err)
 
 int main(int argc, char **argv)
 {
-	struct launch l;
+	static struct launch l;	/* static: its facts hold a nodelist of up to TT_NODELIST_LEN */
 	struct tt_supervisor s;
 	tt_err err;
 	int rc;

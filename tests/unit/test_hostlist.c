@@ -132,6 +132,10 @@ static void test_count_and_first(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "does not fit in 16 bytes"));
 	CU_ASSERT_EQUAL(tt_hostlist_first("a[", buf, sizeof(buf), &err), -1);
 	CU_ASSERT_EQUAL(tt_hostlist_count("a[1-2", &n, &err), -1);
+	/* The whole list is checked, not only the element the first host comes from. */
+	CU_ASSERT_EQUAL(tt_hostlist_first("a,b[1-2", buf, sizeof(buf), &err), -1);
+	CU_ASSERT_EQUAL(tt_hostlist_first("a,b[0-1048575]", buf, sizeof(buf), &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "expands to more than 1048576 hosts"));
 }
 
 /* ---- agreement with scontrol ------------------------------------------------------------- */

@@ -227,6 +227,38 @@ static void test_facts_errors(void)
 	CU_ASSERT_FALSE(f.slurm_bound_gpus);
 }
 
+/* A 10k-node step Slurm cannot compress (every other node of a 20k-node cluster: "n[0,2,...,
+ * 19998]", 54,447 characters): the last node's task gets its rank and
+ * the first host as MASTER_ADDR. */
+static void test_facts_uncompressible_10k_nodes(void)
+{
+	size_t cap = 80000, len;
+	char *list = malloc(cap);
+	char *env[] = {"SLURM_JOB_ID=9", "SLURM_STEP_ID=0", list, "SLURM_NODEID=9999",
+		       "SLURM_STEP_TASKS_PER_NODE=1(x10000)", "SLURM_PROCID=9999", NULL};
+	struct tt_step_facts *f = malloc(sizeof(*f));
+	struct tt_task_env e;
+	tt_err err = {""};
+
+	CU_ASSERT_FATAL(list != NULL && f != NULL);
+	len = (size_t)snprintf(list, cap, "SLURM_STEP_NODELIST=n[");
+	for (int i = 0; i < 10000; i++)
+		len += (size_t)snprintf(list + len, cap - len, "%s%d", i ? "," : "", 2 * i);
+	snprintf(list + len, cap - len, "]");
+	CU_ASSERT(strlen(list) > 50000);
+	CU_ASSERT_EQUAL(tt_step_facts_from_env(f, tt_env_array, env, &err), 0);
+	if (err.msg[0])
+		printf("\n  %s\n", err.msg);
+	CU_ASSERT_EQUAL(tt_layout_compute(f, &e, &err), 0);
+	CU_ASSERT_EQUAL(e.rank, 9999);
+	CU_ASSERT_EQUAL(e.world_size, 10000);
+	CU_ASSERT_EQUAL(e.node_rank, 9999);
+	CU_ASSERT_EQUAL(e.nnodes, 10000);
+	CU_ASSERT_STRING_EQUAL(e.master_addr, "n0");
+	free(f);
+	free(list);
+}
+
 /* tt_layout_compute for the task and its env text, or "ERR: message". */
 static const char *task_env(const struct tt_step_facts *f, struct tt_task_env *e)
 {
@@ -697,6 +729,7 @@ int tt_register_suites(void)
 	CU_add_test(s, "facts from the environment", test_facts_from_env);
 	CU_add_test(s, "Slurm's own steps printed as negative ids", test_special_step_ids_printed_negative);
 	CU_add_test(s, "facts errors name the variable", test_facts_errors);
+	CU_add_test(s, "an uncompressible 10k-node nodelist", test_facts_uncompressible_10k_nodes);
 	CU_add_test(s, "the batch step is one task", test_batch_step_is_one_task);
 	CU_add_test(s, "getenv may reuse one buffer", test_getenv_may_reuse_one_buffer);
 	CU_add_test(s, "even layout", test_even_layout);

@@ -449,10 +449,22 @@ t_topology_crash() {
 	pass "topology: an export that crashes libhwloc is one error line"
 }
 
+# The last node of a 10k-node step whose nodelist Slurm cannot compress (every other node of a
+# 20k cluster: 54,447 characters) gets its ranks and the first host as MASTER_ADDR.
+t_long_nodelist() {
+	list="n[$(seq -s, 0 2 19998)]"
+	out=$(env SLURM_JOB_ID=9 SLURM_STEP_ID=0 SLURM_STEP_NODELIST="$list" SLURM_NODEID=9999 \
+		SLURM_STEP_TASKS_PER_NODE='1(x10000)' SLURM_PROCID=9999 SLURM_NTASKS=10000 \
+		"$TRAIN_RUN" --nproc-per-node 1 -- sh -c 'echo "$RANK $WORLD_SIZE $NODE_RANK $NNODES $MASTER_ADDR"' 2>"$WORK/err")
+	[ "$out" = "9999 10000 9999 10000 n0" ] ||
+		fail "long nodelist: node 9999 of a ${#list}-character nodelist: '$out' $(cat "$WORK/err")"
+	pass "a ${#list}-character nodelist of 10000 nodes: the last node is rank 9999 of 10000, MASTER_ADDR n0"
+}
+
 [ -x "$TRAIN_RUN" ] || { echo "FAIL: $TRAIN_RUN not built"; exit 1; }
 for t in t_ranks t_failure t_sigkill t_usr1 t_relay_owner t_signal_scope t_sigterm t_missing t_slurm \
 	t_uneven_nodes t_plugin_defaults t_output t_flood t_restart t_python t_topology t_topology_crash t_torchrun_env \
-	t_torch_consumer t_logs; do
+	t_torch_consumer t_logs t_long_nodelist; do
 	$t
 done
 [ $failures -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
