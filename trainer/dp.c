@@ -86,10 +86,22 @@ void tt_dp_free(tt_dp *dp)
 	memset(dp, 0, sizeof(*dp));
 }
 
+/* Bytes this rank's communicators have sent so far (trainrt_bytes_sent of a NULL one is 0). */
+static uint64_t comms_bytes_sent(const tt_dp *dp)
+{
+	return trainrt_bytes_sent(dp->comm) + trainrt_bytes_sent(dp->tp_comm) + trainrt_bytes_sent(dp->pp_comm);
+}
+
+/* The step's traffic is counted here, for every device's step alike. */
 int tt_dp_train_step(tt_dp *dp, long step, const float *x, const int32_t *y, long global_batch, double *loss_sum,
 		     long *correct, tt_err *err)
 {
-	return dp->ops->train_step(dp, step, x, y, global_batch, loss_sum, correct, err);
+	uint64_t sent0 = comms_bytes_sent(dp);
+
+	if (dp->ops->train_step(dp, step, x, y, global_batch, loss_sum, correct, err))
+		return -1;
+	dp->bytes_sent += comms_bytes_sent(dp) - sent0;
+	return 0;
 }
 
 int tt_dp_eval(tt_dp *dp, const float *x, const int32_t *y, int n, double *loss_sum, long *correct, tt_err *err)

@@ -570,7 +570,6 @@ static int cpu_train_step(tt_dp *dp, long step, const float *x, const int32_t *y
 	const tt_part *p = &dp->part;
 	int M = dp->cfg.accum, n_actions;
 	tt_pp_action *actions;
-	uint64_t sent0 = trainrt_bytes_sent(dp->comm) + trainrt_bytes_sent(dp->tp_comm) + trainrt_bytes_sent(dp->pp_comm);
 	double t0 = tt_dp_now();
 	int rc = 0;
 
@@ -592,8 +591,6 @@ static int cpu_train_step(tt_dp *dp, long step, const float *x, const int32_t *y
 	dp->schedule_seconds += tt_dp_now() - t0;
 	if (rc || optimizer_step(dp, step, err))
 		return -1;
-	dp->bytes_sent += trainrt_bytes_sent(dp->comm) + trainrt_bytes_sent(dp->tp_comm) +
-			  trainrt_bytes_sent(dp->pp_comm) - sent0;
 	return 0;
 }
 

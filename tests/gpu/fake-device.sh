@@ -133,6 +133,7 @@ train-mlp)
   "samples_per_sec": 18000.0,
   "steady_samples_per_sec": 20000.0,
   "weights_crc32": "$crc",
+  "bytes_sent_per_step": $([ "$world" = 2 ] && echo "${FAKE_BYTES:-3194960}" || echo 0),
   "history": [
     {"step": 8, "loss": 2.0, "test_acc": null},
     {"step": 16, "loss": 1.5, "test_acc": null},

@@ -247,6 +247,10 @@ step_two_ranks() {
 	max=${gap% *}
 	awk_true 'm <= 2e-3 && (a - b) / a <= 2e-3 && (b - a) / a <= 2e-3' -v m="$max" -v a="$t1" -v b="$t2" ||
 		fail "2 ranks differ from 1 rank with --accum 2: max loss gap $max, test loss $t2 vs $t1"
+	# The step's traffic: one ring all-reduce of the 399,370 float32 gradients, 2(p-1)/p of them
+	# sent by each of the p = 2 ranks (counted for both devices by tt_dp_train_step).
+	bytes=$(json bytes_sent_per_step "$LOGS/two.json")
+	[ "$bytes" = 3194960 ] || fail "2 ranks sent ${bytes:-no} bytes per step, want 3194960 (2 x 399370 x 4)"
 	c1=$(json weights_crc32 "$LOGS/one.json")
 	c2=$(json weights_crc32 "$LOGS/two.json")
 	detail "2 ranks = 1 rank --accum 2: max relative loss gap $max over ${gap#* } points, test loss $t2 vs $t1, weights $([ "$c1" = "$c2" ] && echo bit-identical || echo "crc $c2 vs $c1")"

@@ -20,7 +20,7 @@ for p in nvidia-smi compute-sanitizer ldd python3; do ln -s "$src/tests/gpu/fake
 for p in mlp_check nccl_check train-mlp trainrt-bench train-topo; do ln -s "$src/tests/gpu/fake-device.sh" "$tmp/bundle/bin/$p"; done
 mkdir -p "$tmp/cuda/lib64" # CUDA's folders without NCCL, as on the lent machines
 export FAKE_DIR="$tmp/state" PATH="$tmp/path:$PATH" CUDA_HOME="$tmp/cuda"
-unset OUT FAKE_FAIL FAKE_HANG FAKE_ACC FAKE_BUSBW FAKE_SANITIZER FAKE_NO_NCCL FAKE_RESUME_DIFFERS FAKE_GAP TT_GPU_TIMEOUT || true
+unset OUT FAKE_FAIL FAKE_HANG FAKE_ACC FAKE_BUSBW FAKE_SANITIZER FAKE_NO_NCCL FAKE_RESUME_DIFFERS FAKE_GAP FAKE_BYTES TT_GPU_TIMEOUT || true
 
 # gpu_check [NAME=VALUE...]: run.sh in that environment (steps $ONLY when set); exit status in rc.
 ONLY=""
@@ -81,4 +81,10 @@ ONLY=mlp_check gpu_check FAKE_NO_NCCL=1
 [ $rc = 1 ] || fail "a run without NCCL exited $rc"
 row FAIL preflight
 grep -q 'libraries not found .*: libnccl.so.2' "$tmp/out/logs/preflight.detail" || fail "preflight detail: $(cat "$tmp/out/logs/preflight.detail")"
+# 5. A summary that counts no traffic for 2 ranks fails the two-rank step.
+ONLY=two_ranks gpu_check FAKE_BYTES=0
+[ $rc = 1 ] || fail "a run whose 2 ranks sent nothing exited $rc"
+row FAIL two_ranks
+grep -q '2 ranks sent 0 bytes per step, want 3194960' "$tmp/out/logs/two_ranks.detail" ||
+	fail "two_ranks bytes detail: $(cat "$tmp/out/logs/two_ranks.detail")"
 echo "run.sh on a fake device: all checks passed"

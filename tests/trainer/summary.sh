@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # summary.sh — train-mlp refuses a --summary it could not write before it trains (a directory, a
 # missing directory, an empty name), on one rank and on two (rank 0 checks, every rank stops), and
-# `--summary -` writes the JSON to standard output instead of a file named '-'.
+# `--summary -` writes the JSON to standard output instead of a file named '-', and the step traffic
+# it reports is the ring all-reduce's.
 set -u
 TRAIN_MLP=$(cd "$(dirname "${TRAIN_MLP:-./train-mlp}")" && pwd)/$(basename "${TRAIN_MLP:-./train-mlp}")
 here=$(dirname "$0")
@@ -31,4 +32,13 @@ refused /nonexistent/x "directory /nonexistent does not exist" "$here/launch_loc
 [ -e "$tmp/-" ] && fail "--summary - wrote a file named '-'"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["steps"] == 32, d["steps"]' "$tmp/stdout.json" ||
 	fail "standard output is not the summary: $(cat "$tmp/stdout.json")"
-echo "summary: bad places refused before training on 1 and 2 ranks; '-' is standard output"
+# bytes_sent_per_step: all ranks' traffic per step. Data parallelism alone runs one ring all-reduce
+# of the model's float32 gradients ((16*8+8) + (8*4+4) = 172 of --layers 16,8,4) per step, each of
+# the p ranks sending 2(p-1)/p of them: 2(p-1) * 172 * 4 bytes in all, none on one rank.
+for p in 1 4; do
+	"$here/launch_local.sh" $p $TRAIN_MLP $args --summary "$tmp/dp$p.json" >/dev/null 2>"$tmp/dp$p.err" ||
+		fail "$p ranks failed: $(tail -3 "$tmp/dp$p.err")"
+	got=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["bytes_sent_per_step"])' "$tmp/dp$p.json")
+	[ "$got" = $((2 * (p - 1) * 172 * 4)) ] || fail "$p ranks: bytes_sent_per_step $got, want $((2 * (p - 1) * 172 * 4))"
+done
+echo "summary: bad places refused before training on 1 and 2 ranks; '-' is standard output; bytes per step = 2(p-1) x gradients"
