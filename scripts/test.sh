@@ -25,6 +25,19 @@ cd "$top"
 scripts/install-deps.sh
 scripts/build.sh
 
+# show_failed_logs MAKE_OUTPUT BUILD_DIR: the end of the .log of each test MAKE_OUTPUT names as
+# failed, so that CI's output says why.
+show_failed_logs() {
+	for t in $(sed -n 's/^\(FAIL\|ERROR\): //p' "$1" | sort -u); do
+		for log in "$2/${t%.*}.log" "$2/$t.log"; do
+			[ -f "$log" ] || continue
+			echo "== $log (last 60 lines)" >&2
+			tail -n 60 "$log" >&2
+			break
+		done
+	done
+}
+
 echo "== unit tests (make check)"
 unit_rc=0
 make -j"$(nproc)" check >make-check.out 2>&1 || unit_rc=$?
@@ -43,6 +56,7 @@ done
 if [ $unit_rc -ne 0 ]; then
 	echo "unit tests failed; details in the .log files above" >&2
 	tail -n 40 make-check.out >&2
+	show_failed_logs make-check.out .
 	exit 1
 fi
 
@@ -62,15 +76,8 @@ echo "make distcheck: exit $distcheck_rc after $((SECONDS - start)) s"
 grep -E '^(# (TOTAL|PASS|SKIP|FAIL|ERROR)|(FAIL|ERROR):)|archives ready for distribution' make-distcheck.out || true
 if [ $distcheck_rc -ne 0 ]; then
 	tail -n 30 make-distcheck.out >&2
-	# A failed distcheck leaves its build tree: show what each failed test printed.
-	for t in $(sed -n 's/^\(FAIL\|ERROR\): //p' make-distcheck.out | sort -u); do
-		for log in traintopo-*/_build/sub/"${t%.*}".log traintopo-*/_build/sub/"$t".log; do
-			[ -f "$log" ] || continue
-			echo "== $log (last 60 lines)" >&2
-			tail -n 60 "$log" >&2
-			break
-		done
-	done
+	# A failed distcheck leaves its build tree.
+	show_failed_logs make-distcheck.out traintopo-*/_build/sub
 fi
 
 total_p=0 total_f=0 total_s=0 total_k=0 summaries=() releases=()
