@@ -39,7 +39,6 @@ test_n8_plugin_ranks_every_task_of_64() {
 
 # The bench's own steps, once, on 2 and 8 nodes of the running cluster's plugin: it must finish and
 # print its table (its times are not checked: they belong in BENCHMARKS.md).
-timeout_test_n8_bench_plugin_scale_runs=120
 test_n8_bench_plugin_scale_runs() {
 	"$TT_SRCDIR/bench/plugin_scale.sh" - 1 "2 8" >bench.txt 2>&1 || { cat bench.txt; fail "bench/plugin_scale.sh failed"; }
 	cat bench.txt
