@@ -23,6 +23,14 @@ bench-plugin: train_topo.la
 dist_noinst_SCRIPTS += bench/plugin.sh
 .PHONY: bench-plugin
 
+# bench-plugin-scale: step launch with and without --train-topo on 8 to 64 nodes of 8 tasks, and
+# the topology probe's cost per node (bench/plugin_scale.sh; needs root and the cluster lock).
+BENCH_TARGETS += bench-plugin-scale
+bench-plugin-scale: train_topo.la train-topo$(EXEEXT)
+	$(SHELL) $(srcdir)/bench/plugin_scale.sh $(abs_top_builddir)/.libs/train_topo.so
+dist_noinst_SCRIPTS += bench/plugin_scale.sh
+.PHONY: bench-plugin-scale
+
 # bench-comm: collectives vs memcpy, Gloo, Open MPI; rendezvous vs PyTorch TCPStore (bench/comm.sh).
 dist_noinst_SCRIPTS += bench/comm.sh
 BENCH_TARGETS += bench-comm

@@ -200,6 +200,8 @@ cluster_release() {
 	TT_TESTS_EXCLUDE=cfg_ cluster_run "2 nodes" "" --nodes 2 "$@"
 	# Without MpiParams=ports, so steps get MASTER_PORT from the plugin's formula as on most sites.
 	cluster_run "4 nodes, no reserved ports" n4_ --nodes 4 --no-resv-ports "$@"
+	# The plugin's steps on 8 nodes x 8 tasks (t_scale.sh; bench-plugin-scale times 64 and more).
+	cluster_run "8 nodes" n8_ --nodes 8 "$@"
 	# One cluster per configuration: 22.05 fails to create job containers once ConstrainDevices=yes,
 	# and has no contain_spank (cluster.sh up exits 77: a SKIP).
 	cluster_run "ConstrainDevices=yes" cfg_ --nodes 2 --constrain-devices "$@"

@@ -454,7 +454,7 @@ cmd_up() {
 		esac
 	done
 	case $n in '' | *[!0-9]*) die "--nodes '$n' is not a number" ;; esac
-	[ "$n" -ge 1 ] && [ "$n" -le 16 ] || die "--nodes $n: choose 1 to 16"
+	[ "$n" -ge 1 ] && [ "$n" -le 128 ] || die "--nodes $n: choose 1 to 128"
 	[ -z "$plugin" ] || [ -z "$snippet" ] || die "--plugin and --plugstack-snippet: give one of them"
 	[ -z "$prefix" ] || [ -x "$prefix/sbin/slurmd" ] ||
 		die "--slurm $prefix: no sbin/slurmd there (scripts/build-slurm.sh RELEASE installs one)"
@@ -559,7 +559,7 @@ cmd_down() {
 		ip netns del "$ns" 2>/dev/null || true
 	done
 	ip link del "$BRIDGE" 2>/dev/null || true
-	for i in $(seq 1 "$((n > 16 ? 16 : n))"); do cgroup_cleanup "$(node_name "$i")"; done
+	for i in $(seq 1 "$((n > 128 ? 128 : n))"); do cgroup_cleanup "$(node_name "$i")"; done
 	hosts_remove
 	rm -f "$STATE"/run/*.pid
 	# Controller and node state of this release would stop another release's daemons (and

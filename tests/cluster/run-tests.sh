@@ -64,14 +64,15 @@ for f in "$here"/t_*.sh; do
 	. "$f"
 done
 
-# Tests named test_n4_* need 4 nodes; on a smaller cluster they are skipped (and counted).
+# Tests named test_nN_* (test_n4_*, test_n8_*) need N nodes; on a smaller cluster they are left
+# out (and counted).
 nodes=$(sinfo -h -N -o %N 2>/dev/null | sort -u | wc -l)
-passed=0 failed=0 skipped=0 known=0 n4_skipped=0 failures=() skips=() knowns=()
+passed=0 failed=0 skipped=0 known=0 left_out=0 failures=() skips=() knowns=()
 for t in $(declare -F | awk '{print $3}' | grep '^test_'); do
 	[ -z "$pattern" ] || [[ $t == *"$pattern"* ]] || continue
 	[ -z "${TT_TESTS_EXCLUDE:-}" ] || [[ $t != *"$TT_TESTS_EXCLUDE"* ]] || continue
-	if [[ $t == test_n4_* ]] && [ "$nodes" -lt 4 ]; then
-		n4_skipped=$((n4_skipped + 1))
+	if [[ $t =~ ^test_n([0-9]+)_ ]] && [ "$nodes" -lt "${BASH_REMATCH[1]}" ]; then
+		left_out=$((left_out + 1))
 		continue
 	fi
 	restore_cluster_state
@@ -127,6 +128,6 @@ restore_cluster_state
 [ ${#skips[@]} -eq 0 ] || echo "skipped: ${skips[*]}"
 [ ${#knowns[@]} -eq 0 ] || echo "known failures: ${knowns[*]}"
 note="$nodes nodes"
-[ "$n4_skipped" -eq 0 ] || note="$note; $n4_skipped more need 4 nodes and run on the 4-node cluster"
+[ "$left_out" -eq 0 ] || note="$note; $left_out more need more nodes and run on the 4- or 8-node cluster"
 echo "cluster: $passed passed, $failed failed, $skipped skipped, $known known failures ($note)"
 [ "$failed" -eq 0 ]
