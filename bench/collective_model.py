@@ -10,7 +10,8 @@
 import math
 import sys
 
-USAGE = """usage: collective_model.py DATA            full report (fits, validation, predictions)
+USAGE = """usage: collective_model.py DATA [PLOTDIR]  full report (fits, validation, predictions); with
+                                           PLOTDIR, also gnuplot data: measured.dat, predicted.dat
        collective_model.py --fit DATA      only the fits: 'ring alpha_us=A beta_ns_per_byte=B points=N'
                                            and 'shared-cpu alpha_us=A beta_ns_per_byte=B points=N'"""
 
@@ -157,7 +158,30 @@ def validate(title, pts, model):
     print()
 
 
-def report(med, cores):
+def plot_data(pts, a, b, cores, d):
+    """measured.dat: 'p bytes measured_us model_us' per TCP point, a blank line between rank counts;
+    predicted.dat: 'bytes ring doubling rabenseifner' (us) at 512 nodes on assumed 100 Gb/s IB."""
+    with open(d + "/measured.dat", "w") as f:
+        last = None
+        for p, n, t in pts:
+            if last is not None and p != last:
+                f.write("\n\n")
+            last = p
+            f.write("%d %d %.3f %.3f\n" % (p, n, t * 1e6, ring(p, n, a, b * share(p, cores)) * 1e6))
+    with open(d + "/predicted.dat", "w") as f:
+        na, nb = IB[0][1], IB[0][2]
+        for k in range(3, 31):
+            n = 1 << k
+            f.write("%d %.3f %.3f %.3f\n" % (n, ring(512, n, na, nb) * 1e6, rdoubling(512, n, na, nb) * 1e6,
+                                            rabenseifner(512, n, na, nb) * 1e6))
+
+
+# Assumed, not measured: a typical InfiniBand HCA's small-message latency (2-5 us; 3 us taken)
+# and the link rate's seconds per byte.
+IB = [("assumed IB 100 Gb/s", 3e-6, 8 / 100e9), ("assumed IB 200 Gb/s", 3e-6, 8 / 200e9)]
+
+
+def report(med, cores, plotdir=None):
     a0, b0, pts = fit_ring(med)
     print("## Per rank count: t = 2(p-1) alpha + 2(p-1)/p n beta fitted to each p alone (%d cores)" % cores)
     print("| ranks | alpha (us per hop) | beta (ns/B) | link |")
@@ -200,8 +224,9 @@ def report(med, cores):
             print("| %d | %dx%d | %s | %s | %s | %+.0f%% |" % (p, p // loc, loc, human(n), us(t), us(m), (m - t) / t * 100))
         print()
 
-    nets = [("measured loopback", a, b), ("assumed IB 100 Gb/s", 3e-6, 8 / 100e9),
-            ("assumed IB 200 Gb/s", 3e-6, 8 / 200e9)]
+    if plotdir:
+        plot_data(pts, a, b, cores, plotdir)
+    nets = [("measured loopback", a, b)] + IB
     sizes = [8, 64 << 10, 1 << 20, 64 << 20, 1 << 30]
     for name, na, nb in nets:
         print("## Prediction, one rank per node: %s (alpha %.1f us, beta %.3f ns/B)" % (name, na * 1e6, nb * 1e9))
@@ -236,8 +261,8 @@ def main(argv):
         for name, c in (("ring", 0), ("shared-cpu", cores)):
             a, b, pts = fit_ring(med, c)
             print("%s alpha_us=%.3f beta_ns_per_byte=%.5f points=%d" % (name, a * 1e6, b * 1e9, len(pts)))
-    elif len(argv) == 2 and not argv[1].startswith("-"):
-        report(*load(argv[1]))
+    elif len(argv) in (2, 3) and not argv[1].startswith("-"):
+        report(*load(argv[1]), *argv[2:])
     else:
         sys.stderr.write(USAGE + "\n")
         return 2

@@ -76,4 +76,24 @@ while [ "$r" -lt "$REPS" ]; do
 done
 echo "measured in $(($(date +%s) - start)) s ($REPS runs), load now $(cut -d' ' -f1-3 /proc/loadavg)"
 [ -n "$out" ] && cp "$data" "$out"
-"$PY" "$MODEL" "$data"
+"$PY" "$MODEL" "$data" "$tmp" || exit 1
+if [ "$quick" = 0 ] && command -v gnuplot >/dev/null 2>&1; then
+	echo '```'
+	gnuplot <<EOF 2>"$tmp/gnuplot.err" || sed 's/^/gnuplot: /' "$tmp/gnuplot.err"
+set terminal dumb 100 30
+set logscale xy
+set key left top
+set title "TCP ring all-reduce on loopback, us vs bytes (log-log): 2/4/8 measured, lines: model (fit 2)"
+plot "$tmp/measured.dat" index 0 using 2:3 with points pt "2" notitle, \\
+     "$tmp/measured.dat" index 1 using 2:3 with points pt "4" notitle, \\
+     "$tmp/measured.dat" index 2 using 2:3 with points pt "8" notitle, \\
+     "$tmp/measured.dat" index 0 using 2:4 with lines title "model p=2", \\
+     "$tmp/measured.dat" index 1 using 2:4 with lines title "model p=4", \\
+     "$tmp/measured.dat" index 2 using 2:4 with lines title "model p=8"
+set title "predicted, 512 nodes, ASSUMED 100 Gb/s IB (alpha 3 us): us vs bytes (log-log)"
+plot "$tmp/predicted.dat" using 1:2 with lines title "ring", \\
+     "$tmp/predicted.dat" using 1:3 with lines title "recursive doubling", \\
+     "$tmp/predicted.dat" using 1:4 with lines title "Rabenseifner"
+EOF
+	echo '```'
+fi
