@@ -4,8 +4,8 @@
 # alpha (seconds per message hop) and beta (seconds per byte per link) to measured times of the TCP
 # ring, checks the fit on the measured points, and predicts ring vs recursive doubling vs
 # hierarchical at 64/512/4096 nodes. Plain python3 (no numpy): a 2-parameter least squares.
-# Input: the lines bench/collective_model.sh writes, "ALGO P L BYTES TIME_US WRONG" (ALGO is tcp,
-# shm, shmbcast or hier; P ranks in all, L per node), and "# cores: C" (the machine's CPUs);
+# Input: the lines bench/collective_model.sh writes, "ALGO P L BYTES TIME_US WRONG" (ALGO is tcp
+# (the ring), choice (the TCP backend's own choice), shm, shmbcast or hier; P ranks, L per node), and "# cores: C" (the machine's CPUs);
 # repeated points are reduced to their median.
 import math
 import sys
@@ -30,6 +30,10 @@ def rdoubling(p, n, a, b):
 def rabenseifner(p, n, a, b):
     """Recursive halving reduce-scatter + doubling all-gather: ring's bytes, 2 log2 p hops."""
     return 2 * math.log2(p) * a + 2 * (p - 1) / p * n * b
+
+
+# TCP_DOUBLING_MAX_BYTES in comm/backend_tcp.c: the largest all-reduce that takes doubling.
+DOUBLING_MAX = 64 << 10
 
 
 def crossover(p, a, b):
@@ -197,6 +201,19 @@ def report(med, cores, plotdir=None):
     validate("## Fit 2: shared CPUs, t = 2(p-1) alpha + 2(p-1)/p n beta max(1, p/%d)\n"
              "alpha = %.1f us per hop, beta = %.3f ns/B per link with a CPU per rank (%s)"
              % (cores, a * 1e6, b * 1e9, gbs(b)), pts, lambda p, n: ring(p, n, a, b * share(p, cores)))
+
+    choice = sorted((p, n, t) for (al, p, _, n), t in med.items() if al == "choice" and ("tcp", p, p, n) in med)
+    if choice:
+        print("## The TCP backend's choice (recursive doubling up to %s in power-of-two rings) vs the ring"
+              % human(DOUBLING_MAX))
+        print("| ranks | size | ring (us) | choice (us) | ring / choice | model (fit 2) |")
+        print("|---|---|---|---|---|---|")
+        for p, n, t in choice:
+            r = med[("tcp", p, p, n)]
+            bs = b * share(p, cores)
+            m = ring(p, n, a, bs) / (rdoubling(p, n, a, bs) if n <= DOUBLING_MAX else ring(p, n, a, bs))
+            print("| %d | %s | %s | %s | %.2f | %.2f |" % (p, human(n), us(r), us(t), r / t, m))
+        print()
 
     # Shared memory inside a node, fitted per node size as t = a + n b (all-reduce and broadcast
     # of the hierarchical backend), then the hierarchical model checked where it was measured.

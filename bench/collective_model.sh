@@ -4,8 +4,10 @@
 # for the alpha-beta model of issue #20 and runs bench/collective_model.py on them: the TCP ring
 # at 2/4/8 ranks, shared-memory all-reduce and broadcast at 2/4 ranks (the hierarchical backend's
 # parts inside a node) and the hierarchical backend at 8 ranks as 4 fake nodes x 2 and 2 x 4,
-# float32 sums from 4 B to 64 MiB (x4 steps). Each point is the slowest rank's mean; the model
-# takes the median of REPS runs.
+# float32 sums from 4 B to 64 MiB (x4 steps), all with TRAINRT_TCP_ALLREDUCE=ring (the formulas
+# fitted are the ring's); then the TCP backend's own choice (recursive doubling up to 64 KiB) at
+# 2/4/8 ranks, 4 B..256 KiB, against those ring points. Each point is the slowest rank's mean;
+# the model takes the median of REPS runs.
 # usage: collective_model.sh [--quick] [DATA_OUT]
 #   --quick: one run, 2 ranks, TCP only, 4 B..64 KiB (what `make check` runs: no timing asserted)
 #   env: TRAINRT_BENCH (./trainrt-bench), MODEL (bench/collective_model.py next to this script), REPS (3)
@@ -52,7 +54,12 @@ sizes() {
 	op=allreduce
 	[ "$algo" = shmbcast ] && op=broadcast
 	point "$algo" "$p" "$loc" "$@" -- -o $op -b 4 -e 64K -f 4 -n 30 -w 3
-	[ "$quick" = 1 ] || point "$algo" "$p" "$loc" "$@" -- -o $op -b 256K -e 64M -f 4 -n 3 -w 1
+	[ "$quick" = 1 ] && return
+	if [ "$algo" = choice ]; then
+		point "$algo" "$p" "$loc" "$@" -- -o $op -b 256K -e 256K -n 30 -w 3
+	else
+		point "$algo" "$p" "$loc" "$@" -- -o $op -b 256K -e 64M -f 4 -n 3 -w 1
+	fi
 }
 
 echo "# cores: $(nproc)" >"$data"
@@ -61,15 +68,16 @@ start=$(date +%s)
 r=0
 while [ "$r" -lt "$REPS" ]; do
 	if [ "$quick" = 1 ]; then
-		sizes tcp 2 2 TRAINRT_BACKEND=tcp
+		sizes tcp 2 2 TRAINRT_BACKEND=tcp TRAINRT_TCP_ALLREDUCE=ring
 	else
 		for p in 2 4 8; do
-			sizes tcp "$p" "$p" TRAINRT_BACKEND=tcp
+			sizes tcp "$p" "$p" TRAINRT_BACKEND=tcp TRAINRT_TCP_ALLREDUCE=ring
+			sizes choice "$p" "$p" TRAINRT_BACKEND=tcp TRAINRT_TCP_ALLREDUCE=auto
 		done
 		for l in 2 4; do
 			sizes shm "$l" "$l" TRAINRT_BACKEND=shm
 			sizes shmbcast "$l" "$l" TRAINRT_BACKEND=shm
-			sizes hier 8 "$l" LOCAL_WORLD_SIZE="$l"
+			sizes hier 8 "$l" LOCAL_WORLD_SIZE="$l" TRAINRT_TCP_ALLREDUCE=ring
 		done
 	fi
 	r=$((r + 1))

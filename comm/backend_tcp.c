@@ -3,12 +3,12 @@
  * (all ranks with TRAINRT_BACKEND=tcp, or one rank per node under the hierarchical backend).
  * All-reduce is reduce-scatter then all-gather around the ring, each step sending to the right
  * while receiving from the left (full duplex), so every link carries 2(n-1)/n of the data.
- * Partial sums travel as float32 (bf16 is widened once and rounded once at the end). On any
- * failure both connections are closed, so the neighbours fail at once and the error runs
- * around the ring instead of every rank waiting for its timeout. In a power-of-two ring a small
- * all-reduce takes recursive doubling instead (log2 n exchanges of the whole buffer with the
- * member at distance 1, 2, 4, ..., over links of its own): the alpha-beta model says it pays
- * below TCP_DOUBLING_MAX_BYTES. Each link is mutually
+ * Partial sums travel as float32 (bf16 is widened once and rounded once at the end). In a
+ * power-of-two ring a small all-reduce takes recursive doubling instead (log2 n exchanges of the
+ * whole buffer with the member at distance 1, 2, 4, ..., over links of its own): the alpha-beta
+ * model says it pays up to TCP_DOUBLING_MAX_BYTES (TRAINRT_TCP_ALLREDUCE=ring keeps the ring, for
+ * comparisons). On any failure all connections are closed, so the neighbours fail at once and
+ * the error runs around the ring instead of every rank waiting for its timeout. Each link is mutually
  * authenticated (rt_link.h), so no other process can join a ring or feed it data. As the whole
  * world's backend (TRAINRT_BACKEND=tcp, or a group spread irregularly over nodes) it also carries
  * point-to-point messages, over p2p_net.c's direct connections. */
@@ -477,7 +477,8 @@ rt_backend *rt_tcp_create(const rt_world *w, int idx, int n, const int *members,
 	struct rt_link_peer me = { .port = 0 }, right, left;
 	struct rt_link out_link;
 	char key[400];
-	int lfd = -1;
+	int lfd = -1, use_doubling = 0;
+	const char *algo = getenv("TRAINRT_TCP_ALLREDUCE");
 
 	if (!t || !(t->members = malloc(sizeof(int) * (size_t)n))) {
 		free(t);
@@ -494,7 +495,13 @@ rt_backend *rt_tcp_create(const rt_world *w, int idx, int n, const int *members,
 	snprintf(t->left_at, sizeof(t->left_at), "rank %d", members[li]);
 	if (n == 1)
 		return &t->be;
-	if ((n & (n - 1)) == 0) {
+	if (!algo || !*algo || !strcmp(algo, "auto")) {
+		use_doubling = (n & (n - 1)) == 0;
+	} else if (strcmp(algo, "ring") != 0) {
+		tt_err_set(err, "TRAINRT_TCP_ALLREDUCE='%s' is not auto or ring", algo);
+		goto fail;
+	}
+	if (use_doubling) {
 		int lg = 0;
 
 		while ((1 << lg) < n)
