@@ -25,7 +25,7 @@
 #define TCP_BCAST_CHUNK ((size_t)1 << 20)
 /* All-reduces of at most this many float32 bytes take recursive doubling (power-of-two rings):
  * log2(n) (alpha + n beta) against the ring's 2(n-1) alpha + 2(n-1)/n n beta. 64 KiB is below
- * every crossover the model computed (BENCHMARKS.md, "All-reduce cost model": 96 KiB on this
+ * every crossover the model computed (BENCHMARKS.md, "All-reduce cost model": 100 KiB on this
  * project's 2-core loopback at 8 ranks, 0.3-58 MiB with InfiniBand's constants at 4-4096 nodes). */
 #define TCP_DOUBLING_MAX_BYTES ((size_t)64 << 10)
 typedef struct tcp_be {
