@@ -493,14 +493,14 @@ rt_backend *rt_tcp_create(const rt_world *w, int idx, int n, const int *members,
 	t->timeout = w->timeout;
 	snprintf(t->right_at, sizeof(t->right_at), "rank %d", members[ri]);
 	snprintf(t->left_at, sizeof(t->left_at), "rank %d", members[li]);
-	if (n == 1)
-		return &t->be;
 	if (!algo || !*algo || !strcmp(algo, "auto")) {
-		use_doubling = (n & (n - 1)) == 0;
+		use_doubling = n > 1 && (n & (n - 1)) == 0;
 	} else if (strcmp(algo, "ring") != 0) {
 		tt_err_set(err, "TRAINRT_TCP_ALLREDUCE='%s' is not auto or ring", algo);
 		goto fail;
 	}
+	if (n == 1)
+		return &t->be;
 	if (use_doubling) {
 		int lg = 0;
 
