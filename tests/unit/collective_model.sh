@@ -28,7 +28,7 @@ awk '$1 == "ring" { split($3, b, "="); exit b[2] > 0.8 * 1.05 && b[2] < 0.8 * 4 
 	fail "plain ring fit's beta outside (0.84, 3.2) ns/B: $(cat "$tmp/fit")"
 
 # Crossover: the closed form against a scan of ring() and rdoubling() over sizes.
-PYTHONPATH=$src/bench python3 - <<'PY' || fail "crossover differs from a scan of the cost formulas"
+PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=$src/bench python3 - <<'PY' || fail "crossover differs from a scan of the cost formulas"
 import math, collective_model as m
 for a, b in ((40e-6, 0.8e-9), (3e-6, 8 / 200e9)):
     assert m.crossover(2, a, b) == math.inf
