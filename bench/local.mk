@@ -38,6 +38,14 @@ bench-comm: trainrt-bench
 	TRAINRT_BENCH=./trainrt-bench $(SHELL) $(srcdir)/bench/comm.sh
 .PHONY: bench-comm
 
+# bench-model: the alpha-beta model of the TCP ring and the hierarchical all-reduce, fitted on
+# loopback at 2/4/8 ranks, predicting 64/512/4096 nodes (bench/collective_model.sh, issue #20).
+dist_noinst_SCRIPTS += bench/collective_model.sh bench/collective_model.py
+BENCH_TARGETS += bench-model
+bench-model: trainrt-bench
+	TRAINRT_BENCH=./trainrt-bench $(SHELL) $(srcdir)/bench/collective_model.sh
+.PHONY: bench-model
+
 # bench-train: train-mlp DDP throughput vs PyTorch DDP (gloo), scaling 1 -> 2 ranks, GEMM share.
 if BUILD_TRAINER
 noinst_PROGRAMS += bench/sgemm-peak

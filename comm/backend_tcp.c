@@ -3,9 +3,12 @@
  * (all ranks with TRAINRT_BACKEND=tcp, or one rank per node under the hierarchical backend).
  * All-reduce is reduce-scatter then all-gather around the ring, each step sending to the right
  * while receiving from the left (full duplex), so every link carries 2(n-1)/n of the data.
- * Partial sums travel as float32 (bf16 is widened once and rounded once at the end). On any
- * failure both connections are closed, so the neighbours fail at once and the error runs
- * around the ring instead of every rank waiting for its timeout. Each link is mutually
+ * Partial sums travel as float32 (bf16 is widened once and rounded once at the end). In a
+ * power-of-two ring a small all-reduce takes recursive doubling instead (log2 n exchanges of the
+ * whole buffer with the member at distance 1, 2, 4, ..., over links of its own): the alpha-beta
+ * model says it pays up to TCP_DOUBLING_MAX_BYTES (TRAINRT_TCP_ALLREDUCE=ring keeps the ring, for
+ * comparisons). On any failure all connections are closed, so the neighbours fail at once and
+ * the error runs around the ring instead of every rank waiting for its timeout. Each link is mutually
  * authenticated (rt_link.h), so no other process can join a ring or feed it data. As the whole
  * world's backend (TRAINRT_BACKEND=tcp, or a group spread irregularly over nodes) it also carries
  * point-to-point messages, over p2p_net.c's direct connections. */
@@ -20,6 +23,11 @@
 #include <unistd.h>
 
 #define TCP_BCAST_CHUNK ((size_t)1 << 20)
+/* All-reduces of at most this many float32 bytes take recursive doubling (power-of-two rings):
+ * log2(n) (alpha + n beta) against the ring's 2(n-1) alpha + 2(n-1)/n n beta. 64 KiB is below
+ * every crossover the model computed (BENCHMARKS.md, "All-reduce cost model": 100 KiB on this
+ * project's 2-core loopback at 8 ranks, 0.3-58 MiB with InfiniBand's constants at 4-4096 nodes). */
+#define TCP_DOUBLING_MAX_BYTES ((size_t)64 << 10)
 typedef struct tcp_be {
 	rt_backend be;
 	int idx, n;
@@ -30,6 +38,8 @@ typedef struct tcp_be {
 	float *work, *tmp;
 	size_t work_cap, tmp_cap;
 	rt_p2p_net *p2p; /* the whole world's backend only */
+	int ndbl;	 /* log2(n) in a power-of-two ring, else 0 */
+	int *dbl;	 /* dbl[k]: the link to member idx ^ (1 << k); -1 once broken */
 } tcp_be;
 
 static int grow(float **buf, size_t *cap, size_t n, tt_err *err)
@@ -55,6 +65,11 @@ void rt_tcp_abort(rt_backend *be)
 	if (t->left >= 0)
 		close(t->left);
 	t->right = t->left = -1;
+	for (int k = 0; k < t->ndbl; k++) {
+		if (t->dbl[k] >= 0)
+			close(t->dbl[k]);
+		t->dbl[k] = -1;
+	}
 }
 
 static int broken(tcp_be *t, tt_err *err)
@@ -109,6 +124,24 @@ static int ring_reduce_scatter(tcp_be *t, float *work, size_t count, trainrt_red
 	return 0;
 }
 
+/* work[] becomes op over all members: at step k, exchange the whole buffer with the member at
+ * distance 2^k and combine. Both sides compute the same a + b (or max), so every member ends
+ * with the same bits. */
+static int doubling_allreduce(tcp_be *t, float *work, size_t count, trainrt_redop op, tt_err *err)
+{
+	for (int k = 0; k < t->ndbl; k++) {
+		int fd = t->dbl[k];
+
+		if (fd < 0)
+			return tt_err_set(err, "the ring was broken by an earlier failure");
+		if (rt_net_exchange(fd, work, count * sizeof(float), fd, t->tmp, count * sizeof(float), t->timeout,
+				    err) != 0)
+			return tt_err_wrap(err, "recursive doubling with rank %d", t->members[t->idx ^ (1 << k)]);
+		rt_f32_accumulate(work, t->tmp, count, op);
+	}
+	return 0;
+}
+
 static int tcp_allreduce(rt_backend *be, const rt_op *op, tt_err *err)
 {
 	tcp_be *t = (tcp_be *)be;
@@ -131,6 +164,15 @@ static int tcp_allreduce(rt_backend *be, const rt_op *op, tt_err *err)
 		work = t->work;
 		rt_bf16_to_f32_array(work, op->send, count);
 	}
+	if (t->ndbl && count * sizeof(float) <= TCP_DOUBLING_MAX_BYTES) {
+		if (grow(&t->tmp, &t->tmp_cap, count, err) != 0)
+			return -1;
+		if (doubling_allreduce(t, work, count, rop, err) != 0)
+			return broken(t, err);
+		if (rop == TRAINRT_AVG)
+			rt_f32_scale(work, count, (float)t->n);
+		goto done;
+	}
 	if (grow(&t->tmp, &t->tmp_cap, count / (size_t)t->n + 1, err) != 0)
 		return -1;
 	if (ring_reduce_scatter(t, work, count, rop, 0, 0, err) != 0)
@@ -146,6 +188,7 @@ static int tcp_allreduce(rt_backend *be, const rt_op *op, tt_err *err)
 		if (step(t, work + slo, (shi - slo) * sizeof(float), work + rlo, (rhi - rlo) * sizeof(float), err) != 0)
 			return broken(t, err);
 	}
+done:
 	if (dt == TRAINRT_BF16)
 		rt_f32_to_bf16_array(op->recv, work, count);
 	return 0;
@@ -242,10 +285,8 @@ static void tcp_destroy(rt_backend *be)
 {
 	tcp_be *t = (tcp_be *)be;
 
-	if (t->right >= 0)
-		close(t->right);
-	if (t->left >= 0)
-		close(t->left);
+	rt_tcp_abort(be);
+	free(t->dbl);
 	rt_p2p_net_destroy(t->p2p);
 	free(t->members);
 	free(t->work);
@@ -321,6 +362,113 @@ static int accept_left(tcp_be *t, int lfd, const char *key, const char *tag, int
 			  t->timeout);
 }
 
+/* Only a lower member at distance 2^k that has not connected yet may dial a doubling link. */
+struct doubling_wait {
+	tcp_be *t;
+	const struct rt_link_peer *peers;
+};
+
+static int doubling_nonce(void *ctx, int from, unsigned char nonce[RT_NONCE_LEN])
+{
+	const struct doubling_wait *d = ctx;
+	unsigned dist = (unsigned)(from ^ d->t->idx);
+	int k = 0;
+
+	if (from < 0 || from >= d->t->idx || (dist & (dist - 1)) != 0)
+		return -1;
+	while ((1u << k) != dist)
+		k++;
+	if (d->t->dbl[k] >= 0)
+		return -1;
+	memcpy(nonce, d->peers[k].nonce, RT_NONCE_LEN);
+	return 0;
+}
+
+/* The doubling links, once the ring is up: one more listener (its own store key and nonce, so
+ * ring and doubling handshakes never meet), each member dials the partners above it before it
+ * accepts those below (no cycle can wait), then reads the answers. */
+static int doubling_connect(tcp_be *t, const rt_world *w, const char *tag, tt_err *err)
+{
+	struct rt_link_peer me = { .port = 0 }, *peers = calloc((size_t)t->ndbl, sizeof(*peers));
+	struct doubling_wait wait = { t, peers };
+	char key[400], dtag[300], who[80];
+	int lfd = -1, below = 0;
+	double deadline;
+
+	if (!peers)
+		return tt_err_set(err, "out of memory");
+	snprintf(dtag, sizeof(dtag), "%s/doubling", tag);
+	if (rt_world_key(w, key, sizeof(key), "tcpdbl/%s/%d", tag, t->idx) != 0) {
+		tt_err_set(err, "the group's store keys are too long (groups nested too deeply)");
+		goto fail;
+	}
+	if (rt_link_address(w, me.ip, sizeof(me.ip), err) != 0 || rt_net_listen(me.ip, 0, &lfd, &me.port, err) != 0 ||
+	    rt_link_publish(w, key, &me, err) != 0)
+		goto fail;
+	for (int k = 0; k < t->ndbl; k++) {
+		int j = t->idx ^ (1 << k);
+
+		rt_world_key(w, key, sizeof(key), "tcpdbl/%s/%d", tag, j);
+		if (rt_link_lookup(w, key, t->members[j], &peers[k], err) != 0)
+			goto fail;
+		if (j < t->idx) {
+			below++;
+			continue;
+		}
+		snprintf(who, sizeof(who), "rank %d at %s:%d", t->members[j], peers[k].ip, peers[k].port);
+		if (rt_net_connect(peers[k].ip, peers[k].port, t->timeout, &t->dbl[k], err) != 0 ||
+		    rt_link_offer(t->dbl[k], w->key,
+				  &(struct rt_link){ .tag = dtag, .n = t->n, .from = t->idx, .to = j,
+						     .from_nonce = me.nonce, .to_nonce = peers[k].nonce },
+				  t->timeout, err) != 0) {
+			tt_err_wrap(err, "connecting to %s for recursive doubling", who);
+			goto fail;
+		}
+	}
+	deadline = rt_now() + t->timeout;
+	while (below > 0) {
+		int fd, from;
+
+		if (rt_now() >= deadline) {
+			tt_err_set(err, "%d of the members below this one did not connect with a proof of this job's key within %.0f s",
+				   below, t->timeout);
+			goto fail;
+		}
+		if (rt_net_accept(lfd, deadline - rt_now(), &fd, err) != 0) {
+			tt_err_wrap(err, "waiting for the recursive-doubling partners below this member");
+			goto fail;
+		}
+		if (rt_link_accept(fd, w->key, dtag, t->n, t->idx, me.nonce, doubling_nonce, &wait, t->timeout,
+				   &from) != 0) {
+			close(fd);
+			continue;
+		}
+		for (int k = 0; k < t->ndbl; k++)
+			if ((t->idx ^ (1 << k)) == from)
+				t->dbl[k] = fd;
+		below--;
+	}
+	for (int k = 0; k < t->ndbl; k++) {
+		int j = t->idx ^ (1 << k);
+
+		snprintf(who, sizeof(who), "rank %d at %s:%d", t->members[j], peers[k].ip, peers[k].port);
+		if (j > t->idx &&
+		    rt_link_check_answer(t->dbl[k], w->key,
+					 &(struct rt_link){ .tag = dtag, .n = t->n, .from = t->idx, .to = j,
+							    .from_nonce = me.nonce, .to_nonce = peers[k].nonce },
+					 who, t->timeout, err) != 0)
+			goto fail;
+	}
+	close(lfd);
+	free(peers);
+	return 0;
+fail:
+	if (lfd >= 0)
+		close(lfd);
+	free(peers);
+	return -1;
+}
+
 rt_backend *rt_tcp_create(const rt_world *w, int idx, int n, const int *members, const char *tag,
 			  tt_err *err)
 {
@@ -329,7 +477,8 @@ rt_backend *rt_tcp_create(const rt_world *w, int idx, int n, const int *members,
 	struct rt_link_peer me = { .port = 0 }, right, left;
 	struct rt_link out_link;
 	char key[400];
-	int lfd = -1;
+	int lfd = -1, use_doubling = 0;
+	const char *algo = getenv("TRAINRT_TCP_ALLREDUCE");
 
 	if (!t || !(t->members = malloc(sizeof(int) * (size_t)n))) {
 		free(t);
@@ -344,8 +493,26 @@ rt_backend *rt_tcp_create(const rt_world *w, int idx, int n, const int *members,
 	t->timeout = w->timeout;
 	snprintf(t->right_at, sizeof(t->right_at), "rank %d", members[ri]);
 	snprintf(t->left_at, sizeof(t->left_at), "rank %d", members[li]);
+	if (!algo || !*algo || !strcmp(algo, "auto")) {
+		use_doubling = n > 1 && (n & (n - 1)) == 0;
+	} else if (strcmp(algo, "ring") != 0) {
+		tt_err_set(err, "TRAINRT_TCP_ALLREDUCE='%s' is not auto or ring", algo);
+		goto fail;
+	}
 	if (n == 1)
 		return &t->be;
+	if (use_doubling) {
+		int lg = 0;
+
+		while ((1 << lg) < n)
+			lg++;
+		if (!(t->dbl = malloc(sizeof(int) * (size_t)lg))) {
+			tt_err_set(err, "out of memory");
+			goto fail;
+		}
+		for (t->ndbl = lg; lg > 0; lg--)
+			t->dbl[lg - 1] = -1;
+	}
 	if (rt_world_key(w, key, sizeof(key), "tcp/%s/%d", tag, idx) != 0) {
 		tt_err_set(err, "the group's store keys are too long (groups nested too deeply)");
 		goto fail;
@@ -374,6 +541,9 @@ rt_backend *rt_tcp_create(const rt_world *w, int idx, int n, const int *members,
 	    rt_link_check_answer(t->right, w->key, &out_link, t->right_at, t->timeout, err) != 0)
 		goto fail;
 	close(lfd);
+	lfd = -1;
+	if (t->ndbl && doubling_connect(t, w, tag, err) != 0)
+		goto fail;
 	return &t->be;
 fail:
 	if (lfd >= 0)

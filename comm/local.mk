@@ -38,8 +38,11 @@ bin_PROGRAMS += trainrt-bench
 trainrt_bench_SOURCES = comm/trainrt_bench.c
 trainrt_bench_LDADD = libtrainrt_core.la
 TESTS += tests/trainer/trainrt_bench_cli.sh
+# The alpha-beta model's fit and crossover on a fixture, and a 2-rank run through it (issue #20).
+TESTS += tests/unit/collective_model.sh
 # libtrainrt.so exports trainrt_* alone and loads no CUDA library at start (nm -D, readelf).
 TESTS += tests/comm/exports.sh
 endif
 EXTRA_DIST += comm/trainrt.map
-dist_noinst_SCRIPTS += tests/trainer/trainrt_bench_cli.sh tests/comm/exports.sh
+dist_noinst_SCRIPTS += tests/trainer/trainrt_bench_cli.sh tests/comm/exports.sh tests/unit/collective_model.sh
+EXTRA_DIST += tests/unit/collective_model_fixture.txt

@@ -336,6 +336,65 @@ static void test_bf16_tolerance(void)
 	CU_ASSERT_EQUAL(run_world(&hier, rank_bf16_random, NULL), 0);
 }
 
+/* A small all-reduce over TCP in a power-of-two world takes recursive doubling, a large one the
+ * ring: the first 1000 of 20000 random floats reduced both ways. Sums in another order differ by
+ * at most 2 (n-1) 2^-24 sum|x| (each order's float32 error is at most (n-1) 2^-24 sum|x|); every
+ * rank must end with the same bits (all-gathered and compared). */
+static int rank_doubling_vs_ring(trainrt_comm *c, const char *initerr, void *arg)
+{
+	enum { BIG = 20000, SMALL = 1000 };
+	float *ring = malloc(BIG * sizeof(float)), *dbl = malloc(SMALL * sizeof(float));
+	int n, me, bad = 1;
+	float *all = NULL;
+
+	(void)initerr;
+	(void)arg;
+	if (!c || !ring || !dbl)
+		goto out;
+	n = trainrt_world_size(c);
+	me = trainrt_rank(c);
+	if (!(all = malloc(sizeof(float) * SMALL * (size_t)n)))
+		goto out;
+	for (int i = 0; i < BIG; i++)
+		ring[i] = sinf((float)(i * 13 + me * 101)) * 3.0f;
+	memcpy(dbl, ring, SMALL * sizeof(float));
+	if (trainrt_allreduce(c, ring, ring, BIG, TRAINRT_FLOAT32, TRAINRT_SUM) != 0 ||
+	    trainrt_allreduce(c, dbl, dbl, SMALL, TRAINRT_FLOAT32, TRAINRT_SUM) != 0 ||
+	    trainrt_allgather(c, dbl, all, SMALL, TRAINRT_FLOAT32) != 0)
+		goto out;
+	bad = 0;
+	for (int i = 0; i < SMALL && !bad; i++) {
+		double mag = 0;
+
+		for (int r = 0; r < n; r++)
+			mag += fabs(sinf((float)(i * 13 + r * 101)) * 3.0f);
+		if (fabs((double)dbl[i] - ring[i]) > 2.0 * (n - 1) * ldexp(mag, -24))
+			bad = mismatch("doubling vs ring", SMALL, (size_t)i, dbl[i], ring[i]);
+	}
+	for (int r = 1; r < n && !bad; r++)
+		if (memcmp(all, all + (size_t)r * SMALL, SMALL * sizeof(float)) != 0)
+			bad = mismatch("doubling: rank 0 vs another rank", SMALL, (size_t)r, all[0], all[(size_t)r * SMALL]);
+out:
+	free(all);
+	free(dbl);
+	free(ring);
+	return bad;
+}
+
+static void test_tcp_doubling(void)
+{
+	world_spec hier = { .n = 4, .local = 1, .backend = "auto" }; /* 4 leaders: doubling among them */
+	struct matrix small = { small_sizes, 4, 0, 0 };
+
+	for (int n = 2; n <= 8; n *= 2) {
+		world_spec tcp = { .n = n, .local = 1, .backend = "tcp" };
+
+		CU_ASSERT_EQUAL(run_world(&tcp, rank_doubling_vs_ring, NULL), 0);
+	}
+	CU_ASSERT_EQUAL(run_world(&hier, rank_doubling_vs_ring, NULL), 0);
+	CU_ASSERT_EQUAL(world(8, 1, "tcp", &small), 0);
+}
+
 /* ---- failures ----------------------------------------------------------------------------- */
 
 struct failure {
@@ -548,6 +607,7 @@ int tt_register_suites(void)
 	CU_add_test(s, "shm: world sizes 1..8, small sizes", test_shm_all_world_sizes);
 	CU_add_test(s, "shm: 1M+3 staged and direct", test_shm_large_staged_and_direct);
 	CU_add_test(s, "tcp ring", test_tcp_ring);
+	CU_add_test(s, "tcp recursive doubling vs ring", test_tcp_doubling);
 	CU_add_test(s, "hierarchical shm+tcp", test_hierarchical);
 	CU_add_test(s, "async matrix", test_async_in_order);
 	CU_add_test(s, "async many in flight", test_async_many_in_flight);
