@@ -111,7 +111,7 @@ int trainrt_gpu_device(int local_rank);
 const char *trainrt_last_error(const trainrt_comm *comm);
 
 /* Bytes this rank has sent in the operations of comm that completed, counted as a ring moves them
- * (the measure of busbw): an all-reduce of B bytes on n ranks 2(n-1)/n*B, an all-gather or
+ * (the measure of busbw, also for a recursive-doubling all-reduce): an all-reduce of B bytes on n ranks 2(n-1)/n*B, an all-gather or
  * reduce-scatter (n-1) blocks of count, a broadcast B on every rank but the ring's last, a send its
  * size. For accounting what a training step costs; 0 for NULL. */
 uint64_t trainrt_bytes_sent(trainrt_comm *comm);
