@@ -5,6 +5,7 @@
 #include "layout.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Facts for task (procid, localid) on node nodeid of a step; gpus is a CUDA_VISIBLE_DEVICES
