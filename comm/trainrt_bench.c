@@ -12,6 +12,7 @@
 #include "rt_reduce.h"
 #include "rt_store.h"
 #include "trainrt.h"
+#include "tt_port.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -283,7 +284,8 @@ out:
  * set, groups them into fake nodes of that many ranks. */
 static int run_local(int n, const struct opts *o)
 {
-	int fd, port, failed = 0;
+	int failed = 0;
+	uint16_t port;
 	tt_err err;
 	char buf[32];
 	const char *lws = getenv("LOCAL_WORLD_SIZE");
@@ -301,12 +303,11 @@ static int run_local(int n, const struct opts *o)
 		return 2;
 	}
 	pids = calloc((size_t)n, sizeof(pid_t));
-	if (!pids || rt_net_listen("127.0.0.1", 0, &fd, &port, &err) != 0) {
+	if (!pids || tt_free_loopback_port(&port, &err) != 0) {
 		fprintf(stderr, "trainrt-bench: cannot find a free port: %s\n", pids ? err.msg : "out of memory");
 		free(pids);
 		return 1;
 	}
-	close(fd);
 	if (!getenv("TRAINRT_TOKEN")) {
 		snprintf(buf, sizeof(buf), "bench-%d", (int)getpid());
 		setenv("TRAINRT_TOKEN", buf, 1);

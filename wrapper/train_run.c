@@ -6,15 +6,12 @@
  * module named at the call. */
 #include "config.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
-#include <netinet/in.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,6 +26,7 @@
 #include "signals.h"
 #include "spawn.h"
 #include "supervise.h"
+#include "tt_port.h"
 #include "tt_signal.h"
 
 /* torchrun's default port when several standalone nodes must agree without Slurm. */
@@ -52,25 +50,6 @@ struct launch {
 	char log_dir[PATH_MAX];		/* this run's --redirects/--tee directory, "" when none */
 	char host[256];
 };
-
-/* A port the kernel says is free on 127.0.0.1 now (torchrun --standalone does the same). */
-static int free_port(uint16_t *port, tt_err *err)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), rc = -1;
-
-	if (fd < 0)
-		return tt_err_errno(err, "finding a free MASTER_PORT on 127.0.0.1 (socket)");
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || getsockname(fd, (struct sockaddr *)&a, &len) != 0)
-		tt_err_errno(err, "finding a free MASTER_PORT on 127.0.0.1; pass --master-port");
-	else {
-		*port = ntohs(a.sin_port);
-		rc = 0;
-	}
-	close(fd);
-	return rc;
-}
 
 /* Standalone facts: nnodes nodes named by index, this one node_rank; GPUs from the usual
  * variables. MASTER_ADDR/PORT are filled in after the contract is computed. */
@@ -273,8 +252,8 @@ static int compute_envs(struct launch *l, tt_err *err)
 	if (!port && !l->slurm) {
 		if (l->opts.nnodes_max > 1)
 			port = STANDALONE_PORT;
-		else if (free_port(&port, err) != 0)
-			return -1;
+		else if (tt_free_loopback_port(&port, err) != 0)
+			return tt_err_wrap(err, "choosing MASTER_PORT; pass --master-port");
 	}
 	/* The rendezvous point first, since the census meets there. */
 	if (tt_layout_compute_worker(&l->facts, (uint32_t)l->nproc, NULL, 0, &first, err) != 0)

@@ -17,6 +17,10 @@ check_PROGRAMS += tests/unit/test_err
 tests_unit_test_err_SOURCES = tests/unit/test_err.c tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_err_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_err_LDADD = $(UNIT_LDADD)
+check_PROGRAMS += tests/unit/test_port
+tests_unit_test_port_SOURCES = tests/unit/test_port.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_port_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_port_LDADD = $(UNIT_LDADD)
 # base: CPU list text; layout: the topology probe's report (writer and strict parser).
 check_PROGRAMS += tests/unit/test_node_policy
 tests_unit_test_node_policy_SOURCES = tests/unit/test_node_policy.c tests/unit/cunit_main.c tests/unit/cunit_main.h
