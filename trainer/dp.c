@@ -114,18 +114,23 @@ double tt_dp_bubble(const tt_dp *dp)
 	return dp->schedule_seconds > 0 && dp->part.stages > 1 ? dp->pp_wait_seconds / dp->schedule_seconds : 0.0;
 }
 
+/* The world's agreements: a rank alone has nothing to exchange, whatever its device. */
 int tt_dp_allreduce_sum(tt_dp *dp, float *vals, int n, tt_err *err)
 {
-	return dp->ops->allreduce_sum(dp, vals, n, err);
+	return tt_dp_world_multi(dp) ? dp->ops->allreduce_sum(dp, vals, n, err) : 0;
 }
 
 int tt_dp_broadcast_bytes(tt_dp *dp, void *buf, size_t n, tt_err *err)
 {
-	return dp->ops->broadcast_bytes(dp, buf, n, err);
+	return tt_dp_world_multi(dp) ? dp->ops->broadcast_bytes(dp, buf, n, err) : 0;
 }
 
 int tt_dp_allgather_u32(tt_dp *dp, uint32_t mine, uint32_t *recv, tt_err *err)
 {
+	if (!tt_dp_world_multi(dp)) {
+		recv[0] = mine;
+		return 0;
+	}
 	return dp->ops->allgather_u32(dp, mine, recv, err);
 }
 

@@ -631,8 +631,6 @@ static int world_fail(const tt_dp *dp, const char *what, tt_err *err)
 
 static int cpu_allreduce_sum(tt_dp *dp, float *vals, int n, tt_err *err)
 {
-	if (!tt_dp_world_multi(dp))
-		return 0;
 	if (trainrt_allreduce(dp->world_comm, vals, vals, (size_t)n, TRAINRT_FLOAT32, TRAINRT_SUM))
 		return world_fail(dp, "all-reduce of step statistics", err);
 	return 0;
@@ -645,8 +643,6 @@ static int cpu_broadcast_bytes(tt_dp *dp, void *buf, size_t n, tt_err *err)
 	int rc = 0;
 
 	/* float32 only moves the bytes here: a broadcast does no arithmetic. */
-	if (!tt_dp_world_multi(dp))
-		return 0;
 	/* A length that is not whole words goes through a padded copy, so no byte is dropped. */
 	if (n % sizeof(float)) {
 		staged = calloc(words, sizeof(float));
@@ -664,10 +660,6 @@ static int cpu_broadcast_bytes(tt_dp *dp, void *buf, size_t n, tt_err *err)
 
 static int cpu_allgather_u32(tt_dp *dp, uint32_t mine, uint32_t *recv, tt_err *err)
 {
-	if (!tt_dp_world_multi(dp)) {
-		recv[0] = mine;
-		return 0;
-	}
 	if (trainrt_allgather(dp->world_comm, &mine, recv, 1, TRAINRT_FLOAT32))
 		return world_fail(dp, "all-gather of one word per rank", err);
 	return 0;
@@ -772,9 +764,10 @@ static int cpu_params_crc32(tt_dp *dp, uint32_t *crc, tt_err *err)
 		c = crc32(c, (const Bytef *)whole, (uInt)(sizeof(float) * n));
 		bytes += sizeof(float) * n;
 	}
-	if (cpu_allgather_u32(dp, (uint32_t)c, all, err) ||
-	    cpu_allgather_u32(dp, (uint32_t)bytes, all + world, err) ||
-	    cpu_allgather_u32(dp, (uint32_t)(bytes >> 32), all + 2 * world, err))
+	all[0] = (uint32_t)c; /* a rank alone: its checksum is the model's, nothing to gather */
+	if (world > 1 && (cpu_allgather_u32(dp, (uint32_t)c, all, err) ||
+			  cpu_allgather_u32(dp, (uint32_t)bytes, all + world, err) ||
+			  cpu_allgather_u32(dp, (uint32_t)(bytes >> 32), all + 2 * world, err)))
 		goto out;
 	/* Stage s's first rank is s * (world / stages) (rank order of parallel.h). */
 	c = all[0];

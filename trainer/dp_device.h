@@ -8,7 +8,9 @@
 
 #include "dp.h"
 
-/* Each entry does what dp.h says of the tt_dp_ function of the same name, on its device. */
+/* Each entry does what dp.h says of the tt_dp_ function of the same name, on its device; the
+ * three world exchanges (allreduce_sum, broadcast_bytes, allgather_u32) are called only when the
+ * world has other ranks (dp.c answers a rank alone itself). */
 struct tt_dp_ops {
 	const char *(*device)(const tt_dp *dp);
 	/* Frees what the constructor allocated; tt_dp_free calls it once the step's queued

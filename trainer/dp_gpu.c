@@ -328,8 +328,6 @@ static int gpu_allreduce_sum(tt_dp *dp, float *vals, int n, tt_err *err)
 {
 	struct tt_dp_gpu *d = dp->gpu;
 
-	if (!tt_dp_world_multi(dp))
-		return 0;
 	if (scratch_fits(dp, (size_t)n, err) || tt_gpu_put(d->g, d->scratch, vals, sizeof(float) * (size_t)n, err))
 		return -1;
 	if (trainrt_allreduce(dp->comm, d->scratch, d->scratch, (size_t)n, TRAINRT_FLOAT32, TRAINRT_SUM))
@@ -342,8 +340,6 @@ static int gpu_broadcast_bytes(tt_dp *dp, void *buf, size_t n, tt_err *err)
 	struct tt_dp_gpu *d = dp->gpu;
 	size_t words = tt_dp_words(n);
 
-	if (!tt_dp_world_multi(dp))
-		return 0;
 	if (scratch_fits(dp, words, err) || tt_gpu_put(d->g, d->scratch, buf, n, err))
 		return -1;
 	if (trainrt_broadcast(dp->comm, d->scratch, words, TRAINRT_FLOAT32, 0))
@@ -356,10 +352,6 @@ static int gpu_allgather_u32(tt_dp *dp, uint32_t mine, uint32_t *recv, tt_err *e
 	struct tt_dp_gpu *d = dp->gpu;
 	float *gathered = d->scratch + 1;
 
-	if (!tt_dp_world_multi(dp)) {
-		recv[0] = mine;
-		return 0;
-	}
 	if (scratch_fits(dp, 1 + (size_t)dp->world, err) || tt_gpu_put(d->g, d->scratch, &mine, sizeof(mine), err))
 		return -1;
 	if (trainrt_allgather(dp->comm, d->scratch, gathered, 1, TRAINRT_FLOAT32))
