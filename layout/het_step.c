@@ -45,65 +45,47 @@ static long find_host(const struct sorted_hosts *s, const char *host)
 	return -1;
 }
 
-/* How many of component k's nodes (list) are in the step; -1 with err. */
-static long nodes_in_step(const struct sorted_hosts *step, const char *list, size_t k,
-			  size_t *n, tt_err *err)
+/* How many of the n hosts are in the step. */
+static size_t nodes_in_step(const struct sorted_hosts *step, char *const *hosts, size_t n)
 {
-	char **hosts = NULL;
-	long in_step = 0;
+	size_t in_step = 0;
 
-	if (tt_hostlist_expand(list, &hosts, n, err) != 0)
-		return tt_err_wrap(err, "SLURM_JOB_NODELIST_HET_GROUP_%zu", k);
-	for (size_t i = 0; i < *n; i++)
+	for (size_t i = 0; i < n; i++)
 		in_step += find_host(step, hosts[i]) >= 0;
-	tt_hostlist_free(hosts, *n);
 	return in_step;
 }
 
-/* Appends the nodes of component k (list, which has nodes in a step of several components) to
- * order[*placed..] and list to nodelist; -1 with err when the step runs on part of them only, or
- * one of them is another component's too. */
-static int place_component(const struct sorted_hosts *step, const char *list, size_t k,
-			   long *owner, size_t *order, size_t *placed, char *nodelist,
-			   size_t nodelist_len, tt_err *err)
+/* Appends the nodes of component k (list, expanded: its n hosts; it has nodes in a step of
+ * several components) to order[*placed..] and list to nodelist; -1 with err when the step runs on
+ * part of them only, or one of them is another component's too. */
+static int place_component(const struct sorted_hosts *step, const char *list, char *const *hosts,
+			   size_t n, size_t k, long *owner, size_t *order, size_t *placed,
+			   char *nodelist, size_t nodelist_len, tt_err *err)
 {
-	char **hosts = NULL;
-	size_t n = 0, used;
-	int rc = -1;
+	size_t used;
 
-	if (tt_hostlist_expand(list, &hosts, &n, err) != 0)
-		return tt_err_wrap(err, "SLURM_JOB_NODELIST_HET_GROUP_%zu", k);
 	for (size_t i = 0; i < n; i++) {
 		long idx = find_host(step, hosts[i]);
 
-		if (idx < 0) {
-			tt_err_set(err, "heterogeneous step: it runs on part of the nodes of component "
-				   "%zu (%s: not on %s), so the order of its ranks across components "
-				   "cannot be told: run each component of the step on all of its "
-				   "nodes", k, list, hosts[i]);
-			goto out;
-		}
-		if (owner[idx] >= 0) {
-			tt_err_set(err, "heterogeneous step: node %s is in components %ld and %zu, "
-				   "whose GPUs and tasks on it cannot be told apart: give each "
-				   "component nodes of its own", hosts[i], owner[idx], k);
-			goto out;
-		}
+		if (idx < 0)
+			return tt_err_set(err, "heterogeneous step: it runs on part of the nodes of "
+					  "component %zu (%s: not on %s), so the order of its ranks across "
+					  "components cannot be told: run each component of the step on all "
+					  "of its nodes", k, list, hosts[i]);
+		if (owner[idx] >= 0)
+			return tt_err_set(err, "heterogeneous step: node %s is in components %ld and "
+					  "%zu, whose GPUs and tasks on it cannot be told apart: give each "
+					  "component nodes of its own", hosts[i], owner[idx], k);
 		owner[idx] = (long)k;
 		order[(*placed)++] = (size_t)idx;
 	}
 	used = strlen(nodelist);
-	if (used + 1 + strlen(list) >= nodelist_len) {
-		tt_err_set(err, "heterogeneous step: the components' nodelists are longer than %zu "
-			   "characters", nodelist_len - 1);
-		goto out;
-	}
+	if (used + 1 + strlen(list) >= nodelist_len)
+		return tt_err_set(err, "heterogeneous step: the components' nodelists are longer than "
+				  "%zu characters", nodelist_len - 1);
 	strcpy(nodelist + used, used ? "," : "");
 	strcat(nodelist, list);
-	rc = 0;
-out:
-	tt_hostlist_free(hosts, n);
-	return rc;
+	return 0;
 }
 
 int tt_het_step_order(const char *step_nodelist, const char *const *components,
@@ -113,6 +95,8 @@ int tt_het_step_order(const char *step_nodelist, const char *const *components,
 	struct sorted_hosts step = {0};
 	size_t *placed_order = NULL, placed = 0, ncomp = 0;
 	bool in_step_of[TT_HET_COMPONENTS_MAX] = {false};
+	char **hosts[TT_HET_COMPONENTS_MAX] = {NULL};	/* each component's, expanded once */
+	size_t nhosts[TT_HET_COMPONENTS_MAX] = {0};
 	long *owner = NULL, here;
 	char *joined = NULL;
 	int rc = -1;
@@ -140,14 +124,13 @@ int tt_het_step_order(const char *step_nodelist, const char *const *components,
 	qsort(step.by_name, step.n, sizeof(*step.by_name), by_name_cmp);
 	/* The step's components: those with nodes in it. */
 	for (size_t k = 0; k < ncomponents; k++) {
-		size_t n;
-		long in_step;
-
 		if (!components[k])
 			continue;
-		if ((in_step = nodes_in_step(&step, components[k], k, &n, err)) < 0)
+		if (tt_hostlist_expand(components[k], &hosts[k], &nhosts[k], err) != 0) {
+			tt_err_wrap(err, "SLURM_JOB_NODELIST_HET_GROUP_%zu", k);
 			goto out;
-		in_step_of[k] = in_step > 0;
+		}
+		in_step_of[k] = nodes_in_step(&step, hosts[k], nhosts[k]) > 0;
 		ncomp += in_step_of[k];
 	}
 	if (ncomp < 2) {
@@ -155,8 +138,8 @@ int tt_het_step_order(const char *step_nodelist, const char *const *components,
 		goto out;
 	}
 	for (size_t k = 0; k < ncomponents; k++)
-		if (in_step_of[k] && place_component(&step, components[k], k, owner, placed_order,
-						     &placed, joined, nodelist_len, err) != 0)
+		if (in_step_of[k] && place_component(&step, components[k], hosts[k], nhosts[k], k, owner,
+						     placed_order, &placed, joined, nodelist_len, err) != 0)
 			goto out;
 	if (placed != step.n) {
 		tt_err_set(err, "heterogeneous step: its components' nodelists (%s) cover %zu of the "
@@ -184,6 +167,8 @@ int tt_het_step_order(const char *step_nodelist, const char *const *components,
 	placed_order = NULL;
 	rc = 1;
 out:
+	for (size_t k = 0; k < ncomponents; k++)
+		tt_hostlist_free(hosts[k], nhosts[k]);
 	tt_hostlist_free(step.hosts, step.n);
 	free(step.by_name);
 	free(placed_order);
