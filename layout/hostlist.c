@@ -356,7 +356,7 @@ static int first_host(void *ctx, const struct element *e)
 	return count_element(&x->count, e);
 }
 
-int tt_hostlist_first(const char *list, char *buf, size_t len, tt_err *err)
+int tt_hostlist_first(const char *list, char *buf, size_t len, size_t *count, tt_err *err)
 {
 	struct first_ctx x = {.count = {.list = list, .err = err}};
 	const char *host;
@@ -372,6 +372,8 @@ int tt_hostlist_first(const char *list, char *buf, size_t len, tt_err *err)
 		goto out;
 	}
 	strcpy(buf, host);
+	if (count)
+		*count = x.count.n;
 	rc = 0;
 out:
 	free(x.host);

@@ -32,8 +32,9 @@ void tt_hostlist_free(char **hosts, size_t n);
 /* Number of hosts list expands to, without building them. 0 or -1 with err as above. */
 int tt_hostlist_count(const char *list, size_t *n, tt_err *err);
 
-/* Writes the first host of list into buf (MASTER_ADDR). -1 with err when list is malformed,
- * empty, or the name does not fit in len. */
-int tt_hostlist_first(const char *list, char *buf, size_t len, tt_err *err);
+/* Writes the first host of list into buf (MASTER_ADDR) and, when count is not NULL, the number of
+ * hosts into *count, in one pass over the list. -1 with err when list is malformed, empty, or the
+ * name does not fit in len. */
+int tt_hostlist_first(const char *list, char *buf, size_t len, size_t *count, tt_err *err);
 
 #endif

@@ -171,8 +171,7 @@ static int fill_step(const struct tt_step_facts *f, struct tt_task_env *out, tt_
 	size_t nnodes;
 
 	memset(out, 0, sizeof(*out));
-	if (tt_hostlist_count(f->nodelist, &nnodes, err) != 0 ||
-	    tt_hostlist_first(f->nodelist, out->master_addr, sizeof(out->master_addr), err) != 0)
+	if (tt_hostlist_first(f->nodelist, out->master_addr, sizeof(out->master_addr), &nnodes, err) != 0)
 		return tt_err_wrap(err, "step nodelist");
 	if (f->node_index >= nnodes)
 		return tt_err_set(err, "node index %u (SLURM_NODEID) is outside the %zu nodes of "
@@ -522,7 +521,7 @@ static int batch_step_is_one_task(struct tt_step_facts *f, tt_getenv_fn get, voi
 	char first[TT_HOSTNAME_LEN];
 
 	if (!host || !*host) {
-		if (tt_hostlist_first(f->nodelist, first, sizeof(first), err) != 0)
+		if (tt_hostlist_first(f->nodelist, first, sizeof(first), NULL, err) != 0)
 			return tt_err_wrap(err, "batch step without SLURMD_NODENAME");
 		host = first;
 	}

@@ -224,7 +224,7 @@ static int learn_node_counts(struct launch *l, const struct tt_task_env *contrac
 
 	if (contract->nnodes <= 1 || !counts_may_differ(l))
 		return 0;
-	if (l->slurm && tt_hostlist_first(l->facts.nodelist, node0, sizeof(node0), err) != 0)
+	if (l->slurm && tt_hostlist_first(l->facts.nodelist, node0, sizeof(node0), NULL, err) != 0)
 		return -1;
 	c.server = l->slurm ? node0 : contract->master_addr;
 	/* The run id and the port: the same on every node of this launch, different for the

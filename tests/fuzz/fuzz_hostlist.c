@@ -16,13 +16,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *list = fuzz_cstr(data, size), first[64];
 	char **hosts = NULL;
-	size_t n = 0, counted = 0;
+	size_t n = 0, counted = 0, counted_first = 0;
 	tt_err err = { "" };
 	int rc_count, rc_first;
 
 	rc_count = tt_hostlist_count(list, &counted, &err);
 	FUZZ_CHECK(rc_count == 0 || err.msg[0]);
-	rc_first = tt_hostlist_first(list, first, sizeof(first), &err);
+	rc_first = tt_hostlist_first(list, first, sizeof(first), &counted_first, &err);
 	if (rc_count != 0) {
 		FUZZ_CHECK(rc_first != 0);
 		goto out;
@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(hosts[i] && hosts[i][0]);
 	/* first fails only on a name longer than the buffer */
 	if (strlen(hosts[0]) < sizeof(first))
-		FUZZ_CHECK(rc_first == 0 && strcmp(first, hosts[0]) == 0);
+		FUZZ_CHECK(rc_first == 0 && strcmp(first, hosts[0]) == 0 && counted_first == counted);
 	else
 		FUZZ_CHECK(rc_first != 0);
 	tt_hostlist_free(hosts, n);

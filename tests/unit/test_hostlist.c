@@ -126,15 +126,16 @@ static void test_count_and_first(void)
 
 	CU_ASSERT_EQUAL(tt_hostlist_count("r[1-2]-n[01-04],x", &n, &err), 0);
 	CU_ASSERT_EQUAL(n, 9);
-	CU_ASSERT_EQUAL(tt_hostlist_first("r[2-3]-n[04-05],x", buf, sizeof(buf), &err), 0);
+	CU_ASSERT_EQUAL(tt_hostlist_first("r[2-3]-n[04-05],x", buf, sizeof(buf), &n, &err), 0);
 	CU_ASSERT_STRING_EQUAL(buf, "r2-n04");
-	CU_ASSERT_EQUAL(tt_hostlist_first("verylonghostname[1-2]", buf, sizeof(buf), &err), -1);
+	CU_ASSERT_EQUAL(n, 5);
+	CU_ASSERT_EQUAL(tt_hostlist_first("verylonghostname[1-2]", buf, sizeof(buf), NULL, &err), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "does not fit in 16 bytes"));
-	CU_ASSERT_EQUAL(tt_hostlist_first("a[", buf, sizeof(buf), &err), -1);
+	CU_ASSERT_EQUAL(tt_hostlist_first("a[", buf, sizeof(buf), NULL, &err), -1);
 	CU_ASSERT_EQUAL(tt_hostlist_count("a[1-2", &n, &err), -1);
 	/* The whole list is checked, not only the element the first host comes from. */
-	CU_ASSERT_EQUAL(tt_hostlist_first("a,b[1-2", buf, sizeof(buf), &err), -1);
-	CU_ASSERT_EQUAL(tt_hostlist_first("a,b[0-1048575]", buf, sizeof(buf), &err), -1);
+	CU_ASSERT_EQUAL(tt_hostlist_first("a,b[1-2", buf, sizeof(buf), NULL, &err), -1);
+	CU_ASSERT_EQUAL(tt_hostlist_first("a,b[0-1048575]", buf, sizeof(buf), NULL, &err), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "expands to more than 1048576 hosts"));
 }
 
