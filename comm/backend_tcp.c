@@ -477,8 +477,7 @@ rt_backend *rt_tcp_create(const rt_world *w, int idx, int n, const int *members,
 	struct rt_link_peer me = { .port = 0 }, right, left;
 	struct rt_link out_link;
 	char key[400];
-	int lfd = -1, use_doubling = 0;
-	const char *algo = getenv("TRAINRT_TCP_ALLREDUCE");
+	int lfd = -1, use_doubling = !w->tcp_ring_only && n > 1 && (n & (n - 1)) == 0;
 
 	if (!t || !(t->members = malloc(sizeof(int) * (size_t)n))) {
 		free(t);
@@ -493,12 +492,6 @@ rt_backend *rt_tcp_create(const rt_world *w, int idx, int n, const int *members,
 	t->timeout = w->timeout;
 	snprintf(t->right_at, sizeof(t->right_at), "rank %d", members[ri]);
 	snprintf(t->left_at, sizeof(t->left_at), "rank %d", members[li]);
-	if (!algo || !*algo || !strcmp(algo, "auto")) {
-		use_doubling = n > 1 && (n & (n - 1)) == 0;
-	} else if (strcmp(algo, "ring") != 0) {
-		tt_err_set(err, "TRAINRT_TCP_ALLREDUCE='%s' is not auto or ring", algo);
-		goto fail;
-	}
 	if (n == 1)
 		return &t->be;
 	if (use_doubling) {

@@ -85,6 +85,8 @@ static int check_layout(rt_world *w, tt_err *err)
 	return 0;
 }
 
+/* TRAINRT_TIMEOUT in seconds (300 when unset); a bad value is reported in err, and 300 is used
+ * meanwhile so the rank can still tell the others (agree_settings). */
 static double env_timeout(tt_err *err, int *bad)
 {
 	const char *v = getenv("TRAINRT_TIMEOUT");
@@ -98,24 +100,9 @@ static double env_timeout(tt_err *err, int *bad)
 	if (*end || end == v || !(t > 0) || t > 1e7) {
 		*bad = 1;
 		tt_err_set(err, "TRAINRT_TIMEOUT='%s' is not a positive number of seconds", v);
+		return 300;
 	}
 	return t;
-}
-
-/* Every rank compares its LOCAL_WORLD_SIZE with rank 0's, so a mislaunched rank fails early. */
-static int agree_layout(trainrt_comm *c, tt_err *err)
-{
-	int32_t mine = c->w.local_size, theirs = 0;
-	size_t len = 0;
-
-	if (c->w.rank == 0 && rt_store_set(c->w.store, "layout/local_size", &mine, sizeof(mine), err) != 0)
-		return -1;
-	if (rt_store_get(c->w.store, "layout/local_size", &theirs, sizeof(theirs), &len, err) != 0)
-		return -1;
-	if (theirs != mine)
-		return tt_err_set(err, "LOCAL_WORLD_SIZE %d differs from rank 0's %d: every node must run the same number of ranks",
-				  mine, theirs);
-	return 0;
 }
 
 int trainrt_gpu_device(int local_rank)
@@ -128,59 +115,191 @@ int trainrt_gpu_device(int local_rank)
 #endif
 }
 
-static rt_backend *pick_backend(trainrt_comm *c, trainrt_buffers where, tt_err *err)
+/* ---- settings every rank must share ------------------------------------------------------- */
+
+/* The world's backend, as decided on each rank before it is built. */
+enum backend_kind { BACKEND_UNDECIDED, BACKEND_SHM, BACKEND_TCP, BACKEND_HIER, BACKEND_NCCL };
+static const char *const backend_names[] = { "(undecided)", "shm", "tcp", "hier", "nccl" };
+
+/* What rank 0 publishes and every other rank compares with its own. A rank launched with another
+ * layout, backend or algorithm would wait for peers that never come and, TRAINRT_TIMEOUT later,
+ * fail naming a lost link; compared here, every rank fails at once naming the setting. */
+struct settings {
+	int32_t valid; /* 0: rank 0 has a problem of its own (it reports that instead) */
+	int32_t local_size;
+	int32_t arena_mb;
+	int32_t backend; /* enum backend_kind */
+	int32_t tcp_ring_only;
+};
+
+/* The backend this rank would build for buffers in `where`: decided from TRAINRT_BACKEND, the
+ * layout and the GPUs this rank sees; the message names the setting to change. */
+static enum backend_kind choose_backend(const rt_world *w, trainrt_buffers where, tt_err *err)
 {
 	const char *want = getenv("TRAINRT_BACKEND");
-	rt_world *w = &c->w;
 	int automatic = !want || !*want || strcmp(want, "auto") == 0;
 
 	if (where == TRAINRT_BUFFERS_DEVICE && !automatic && strcmp(want, "nccl") != 0) {
 		tt_err_set(err, "TRAINRT_BACKEND=%s works on host memory, but this program passes GPU buffers; use auto or nccl",
 			   want);
-		return NULL;
+		return BACKEND_UNDECIDED;
 	}
 	if (where == TRAINRT_BUFFERS_HOST && !automatic && strcmp(want, "nccl") == 0) {
 		tt_err_set(err, "TRAINRT_BACKEND=nccl needs GPU buffers, but this program passes host memory; use auto, shm or tcp");
-		return NULL;
+		return BACKEND_UNDECIDED;
 	}
 	if (automatic) {
 #ifdef TT_HAVE_NCCL
 		if (where != TRAINRT_BUFFERS_HOST && rt_gpu_count() > 0)
-			return rt_nccl_create(w, err);
+			return BACKEND_NCCL;
 		if (where == TRAINRT_BUFFERS_DEVICE) {
 			tt_err_set(err, "GPU buffers need the nccl backend, but no CUDA device is visible to rank %d "
 				   "(check CUDA_VISIBLE_DEVICES and the job's --gres=gpu)", w->rank);
-			return NULL;
+			return BACKEND_UNDECIDED;
 		}
 #else
 		if (where == TRAINRT_BUFFERS_DEVICE) {
 			tt_err_set(err, "GPU buffers need the nccl backend, but this libtrainrt was built without CUDA "
 				   "(configure --with-cuda)");
-			return NULL;
+			return BACKEND_UNDECIDED;
 		}
 #endif
-		return w->nnodes == 1 ? rt_shm_create(w, err) : rt_hier_create(w, err);
+		return w->nnodes == 1 ? BACKEND_SHM : BACKEND_HIER;
 	}
 	if (strcmp(want, "shm") == 0) {
 		if (w->nnodes != 1) {
 			tt_err_set(err, "TRAINRT_BACKEND=shm needs all ranks on one node, but there are %d nodes (use auto or tcp)",
 				   w->nnodes);
-			return NULL;
+			return BACKEND_UNDECIDED;
 		}
-		return rt_shm_create(w, err);
+		return BACKEND_SHM;
 	}
 	if (strcmp(want, "tcp") == 0)
-		return rt_tcp_world_create(w, err);
+		return BACKEND_TCP;
 	if (strcmp(want, "nccl") == 0) {
 #ifdef TT_HAVE_NCCL
-		return rt_nccl_create(w, err);
+		return BACKEND_NCCL;
 #else
 		tt_err_set(err, "TRAINRT_BACKEND=nccl, but this libtrainrt was built without CUDA (configure --with-cuda)");
-		return NULL;
+		return BACKEND_UNDECIDED;
 #endif
 	}
 	tt_err_set(err, "TRAINRT_BACKEND='%s' is not one of auto, shm, tcp, nccl", want);
+	return BACKEND_UNDECIDED;
+}
+
+static rt_backend *build_backend(rt_world *w, enum backend_kind kind, tt_err *err)
+{
+	switch (kind) {
+	case BACKEND_SHM:
+		return rt_shm_create(w, err);
+	case BACKEND_TCP:
+		return rt_tcp_world_create(w, err);
+	case BACKEND_HIER:
+		return rt_hier_create(w, err);
+	case BACKEND_NCCL:
+#ifdef TT_HAVE_NCCL
+		return rt_nccl_create(w, err);
+#else
+		break;
+#endif
+	case BACKEND_UNDECIDED:
+		break;
+	}
+	tt_err_set(err, "no backend was decided");
 	return NULL;
+}
+
+/* This rank's settings; a bad value leaves valid 0 and says why in err. */
+static void read_settings(rt_world *w, trainrt_buffers where, struct settings *s, tt_err *err)
+{
+	const char *algo = getenv("TRAINRT_TCP_ALLREDUCE");
+	int arena_mb = 256;
+
+	*s = (struct settings){ .local_size = w->local_size };
+	if (env_int("TRAINRT_SHM_ARENA_MB", 1, 1 << 20, &arena_mb, 0, 256, err) != 0)
+		return;
+	s->arena_mb = arena_mb;
+	w->arena_bytes = (size_t)arena_mb << 20;
+	if (algo && *algo && strcmp(algo, "auto") != 0 && strcmp(algo, "ring") != 0) {
+		tt_err_set(err, "TRAINRT_TCP_ALLREDUCE='%s' is not auto or ring", algo);
+		return;
+	}
+	s->tcp_ring_only = w->tcp_ring_only = algo && strcmp(algo, "ring") == 0;
+	s->backend = (int32_t)choose_backend(w, where, err);
+	s->valid = s->backend != BACKEND_UNDECIDED;
+}
+
+/* Why `mine` cannot work with rank 0's `theirs` (into why), or 0 when they agree. */
+static int settings_differ(const struct settings *mine, const struct settings *theirs, tt_err *why)
+{
+	if (mine->local_size != theirs->local_size)
+		return tt_err_set(why, "LOCAL_WORLD_SIZE %d differs from rank 0's %d: every node must run the same number of ranks",
+				  mine->local_size, theirs->local_size);
+	if (mine->arena_mb != theirs->arena_mb)
+		return tt_err_set(why, "TRAINRT_SHM_ARENA_MB %d differs from rank 0's %d: set it the same for every rank",
+				  mine->arena_mb, theirs->arena_mb);
+	if (mine->tcp_ring_only != theirs->tcp_ring_only)
+		return tt_err_set(why, "TRAINRT_TCP_ALLREDUCE=%s differs from rank 0's %s: set it the same for every rank",
+				  mine->tcp_ring_only ? "ring" : "auto", theirs->tcp_ring_only ? "ring" : "auto");
+	if (mine->backend != theirs->backend) {
+		const char *want = getenv("TRAINRT_BACKEND");
+
+		return tt_err_set(why, "this rank picks the %s backend (TRAINRT_BACKEND=%s) and rank 0 the %s one: set "
+				  "TRAINRT_BACKEND the same for every rank, and give every node GPUs or none",
+				  backend_names[mine->backend], want && *want ? want : "auto", backend_names[theirs->backend]);
+	}
+	return 0;
+}
+
+/* The start of every world: rank 0 publishes its settings, each rank compares its own, and a rank
+ * with a problem (a bad value or a difference) records it before all meet in the "trainrt/start"
+ * rendezvous (which also fails every rank, naming it, if one never comes or dies). After it every
+ * rank asks whether anyone reported a problem: then all fail with the first one reported, rather
+ * than wait for a peer that will not build the same backend. `problem` is this rank's own, or NULL. */
+static int agree_settings(trainrt_comm *c, const struct settings *mine, const char *problem, tt_err *err)
+{
+	rt_store *st = c->w.store;
+	struct settings theirs;
+	tt_err why;
+	char msg[sizeof(why.msg) + 32];
+	size_t len = 0;
+	int64_t reported = 0;
+
+	if (c->w.rank == 0 && rt_store_set(st, "trainrt/settings", mine, sizeof(*mine), err) != 0)
+		return -1;
+	if (c->w.rank != 0 && !problem) {
+		if (rt_store_get(st, "trainrt/settings", &theirs, sizeof(theirs), &len, err) != 0)
+			return -1;
+		if (len != sizeof(theirs))
+			return tt_err_set(err, "rank 0's settings have %zu bytes, not %zu: all ranks must run the same libtrainrt",
+					  len, sizeof(theirs));
+		if (theirs.valid && settings_differ(mine, &theirs, &why) != 0)
+			problem = why.msg;
+	}
+	if (problem) {
+		snprintf(msg, sizeof(msg), "rank %d: %s", c->w.rank, problem);
+		if (rt_store_add(st, "trainrt/problems", 1, &reported, err) != 0 ||
+		    (reported == 1 && rt_store_set(st, "trainrt/problem", msg, strlen(msg) + 1, err) != 0))
+			return -1;
+	}
+	if (rt_store_join(st, "trainrt/start", c->w.rank, err) != 0)
+		return -1;
+	if (problem) {
+		tt_err_set(err, "%s", problem);
+	} else {
+		if (rt_store_add(st, "trainrt/problems", 0, &reported, err) != 0)
+			return -1;
+		if (reported == 0)
+			return 0;
+		if (rt_store_get(st, "trainrt/problem", msg, sizeof(msg) - 1, &len, err) != 0)
+			return -1;
+		msg[len] = '\0';
+		tt_err_set(err, "cannot start: %s%s", msg, reported > 1 ? " (and other ranks reported problems too)" : "");
+	}
+	/* Every rank fails now; rank 0's store must stay until all have read why. */
+	rt_store_join(st, "trainrt/problem-read", c->w.rank, &why);
+	return -1;
 }
 
 /* ---- progress thread ---------------------------------------------------------------------- */
@@ -593,9 +712,10 @@ trainrt_comm *trainrt_init(char *errbuf, size_t errlen)
 trainrt_comm *trainrt_init_for(trainrt_buffers where, char *errbuf, size_t errlen)
 {
 	trainrt_comm *c = calloc(1, sizeof(*c));
-	tt_err err = { "" };
+	tt_err err = { "" }, problem = { "" };
+	struct settings mine = { .valid = 0 };
 	char addr[256];
-	int port = 0, bad, arena_mb = 256;
+	int port = 0, bad;
 
 	if (!c) {
 		snprintf(errbuf, errlen, "trainrt: out of memory");
@@ -604,12 +724,7 @@ trainrt_comm *trainrt_init_for(trainrt_buffers where, char *errbuf, size_t errle
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->cond, NULL);
 	c->w.ns = c->ns;
-	c->w.timeout = env_timeout(&err, &bad);
-	if (bad)
-		goto fail;
-	if (env_int("TRAINRT_SHM_ARENA_MB", 1, 1 << 20, &arena_mb, 0, 256, &err) != 0)
-		goto fail;
-	c->w.arena_bytes = (size_t)arena_mb << 20;
+	c->w.timeout = env_timeout(&problem, &bad);
 	if (rt_pmix_detected()) {
 		if (pmix_world(c, addr, sizeof(addr), &port, &err) != 0)
 			goto fail;
@@ -622,15 +737,13 @@ trainrt_comm *trainrt_init_for(trainrt_buffers where, char *errbuf, size_t errle
 	c->w.key = c->key;
 	c->world_rank = c->w.rank;
 	c->world_node = c->w.node;
-	if (rendezvous(c, addr, port, &err) != 0)
+	/* A bad setting of this rank is told to the others before it fails (agree_settings). */
+	if (!bad)
+		read_settings(&c->w, where, &mine, &problem);
+	if (rendezvous(c, addr, port, &err) != 0 ||
+	    agree_settings(c, &mine, bad || !mine.valid ? problem.msg : NULL, &err) != 0)
 		goto fail;
-	/* Every rank waits here for all: one that never comes (within TRAINRT_TIMEOUT of the first)
-	 * or dies first fails every other with the store's one line naming it. */
-	if (rt_store_join(c->w.store, "trainrt/start", c->w.rank, &err) != 0)
-		goto fail;
-	if (agree_layout(c, &err) != 0)
-		goto fail;
-	c->be = pick_backend(c, where, &err);
+	c->be = build_backend(&c->w, (enum backend_kind)mine.backend, &err);
 	if (!c->be || rt_comm_start(c, &err) != 0)
 		goto fail;
 	return c;

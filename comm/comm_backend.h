@@ -67,6 +67,7 @@ typedef struct rt_world {
 	uint64_t key_label; /* a public label derived from it, for names others can see */
 	double timeout;
 	size_t arena_bytes; /* per rank, for trainrt_alloc in shared memory */
+	int tcp_ring_only;  /* TRAINRT_TCP_ALLREDUCE=ring: no recursive doubling */
 	int master_is_name; /* MASTER_ADDR is a host name, not an IP literal */
 	/* A group (trainrt_comm_split) is a world of its own: ns prefixes its store keys (and names
 	 * its segments) so they never meet the parent's; world_ranks[r] is the world rank of its rank

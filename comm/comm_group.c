@@ -96,6 +96,7 @@ static int group_world(trainrt_comm *c, trainrt_comm *g, const split_rec *all, c
 	w->key_label = c->w.key_label;
 	w->timeout = c->w.timeout;
 	w->arena_bytes = c->w.arena_bytes;
+	w->tcp_ring_only = c->w.tcp_ring_only;
 	w->master_is_name = c->w.master_is_name;
 	w->nnodes = runs;
 	w->node = 0;

@@ -520,6 +520,37 @@ static void test_bad_env_named(void)
 	CU_ASSERT_EQUAL(run_world(&spec, rank_expect_init_error, "RANK='5'"), 0);
 }
 
+/* Every rank must fail with the message; none may get through or time out (kill_after_s is
+ * below TRAINRT_TIMEOUT, so only the early agreement can pass). */
+static int rank_all_must_fail(trainrt_comm *c, const char *initerr, void *arg)
+{
+	if (c)
+		return fprintf(stderr, "rank %s started despite the other ranks' settings\n", getenv("RANK")), 1;
+	return strstr(initerr, arg) ? 0 : (fprintf(stderr, "init error '%s' lacks '%s'\n", initerr, (const char *)arg), 1);
+}
+
+/* One rank launched with other settings fails every rank at once, naming the rank and setting. */
+static void test_settings_disagree(void)
+{
+	world_spec spec = { .n = 4, .local = 1, .backend = "tcp", .timeout = "60", .kill_after_s = 20 };
+
+	spec.env_override[2] = "TRAINRT_TCP_ALLREDUCE=ring";
+	CU_ASSERT_EQUAL(run_world(&spec, rank_all_must_fail, "rank 2: TRAINRT_TCP_ALLREDUCE=ring differs from rank 0's auto"), 0);
+	spec.env_override[2] = NULL;
+	spec.local = 2;
+	spec.backend = "auto"; /* two nodes of two: hier, except on rank 3 */
+	spec.env_override[3] = "TRAINRT_BACKEND=tcp";
+	CU_ASSERT_EQUAL(run_world(&spec, rank_all_must_fail, "rank 3: this rank picks the tcp backend (TRAINRT_BACKEND=tcp) and rank 0 the hier one"), 0);
+	spec.env_override[3] = "TRAINRT_SHM_ARENA_MB=32";
+	CU_ASSERT_EQUAL(run_world(&spec, rank_all_must_fail, "rank 3: TRAINRT_SHM_ARENA_MB 32 differs from rank 0's 64"), 0);
+	spec.env_override[3] = NULL;
+	spec.env_override[1] = "TRAINRT_TIMEOUT=soon";
+	CU_ASSERT_EQUAL(run_world(&spec, rank_all_must_fail, "rank 1: TRAINRT_TIMEOUT='soon' is not a positive number"), 0);
+	spec.env_override[1] = NULL;
+	spec.env_override[0] = "TRAINRT_BACKEND=carrier-pigeon"; /* rank 0's own problem: its settings are not compared */
+	CU_ASSERT_EQUAL(run_world(&spec, rank_all_must_fail, "rank 0: TRAINRT_BACKEND='carrier-pigeon' is not one of"), 0);
+}
+
 /* The buffers' place rules the backend: host memory never goes to NCCL, GPU memory only to it. */
 static void test_buffers_place_rules_backend(void)
 {
@@ -607,6 +638,7 @@ int tt_register_suites(void)
 	CU_add_test(s, "shm: world sizes 1..8, small sizes", test_shm_all_world_sizes);
 	CU_add_test(s, "shm: 1M+3 staged and direct", test_shm_large_staged_and_direct);
 	CU_add_test(s, "tcp ring", test_tcp_ring);
+	CU_add_test(s, "settings that differ fail every rank at once, naming the rank", test_settings_disagree);
 	CU_add_test(s, "tcp recursive doubling vs ring", test_tcp_doubling);
 	CU_add_test(s, "hierarchical shm+tcp", test_hierarchical);
 	CU_add_test(s, "async matrix", test_async_in_order);
