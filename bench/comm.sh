@@ -49,7 +49,7 @@ if __name__ == "__main__":
     [p.start() for p in ps]; [p.join() for p in ps]
     t = q.get(); print("%.3f" % (size / t / 1e9 * 2 * (n - 1) / n))
 PY
-port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+port() { sh "$(dirname "$0")/../tests/trainer/launch_local.sh" --free-port; } # the project's one port rule
 if "$PY" -c 'import torch.distributed' 2>/dev/null; then
 	for n in 2 4; do
 		g=$(timeout 120 "$PY" "$tmp/gloo.py" $n "$(port)" $SIZE $ITERS $WARM 2>/dev/null)

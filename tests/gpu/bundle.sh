@@ -26,6 +26,7 @@ for p in train-mlp trainrt-bench train-topo tests/gpu/mlp_check tests/gpu/nccl_c
 	cp "$elf" "$out/bin/"
 done
 cp "$src/tests/gpu/run.sh" "$out/run.sh"
+cp "$src/tests/trainer/launch_local.sh" "$out/launch_local.sh" # run.sh's port rule
 chmod +x "$out/run.sh" "$out/bin/"*
 # hwloc finds PCI devices (the GPUs train-topo puts into NCCL's topology file) through a plugin.
 hwloc_plugins=$(pkg-config --variable=libdir hwloc 2>/dev/null || echo /usr/lib/x86_64-linux-gnu)/hwloc

@@ -31,4 +31,6 @@ LD_LIBRARY_PATH=$b/lib "$b/bin/nccl_check" --versions | grep -Eq '^nccl [0-9]+\.
 LD_LIBRARY_PATH=$b/lib "$b/bin/train-topo" --version >/dev/null || fail "train-topo does not run from the bundle"
 LD_LIBRARY_PATH=$b/lib "$b/bin/trainrt-bench" --version >/dev/null || fail "trainrt-bench does not run from the bundle"
 [ "$(sh "$b/run.sh" --list | wc -l)" -ge 10 ] || fail "run.sh --list from the bundle"
+port=$(sh "$b/launch_local.sh" --free-port) && [ "$port" -ge 10000 ] ||
+	fail "the bundle's launch_local.sh --free-port (run.sh's ports) gave '$port'"
 echo "gpu bundle: $(du -sm "$b" | cut -f1) MiB, self-contained but for glibc, the GCC runtime and CUDA's libraries"

@@ -48,13 +48,14 @@ awk_true() {
 	awk "$@" "BEGIN { exit !($e) }"
 }
 
-# A TCP port on 127.0.0.1 that no socket uses (in any state).
+# A TCP port on 127.0.0.1 that no socket uses, below the kernel's ephemeral range: one rule, in
+# launch_local.sh (beside run.sh in the bundle, in tests/trainer/ in the tree).
 free_port() {
-	while :; do
-		p=$((20000 + $(od -An -N2 -tu2 /dev/urandom) % 40000))
-		grep -qi ":$(printf '%04X' "$p") " /proc/net/tcp /proc/net/tcp6 2>/dev/null || break
+	for ll in "${self%/*}/launch_local.sh" "${self%/*}/../trainer/launch_local.sh"; do
+		[ -f "$ll" ] && { sh "$ll" --free-port; return; }
 	done
-	echo "$p"
+	echo "gpu-check: launch_local.sh is missing beside run.sh (rebuild the bundle: make gpu-bundle)" >&2
+	return 1
 }
 
 # ranks N TAG CMD...: N ranks of CMD as one libtrainrt job on 127.0.0.1 (rank r on GPU r mod NGPU);
@@ -63,7 +64,7 @@ free_port() {
 ranks() {
 	rk_n=$1 rk_tag=$2
 	shift 2
-	rk_port=$(free_port)
+	rk_port=$(free_port) || return 1
 	rk_pids=""
 	rk_r=0
 	while [ "$rk_r" -lt "$rk_n" ]; do

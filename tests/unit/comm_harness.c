@@ -1,32 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* comm_harness.c — forks ranks for the communicator tests (see comm_harness.h). */
 #include "comm_harness.h"
+#include "tt_port.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-int free_port(void)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET };
-	socklen_t len = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
-		port = ntohs(sa.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return port;
-}
 
 static double now(void)
 {
@@ -83,10 +66,16 @@ static void child(const world_spec *spec, int rank, int port, rank_fn fn, void *
 int run_world(const world_spec *spec, rank_fn fn, void *arg)
 {
 	pid_t pids[64];
-	int port = free_port(), failed = 0, left = spec->n;
+	int failed = 0, left = spec->n;
 	double start = now(), limit = spec->kill_after_s > 0 ? spec->kill_after_s : 60;
+	uint16_t port;
+	tt_err err;
 
-	if (port < 0 || spec->n > 64)
+	if (tt_free_loopback_port(&port, &err) != 0) {
+		fprintf(stderr, "run_world: %s\n", err.msg);
+		return -1;
+	}
+	if (spec->n > 64)
 		return -1;
 	fflush(NULL);
 	for (int r = 0; r < spec->n; r++) {

@@ -27,7 +27,4 @@ typedef struct world_spec {
 /* Returns the number of ranks that exited non-zero (or were killed); -1 on harness error. */
 int run_world(const world_spec *spec, rank_fn fn, void *arg);
 
-/* A TCP port on 127.0.0.1 that was free a moment ago. */
-int free_port(void);
-
 #endif

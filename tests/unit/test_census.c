@@ -4,13 +4,11 @@
  * exchange itself between two threads over loopback. */
 #include "cunit_main.h"
 #include "census.h"
+#include "tt_port.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 static const struct tt_census server = { .id = "77.12001", .server = "localhost", .port = 1,
@@ -86,17 +84,14 @@ static void test_answer_both_ways(void)
 	CU_ASSERT_STRING_EQUAL(err.msg, "node 0 refused: node 1 counts 2 nodes");
 }
 
-/* A port nobody listens on now. */
+/* A port nobody listens on now (below the ephemeral range: see tt_port.h). */
 static uint16_t free_port(void)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	uint16_t port = 0;
+	tt_err err;
 
-	CU_ASSERT_FATAL(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-			getsockname(fd, (struct sockaddr *)&a, &len) == 0);
-	close(fd);
-	return ntohs(a.sin_port);
+	CU_ASSERT_FATAL(tt_free_loopback_port(&port, &err) == 0);
+	return port;
 }
 
 struct node_run {
