@@ -327,6 +327,7 @@ static int run_local(int n, const struct opts *o)
 			snprintf(buf, sizeof(buf), "%d", port);
 			setenv("MASTER_PORT", buf, 1);
 			setenv("MASTER_ADDR", "127.0.0.1", 1);
+			free(pids); /* the parent's table: a rank does not need it */
 			_exit(bench_rank(o));
 		}
 		if (pids[r] < 0) {
