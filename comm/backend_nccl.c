@@ -195,6 +195,30 @@ static int nccl_allgather(rt_backend *be, const rt_op *op, tt_err *err)
 			"allgather", err);
 }
 
+/* A small all-gather in host memory (trainrt_comm_split's records): after the header exchange
+ * (every rank is at this operation, with this size), the records travel through the headers'
+ * device buffer, which holds RT_HOST_ALLGATHER_MAX bytes per rank. */
+static int nccl_host_allgather(rt_backend *be, const rt_op *op, tt_err *err)
+{
+	nccl_be *b = (nccl_be *)be;
+	size_t bytes = op->hdr.count * trainrt_dtype_size((trainrt_dtype)op->hdr.dtype);
+	unsigned char *dev = (unsigned char *)b->dev_hdrs, *mine = dev + (size_t)b->rank * bytes;
+
+	if (bytes > RT_HOST_ALLGATHER_MAX)
+		return tt_err_set(err, "internal: a host all-gather of %zu bytes per rank (at most %zu)", bytes,
+				  RT_HOST_ALLGATHER_MAX);
+	if (nccl_enter(b, op, err) != 0)
+		return -1;
+	if (cudaMemcpyAsync(mine, op->send, bytes, cudaMemcpyHostToDevice, b->stream) != cudaSuccess)
+		return tt_err_set(err, "cannot copy this rank's record to the GPU");
+	if (finished(b, ncclAllGather(mine, dev, bytes, ncclUint8, b->comm, b->stream), "allgather of host records",
+		     err) != 0)
+		return -1;
+	if (cudaMemcpyAsync(op->recv, dev, bytes * (size_t)b->n, cudaMemcpyDeviceToHost, b->stream) != cudaSuccess)
+		return tt_err_set(err, "cannot copy the records from the GPU");
+	return wait_stream(b, "copying the records from the GPU", err);
+}
+
 static int nccl_reducescatter(rt_backend *be, const rt_op *op, tt_err *err)
 {
 	nccl_be *b = (nccl_be *)be;
@@ -348,6 +372,7 @@ static const struct rt_backend_ops nccl_ops = {
 	.p2p_in_order = 1,
 	.sendrecv = nccl_sendrecv,
 	.split = nccl_split,
+	.host_allgather = nccl_host_allgather,
 	.alloc = nccl_alloc,
 	.free = nccl_free,
 	.destroy = nccl_destroy,

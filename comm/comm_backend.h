@@ -110,6 +110,10 @@ struct rt_backend_ops {
 	 * it calls, one in no group with child NULL (and gets *out NULL). Optional: without it
 	 * comm_group.c picks a host backend for the group. */
 	int (*split)(rt_backend *parent, const rt_world *child, int color, int key, rt_backend **out, tt_err *err);
+	/* An all-gather (op: RT_ALLGATHER of float32) whose buffers are in host memory although the
+	 * backend works on device memory: for records of at most RT_HOST_ALLGATHER_MAX bytes per rank
+	 * (trainrt_comm_split's colors). NULL for host backends, whose allgather takes host memory. */
+	int (*host_allgather)(rt_backend *be, const rt_op *op, tt_err *err);
 	/* Backend-owned memory for trainrt_alloc; NULL alloc means plain aligned host memory. */
 	void *(*alloc)(rt_backend *be, size_t bytes, tt_err *err);
 	void (*free)(rt_backend *be, void *ptr);
@@ -120,6 +124,8 @@ struct rt_backend_ops {
 struct rt_backend {
 	const struct rt_backend_ops *ops;
 };
+
+#define RT_HOST_ALLGATHER_MAX sizeof(rt_op_hdr)
 
 /* Runs op through be's matching entry point; for host backends it first calls op->ready. */
 int rt_backend_run(rt_backend *be, const rt_op *op, tt_err *err);

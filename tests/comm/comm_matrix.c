@@ -53,6 +53,42 @@ static int wrong_value(float got, float want)
 	return !(fabsf(got - want) <= 1e-2f * (1.0f + fabsf(want)));
 }
 
+/* Splits c by parity, ranked backwards (key -rank), and checks each group's size, this rank's
+ * place in it, and an all-gather of the members' ranks in c over the group's own backend.
+ * Returns the wrong values, or -1 when an operation failed. */
+static long split_check(trainrt_comm *c, const comm_matrix_copy *copy)
+{
+	int n = trainrt_world_size(c), me = trainrt_rank(c), top = me + 2 * ((n - 1 - me) / 2);
+	trainrt_comm *g = NULL;
+	float mine = (float)me, *h = NULL, *a = NULL, *b = NULL;
+	long wrong = -1;
+	int gn;
+
+	if (trainrt_comm_split(c, me % 2, -me, &g) != 0)
+		return -1;
+	gn = trainrt_world_size(g);
+	if (!(h = malloc(sizeof(float) * (size_t)gn)) || !(a = trainrt_alloc(g, sizeof(float))) ||
+	    !(b = trainrt_alloc(g, sizeof(float) * (size_t)gn)))
+		goto out;
+	copy->to_buffer(a, &mine, sizeof(float));
+	if (trainrt_allgather(g, a, b, 1, TRAINRT_FLOAT32) != 0) {
+		fprintf(stderr, "split_check: %s\n", trainrt_last_error(g));
+		goto out;
+	}
+	copy->to_host(h, b, sizeof(float) * (size_t)gn);
+	wrong = (gn != (n - me % 2 + 1) / 2) + (trainrt_rank(g) != (n - 1 - me) / 2);
+	for (int i = 0; i < gn; i++)
+		wrong += h[i] != (float)(top - 2 * i);
+out:
+	free(h);
+	if (a)
+		trainrt_free(g, a);
+	if (b)
+		trainrt_free(g, b);
+	trainrt_finalize(g);
+	return wrong;
+}
+
 long comm_matrix_run(trainrt_comm *c, const comm_matrix_copy *copy)
 {
 	static const size_t sizes[] = { 0, 1, 7, 4097, 1048579 };
@@ -105,6 +141,13 @@ long comm_matrix_run(trainrt_comm *c, const comm_matrix_copy *copy)
 			if (failed)
 				return -1;
 		}
+	}
+	{
+		long split_wrong = split_check(c, copy);
+
+		if (split_wrong < 0)
+			return -1;
+		wrong += split_wrong;
 	}
 	return trainrt_barrier(c) == 0 ? wrong : -1;
 }

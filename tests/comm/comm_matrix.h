@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* comm_matrix.h — every libtrainrt collective x dtype x reduction x size (0, 1, 7, 4097, 1M+3)
- * against a reference every rank can compute alone, for whatever launcher and backend the job
- * has. Buffers come from trainrt_alloc; the caller supplies how bytes move between them and the
+ * against a reference every rank can compute alone, and a split into two groups, for whatever
+ * launcher and backend the job has. Buffers come from trainrt_alloc; the caller supplies how bytes move between them and the
  * host (memcpy for CPU backends, cudaMemcpy for nccl). Used by comm_check (cluster tests) and
  * tests/gpu/nccl_check. */
 #ifndef TT_COMM_MATRIX_H

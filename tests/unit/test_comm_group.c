@@ -228,7 +228,7 @@ static int rank_split_absent(trainrt_comm *c, const char *initerr, void *arg)
 {
 	trainrt_comm *g = NULL;
 	int n, me;
-	char want[64];
+	char want[128];
 
 	(void)arg;
 	if (!c)
@@ -241,7 +241,7 @@ static int rank_split_absent(trainrt_comm *c, const char *initerr, void *arg)
 	}
 	if (trainrt_comm_split(c, 0, 0, &g) == 0)
 		return 1;
-	snprintf(want, sizeof(want), "rank %d did not take part", n - 1);
+	snprintf(want, sizeof(want), "agreeing on the groups: entering a collective: ranks %d on this node did not arrive", n - 1);
 	if (!strstr(trainrt_last_error(c), want))
 		return fprintf(stderr, "error '%s' lacks '%s'\n", trainrt_last_error(c), want), 1;
 	return 0;
