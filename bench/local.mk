@@ -38,6 +38,18 @@ bench-comm: trainrt-bench
 	TRAINRT_BENCH=./trainrt-bench $(SHELL) $(srcdir)/bench/comm.sh
 .PHONY: bench-comm
 
+# bench-split: trainrt_comm_split at 16-256 ranks against PyTorch's new_group (bench/split.sh).
+if BUILD_TRAINRT
+noinst_PROGRAMS += bench/split-time
+bench_split_time_SOURCES = bench/split_time.c
+bench_split_time_LDADD = libtrainrt.la
+endif
+dist_noinst_SCRIPTS += bench/split.sh bench/torch_split.py
+BENCH_TARGETS += bench-split
+bench-split: bench/split-time
+	$(SHELL) $(srcdir)/bench/split.sh $(abs_top_builddir) $(abs_top_srcdir)
+.PHONY: bench-split
+
 # bench-model: the alpha-beta model of the TCP ring and the hierarchical all-reduce, fitted on
 # loopback at 2/4/8 ranks, predicting 64/512/4096 nodes (bench/collective_model.sh, issue #20).
 dist_noinst_SCRIPTS += bench/collective_model.sh bench/collective_model.py
