@@ -39,7 +39,12 @@
  * longer SLURM_STEP_NODELIST never reaches a task. (A 10k-node step Slurm cannot compress, every
  * other node of a 20k cluster, is 60k characters.) Large: keep tt_step_facts off small stacks. */
 #define TT_NODELIST_LEN 131072
-#define TT_TASKS_PER_NODE_LEN 4096
+/* The step's tasks per node, likewise any length Slurm can pass: counts that differ from node to
+ * node do not compress ("64,48,64,48,..." on a partition of mixed nodes: 6 characters a node). */
+#define TT_TASKS_PER_NODE_LEN TT_NODELIST_LEN
+/* The workers per node train-run writes for its workers' SLURM_TASKS_PER_NODE: one count per node
+ * of the step, runs compressed ("8(x100)"); kept small, since every worker's contract holds it. */
+#define TT_WORKERS_PER_NODE_LEN 4096
 #define TT_HOSTNAME_LEN 256
 #define TT_WARN_MAX 4
 #define TT_WARN_LEN 256
@@ -103,7 +108,7 @@ struct tt_task_env {
 	/* A launcher's worker under Slurm (tt_layout_compute_worker): the SLURM_* variables
 	 * frameworks read (PyTorch Lightning's SLURMEnvironment, MPI) rewritten to agree with
 	 * its rank; "" for the plugin's tasks, whose SLURM_* are Slurm's own and already agree. */
-	char slurm_tasks_per_node[TT_TASKS_PER_NODE_LEN];
+	char slurm_tasks_per_node[TT_WORKERS_PER_NODE_LEN];
 	size_t nwarnings;                       /* things worth a log line that are not errors */
 	char warnings[TT_WARN_MAX][TT_WARN_LEN];
 };

@@ -202,7 +202,7 @@ static int publish_defaults(spank_t sp)
 }
 
 /* The env contract for this task, its CPUs, then its topology settings. The facts live on the
- * heap: they hold a nodelist of up to TT_NODELIST_LEN characters. */
+ * heap: they hold a nodelist and the tasks per node, each of up to TT_NODELIST_LEN characters. */
 static int apply_task_env(spank_t sp)
 {
 	struct tt_step_facts *facts = malloc(sizeof(*facts));

@@ -492,7 +492,7 @@ static int resolve(struct launch *l, tt_err *err)
 
 int main(int argc, char **argv)
 {
-	static struct launch l;	/* static: its facts hold a nodelist of up to TT_NODELIST_LEN */
+	static struct launch l;	/* static: its facts hold a nodelist and tasks per node (TT_NODELIST_LEN each) */
 	struct tt_supervisor s;
 	tt_err err;
 	int rc;

@@ -260,6 +260,45 @@ static void test_facts_uncompressible_10k_nodes(void)
 	free(list);
 }
 
+/* A 10k-node step whose nodes alternate between 2 and 1 tasks (mixed hardware): Slurm cannot
+ * compress its tasks per node ("2,1,2,1,...", 19,999 characters). The second task of node 9998
+ * and the task of node 9999 get their ranks among 15000. */
+static void test_facts_uncompressible_tasks_per_node(void)
+{
+	size_t cap = 40000, len;
+	char *tpn = malloc(cap);
+	char *env[] = {"SLURM_JOB_ID=9", "SLURM_STEP_ID=0", "SLURM_STEP_NODELIST=n[0-9999]", "SLURM_NODEID=9998",
+		       tpn, "SLURM_PROCID=14998", "SLURM_LOCALID=1", NULL};
+	struct tt_step_facts *f = malloc(sizeof(*f));
+	struct tt_task_env e;
+	tt_err err = {""};
+
+	CU_ASSERT_FATAL(tpn != NULL && f != NULL);
+	len = (size_t)snprintf(tpn, cap, "SLURM_STEP_TASKS_PER_NODE=");
+	for (int i = 0; i < 10000; i++)
+		len += (size_t)snprintf(tpn + len, cap - len, "%s%d", i ? "," : "", i % 2 ? 1 : 2);
+	CU_ASSERT(strlen(tpn) > 19000);
+	CU_ASSERT_EQUAL(tt_step_facts_from_env(f, tt_env_array, env, &err), 0);
+	if (err.msg[0])
+		printf("\n  %s\n", err.msg);
+	CU_ASSERT_EQUAL(tt_layout_compute(f, &e, &err), 0);
+	CU_ASSERT_EQUAL(e.rank, 14998);
+	CU_ASSERT_EQUAL(e.world_size, 15000);
+	CU_ASSERT_EQUAL(e.local_rank, 1);
+	CU_ASSERT_EQUAL(e.local_world_size, 2);
+	CU_ASSERT_EQUAL(e.node_rank, 9998);
+	env[3] = "SLURM_NODEID=9999";
+	env[5] = "SLURM_PROCID=14999";
+	env[6] = "SLURM_LOCALID=0";
+	CU_ASSERT_EQUAL(tt_step_facts_from_env(f, tt_env_array, env, &err), 0);
+	CU_ASSERT_EQUAL(tt_layout_compute(f, &e, &err), 0);
+	CU_ASSERT_EQUAL(e.rank, 14999);
+	CU_ASSERT_EQUAL(e.local_world_size, 1);
+	CU_ASSERT_STRING_EQUAL(e.master_addr, "n0");
+	free(f);
+	free(tpn);
+}
+
 /* tt_layout_compute for the task and its env text, or "ERR: message". */
 static const char *task_env(const struct tt_step_facts *f, struct tt_task_env *e)
 {
@@ -731,6 +770,7 @@ int tt_register_suites(void)
 	CU_add_test(s, "Slurm's own steps printed as negative ids", test_special_step_ids_printed_negative);
 	CU_add_test(s, "facts errors name the variable", test_facts_errors);
 	CU_add_test(s, "an uncompressible 10k-node nodelist", test_facts_uncompressible_10k_nodes);
+	CU_add_test(s, "uncompressible tasks per node on 10k nodes", test_facts_uncompressible_tasks_per_node);
 	CU_add_test(s, "the batch step is one task", test_batch_step_is_one_task);
 	CU_add_test(s, "getenv may reuse one buffer", test_getenv_may_reuse_one_buffer);
 	CU_add_test(s, "even layout", test_even_layout);
