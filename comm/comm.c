@@ -119,7 +119,13 @@ int trainrt_gpu_device(int local_rank)
 
 /* The world's backend, as decided on each rank before it is built. */
 enum backend_kind { BACKEND_UNDECIDED, BACKEND_SHM, BACKEND_TCP, BACKEND_HIER, BACKEND_NCCL };
-static const char *const backend_names[] = { "(undecided)", "shm", "tcp", "hier", "nccl" };
+
+static const char *backend_name(int32_t kind)
+{
+	static const char *const names[] = { "(undecided)", "shm", "tcp", "hier", "nccl" };
+
+	return kind >= 0 && kind < (int32_t)(sizeof(names) / sizeof(names[0])) ? names[kind] : "(unknown)";
+}
 
 /* What rank 0 publishes and every other rank compares with its own. A rank launched with another
  * layout, backend or algorithm would wait for peers that never come and, TRAINRT_TIMEOUT later,
@@ -247,7 +253,7 @@ static int settings_differ(const struct settings *mine, const struct settings *t
 
 		return tt_err_set(why, "this rank picks the %s backend (TRAINRT_BACKEND=%s) and rank 0 the %s one: set "
 				  "TRAINRT_BACKEND the same for every rank, and give every node GPUs or none",
-				  backend_names[mine->backend], want && *want ? want : "auto", backend_names[theirs->backend]);
+				  backend_name(mine->backend), want && *want ? want : "auto", backend_name(theirs->backend));
 	}
 	return 0;
 }
