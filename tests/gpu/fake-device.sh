@@ -100,7 +100,14 @@ train-mlp)
 	mkdir -p "$FAKE_DIR/pids"
 	echo $$ >"$FAKE_DIR/pids/$MASTER_PORT.$rank"
 	if [ "$epochs" = 100 ]; then
-		# The dead-peer run: rank 0 notices when rank 1 is gone, as the nccl backend would.
+		# The dead-peer run: rank 0 notices when rank 1 is gone, as the nccl backend would. Like
+		# the real one it logs no step before rank 1 has joined (here: written its pid), so a
+		# kill after rank 0's first step always finds rank 1's pid to watch.
+		i=0
+		while [ "$rank" = 0 ] && [ ! -s "$FAKE_DIR/pids/$MASTER_PORT.1" ] && [ "$i" -lt 600 ]; do
+			i=$((i + 1))
+			sleep 0.1
+		done
 		i=0
 		while :; do
 			i=$((i + 1))
