@@ -292,6 +292,13 @@ static int serve(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 			heard++;
 		}
 	}
+	/* Every node has been heard: stop listening before anyone is answered. An answered node
+	 * starts its workers at once, and a worker's store client dialling MASTER_PORT while this
+	 * socket still listened would land in its queue and be reset when it closes: a fatal
+	 * "closed the connection without answering the hello". Refused, it retries until rank 0's
+	 * store listens. */
+	close(lfd);
+	lfd = -1;
 	if (failed) {
 		char msg[sizeof(err->msg) + 8];
 

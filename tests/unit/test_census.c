@@ -6,9 +6,13 @@
 #include "census.h"
 #include "tt_port.h"
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 static const struct tt_census server = { .id = "77.12001", .server = "localhost", .port = 1,
@@ -170,6 +174,62 @@ static void test_exchange_disagreement_fails_both(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(nodes[0].err.msg, "node 0 refused: node 1 counts 3 nodes"));
 }
 
+/* Once node 1 has its answer, node 0 listens no more: a worker that node 1 starts at once and
+ * that dials MASTER_PORT is refused (and retries until rank 0's store listens), where a still
+ * listening census socket would queue it and reset it on closing. Node 1 here is a raw client
+ * that keeps its census connection open while it dials. */
+static void test_answered_node_finds_the_port_closed(void)
+{
+	struct node_run node0;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct tt_census me;
+	char line[256], answer[256];
+	pthread_t th;
+	ssize_t got = 0;
+	int fd = -1, worker, rc, tries;
+
+	setup_nodes(&node0, 1);
+	node0.c.nnodes = 2;
+	node0.c.node = 0;
+	me = node0.c;
+	me.node = 1;
+	me.count = 3;
+	a.sin_port = htons(node0.c.port);
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, run_node, &node0), 0);
+	for (tries = 0; tries < 500; tries++) {	/* until node 0 listens */
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
+			break;
+		if (fd >= 0)
+			close(fd);
+		fd = -1;
+		usleep(10000);
+	}
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(tt_census_hello(&me, line, sizeof(line)), 0);
+	CU_ASSERT_EQUAL(write(fd, line, strlen(line)), (ssize_t)strlen(line));
+	while (got < (ssize_t)sizeof(answer) - 1 && !memchr(answer, '\n', (size_t)got)) {
+		ssize_t n = read(fd, answer + got, sizeof(answer) - 1 - (size_t)got);
+
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	answer[got > 0 ? got : 0] = '\0';
+	CU_ASSERT_STRING_EQUAL(answer, "ok 2,3\n");
+	worker = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CU_ASSERT_FATAL(worker >= 0);
+	rc = connect(worker, (struct sockaddr *)&a, sizeof(a));
+	CU_ASSERT_EQUAL(rc, -1);
+	CU_ASSERT_EQUAL(rc == -1 ? errno : 0, ECONNREFUSED);
+	close(worker);
+	close(fd);
+	pthread_join(th, NULL);
+	if (node0.rc != 0)
+		fprintf(stderr, "\nnode 0: %s\n", node0.err.msg);
+	CU_ASSERT_EQUAL(node0.rc, 0);
+}
+
 int tt_register_suites(void)
 {
 	CU_pSuite s = CU_add_suite("census", NULL, NULL);
@@ -181,5 +241,6 @@ int tt_register_suites(void)
 	CU_add_test(s, "answer both ways", test_answer_both_ways);
 	CU_add_test(s, "exchange over loopback", test_exchange_over_loopback);
 	CU_add_test(s, "a disagreement fails both sides", test_exchange_disagreement_fails_both);
+	CU_add_test(s, "an answered node finds the port closed", test_answered_node_finds_the_port_closed);
 	return 0;
 }
