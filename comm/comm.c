@@ -747,7 +747,7 @@ trainrt_comm *trainrt_init_for(trainrt_buffers where, char *errbuf, size_t errle
 	if (!bad)
 		read_settings(&c->w, where, &mine, &problem);
 	if (rendezvous(c, addr, port, &err) != 0 ||
-	    agree_settings(c, &mine, bad || !mine.valid ? problem.msg : NULL, &err) != 0)
+	    agree_settings(c, &mine, mine.valid ? NULL : problem.msg, &err) != 0)
 		goto fail;
 	c->be = build_backend(&c->w, (enum backend_kind)mine.backend, &err);
 	if (!c->be || rt_comm_start(c, &err) != 0)

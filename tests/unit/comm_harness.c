@@ -71,12 +71,12 @@ int run_world(const world_spec *spec, rank_fn fn, void *arg)
 	uint16_t port;
 	tt_err err;
 
+	if (spec->n > 64)
+		return -1;
 	if (tt_free_loopback_port(&port, &err) != 0) {
 		fprintf(stderr, "run_world: %s\n", err.msg);
 		return -1;
 	}
-	if (spec->n > 64)
-		return -1;
 	fflush(NULL);
 	for (int r = 0; r < spec->n; r++) {
 		pids[r] = fork();
