@@ -32,7 +32,7 @@ def rabenseifner(p, n, a, b):
     return 2 * math.log2(p) * a + 2 * (p - 1) / p * n * b
 
 
-# TCP_DOUBLING_MAX_BYTES in comm/backend_tcp.c: the largest all-reduce that takes doubling.
+# TCP_DOUBLING_MAX_BYTES in runtime/comm/backend_tcp.c: the largest all-reduce that takes doubling.
 DOUBLING_MAX = 64 << 10
 
 

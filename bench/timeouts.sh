@@ -7,7 +7,7 @@
 # in the middle of all-reduces (TRAINRT_TIMEOUT 30: the death must be noticed long before), and a
 # peer stopped (SIGSTOP) in the middle of them, for the shm (one node) and tcp backends.
 # Goals: give-ups within TRAINRT_TIMEOUT + 1 s; a killed peer noticed within 1 s. A node barrier
-# (shm) waits 2 s more than TRAINRT_TIMEOUT (SHM_REASON_GRACE_S in comm/backend_shm.c: a late node
+# (shm) waits 2 s more than TRAINRT_TIMEOUT (SHM_REASON_GRACE_S in runtime/comm/backend_shm.c: a late node
 # leader stuck on the TCP ring publishes its own reason first), so its goal is 2 s later.
 set -u
 BENCH=${TRAINRT_BENCH:-./trainrt-bench}

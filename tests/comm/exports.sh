@@ -22,7 +22,7 @@ others=$(echo "$syms" | awk '$3 !~ /^trainrt_/ && !($2 == "A" && $3 ~ /^TRAINRT_
 [ -z "$others" ] || fail "libtrainrt.so exports more than trainrt_*: $others"
 n=$(echo "$syms" | grep -c ' T trainrt_')
 # Every function trainrt.h declares is exported, and nothing it does not declare.
-declared=$(sed -n 's/^[a-z][a-z0-9_ *]*\b\(trainrt_[a-z0-9_]*\)(.*/\1/p' "${TT_TEST_SRCDIR:-.}/comm/trainrt.h" | sort -u)
+declared=$(sed -n 's/^[a-z][a-z0-9_ *]*\b\(trainrt_[a-z0-9_]*\)(.*/\1/p' "${TT_TEST_SRCDIR:-.}/runtime/comm/trainrt.h" | sort -u)
 exported=$(echo "$syms" | awk '$2 == "T" {print $3}' | sort -u)
 [ "$declared" = "$exported" ] || fail "trainrt.h and libtrainrt.so differ: $(printf '%s\n' "$declared" "$exported" | sort | uniq -u | xargs)"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* fuzz_ckpt.c — checkpoint discovery and loading (trainer/ckpt): meta.txt and the rank files of
+/* fuzz_ckpt.c — checkpoint discovery and loading (runtime/trainer/ckpt): meta.txt and the rank files of
  * one step directory come from the input, which is
  *     byte 0: the loading rank (bits 0-1: data-parallel world-1, 2-3: rank; the model is the one
  *             meta.txt names, when small) and what the harness leaves alone (bit 6: rank

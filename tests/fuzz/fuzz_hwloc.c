@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* fuzz_hwloc.c — the node model from an hwloc XML export and everything written from it
- * (hw/hw_discover -> hw_nccl_xml, hw_report JSON and matrix view, hw_policy). Structure-aware:
+ * (topo/hw_discover -> hw_nccl_xml, hw_report JSON and matrix view, hw_policy). Structure-aware:
  * the input does not go to hwloc as text (libhwloc 2.9's own parser crashes on some malformed
  * XML, which is hwloc's bug, not ours); it chooses the attribute values, names and element
  * counts of a well-formed hwloc 2 export — packages, NUMA nodes, PUs, PCI trees of host bridges,

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* fuzz_idx.c — IDX tensors, plain or gzip'd (trainer/idx): the input is the file. A tensor that
+/* fuzz_idx.c — IDX tensors, plain or gzip'd (runtime/trainer/idx): the input is the file. A tensor that
  * is read must hold exactly the bytes its dimensions announce; a bad header or a short file is an
  * error with a message, never a huge allocation or a read past the data. */
 #include "idx.h"

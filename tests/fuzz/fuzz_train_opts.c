@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* fuzz_train_opts.c — train-mlp's command line (trainer/train_opts) and its --layers spec
- * (trainer/mlp): the input is the argument list, one argument per line, after argv[0]. Parsing the
+/* fuzz_train_opts.c — train-mlp's command line (runtime/trainer/train_opts) and its --layers spec
+ * (runtime/trainer/mlp): the input is the argument list, one argument per line, after argv[0]. Parsing the
  * same list twice must give the same answer (getopt keeps state between calls), an error must name
  * an argument, accepted options must be usable numbers, and an accepted --layers must describe at
  * least one layer. */

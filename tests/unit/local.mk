@@ -108,7 +108,7 @@ tests_unit_test_spawn_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_spawn_LDADD = $(UNIT_LDADD)
 endif
 
-# Node hardware model (hw/hw_*): pure model, discovery from fixtures, NCCL XML, rank policy.
+# Node hardware model (topo/hw_*): pure model, discovery from fixtures, NCCL XML, rank policy.
 if BUILD_TOPO
 
 check_PROGRAMS += tests/unit/test_hw_model
@@ -203,12 +203,12 @@ tests_unit_test_dp_SOURCES = tests/unit/test_dp.c tests/unit/cunit_main.c tests/
 tests_unit_test_dp_CFLAGS = $(UNIT_CFLAGS) $(OPENBLAS_CFLAGS)
 tests_unit_test_dp_LDADD = libtrainer.la libtrainrt.la $(UNIT_LDADD) $(TRAINER_LIBS)
 
-# train-mlp's GPU step (trainer/dp_gpu.c) and tests/gpu/mlp_check, run on the host test double of
+# train-mlp's GPU step (runtime/trainer/dp_gpu.c) and tests/gpu/mlp_check, run on the host test double of
 # gpu_mlp.h, so every build checks what lies above the CUDA kernels (they run in tests/gpu/run.sh).
 # TESTS already holds every check program (TESTS += $(check_PROGRAMS) above).
 check_PROGRAMS += tests/unit/test_gpu_step_host
-tests_unit_test_gpu_step_host_SOURCES = tests/gpu/mlp_check.c tests/unit/gpu_host_double.c trainer/dp.c \
-	trainer/dp_device.c trainer/dp_cpu.c trainer/dp_gpu.c
+tests_unit_test_gpu_step_host_SOURCES = tests/gpu/mlp_check.c tests/unit/gpu_host_double.c runtime/trainer/dp.c \
+	runtime/trainer/dp_device.c runtime/trainer/dp_cpu.c runtime/trainer/dp_gpu.c
 tests_unit_test_gpu_step_host_CPPFLAGS = $(AM_CPPFLAGS) -DTT_HAVE_CUDA=1
 tests_unit_test_gpu_step_host_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS)
 tests_unit_test_gpu_step_host_LDADD = libtrainrt_core.la libtrainmodel.la libttbase.la $(OPENBLAS_LIBS) -lz -lm
@@ -216,7 +216,7 @@ tests_unit_test_gpu_step_host_LDADD = libtrainrt_core.la libtrainmodel.la libttb
 check_PROGRAMS += tests/unit/test_gpu_step_ranks
 tests_unit_test_gpu_step_ranks_SOURCES = tests/unit/test_gpu_step_ranks.c tests/unit/gpu_host_double.c \
 	tests/unit/comm_harness.c tests/unit/comm_harness.h tests/unit/cunit_main.c tests/unit/cunit_main.h \
-	trainer/dp.c trainer/dp_device.c trainer/dp_cpu.c trainer/dp_gpu.c
+	runtime/trainer/dp.c runtime/trainer/dp_device.c runtime/trainer/dp_cpu.c runtime/trainer/dp_gpu.c
 tests_unit_test_gpu_step_ranks_CPPFLAGS = $(AM_CPPFLAGS) -DTT_HAVE_CUDA=1
 tests_unit_test_gpu_step_ranks_CFLAGS = $(UNIT_CFLAGS) $(OPENBLAS_CFLAGS)
 tests_unit_test_gpu_step_ranks_LDADD = libtrainrt_core.la libtrainmodel.la $(UNIT_LDADD) $(OPENBLAS_LIBS) -lz -lm

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# trainer/: what trains — the MLP, AdamW, the data, DDP buckets and ZeRO shards, checkpoints, the
+# runtime/trainer/: what trains — the MLP, AdamW, the data, DDP buckets and ZeRO shards, checkpoints, the
 # data-parallel step on the CPU and (with CUDA) on the GPU — and train-mlp. Two convenience
 # libraries over libtrainrt's public API (trainrt.h): libtrainmodel (model, optimizer, data,
 # checkpoints: no communication, so unit tests link it alone) and libtrainer (the data-parallel
@@ -8,13 +8,13 @@
 # The GPU math of the trainer (cuBLAS + own kernels, bf16 mixed precision) is CUDA C++ compiled by
 # nvcc through libtool. Code for Ampere and Hopper, plus PTX that newer GPUs compile at load time;
 # NVCC_GENCODE=... on the make command line targets other GPUs.
-dist_noinst_SCRIPTS += trainer/nvcc-libtool.sh
-EXTRA_DIST += trainer/gpu_mlp.h trainer/gpu_mlp.cu trainer/dp_gpu.c
+dist_noinst_SCRIPTS += runtime/trainer/nvcc-libtool.sh
+EXTRA_DIST += runtime/trainer/gpu_mlp.h runtime/trainer/gpu_mlp.cu runtime/trainer/dp_gpu.c
 NVCC_GENCODE = -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=[sm_90,compute_90]
 NVCC_FLAGS = -O2 -std=c++17 $(NVCC_GENCODE) --compiler-options=-Wall,-Wextra $(NVCC_WERROR)
 SUFFIXES = .cu
 .cu.lo:
-	$(AM_V_CC)$(LIBTOOL) $(AM_V_lt) --tag=CC --mode=compile $(top_srcdir)/trainer/nvcc-libtool.sh $(NVCC) \
+	$(AM_V_CC)$(LIBTOOL) $(AM_V_lt) --tag=CC --mode=compile $(top_srcdir)/runtime/trainer/nvcc-libtool.sh $(NVCC) \
 	  $(NVCC_FLAGS) $(DEFS) $(AM_CPPFLAGS) $(CUDA_CPPFLAGS) -c -o $@ $<
 # AdamW, ReLU and bias loops are memory-bound streams over millions of floats: let GCC vectorise
 # them (-O2 alone will not: sqrtf may set errno, and its cheap cost model skips alias checks).
@@ -23,23 +23,23 @@ TRAIN_VEC_CFLAGS = -fno-math-errno $(TT_VECT_COST_CFLAGS)
 if BUILD_TRAINER
 if HAVE_CUDA
 noinst_LTLIBRARIES += libtraingpu.la
-libtraingpu_la_SOURCES = trainer/gpu_mlp.h trainer/gpu_mlp.cu
-trainer/gpu_mlp.lo: trainer/gpu_mlp.h base/tt_err.h comm/trainrt.h
+libtraingpu_la_SOURCES = runtime/trainer/gpu_mlp.h runtime/trainer/gpu_mlp.cu
+runtime/trainer/gpu_mlp.lo: runtime/trainer/gpu_mlp.h base/tt_err.h runtime/comm/trainrt.h
 endif
 
 noinst_LTLIBRARIES += libtrainmodel.la
 libtrainmodel_la_SOURCES = \
-	trainer/rng.h \
-	trainer/mlp.h trainer/mlp.c \
-	trainer/parallel.h trainer/parallel.c trainer/pipeline.h trainer/pipeline.c \
-	trainer/adamw.h trainer/adamw.c \
-	trainer/idx.h trainer/idx.c \
-	trainer/dataset.h trainer/dataset.c \
-	trainer/bucket.h trainer/bucket.c \
-	trainer/shard.h trainer/shard.c \
-	trainer/ckpt.h trainer/ckpt.c \
-	trainer/train_opts.h trainer/train_opts.c \
-	trainer/throughput.h trainer/throughput.c
+	runtime/trainer/rng.h \
+	runtime/trainer/mlp.h runtime/trainer/mlp.c \
+	runtime/trainer/parallel.h runtime/trainer/parallel.c runtime/trainer/pipeline.h runtime/trainer/pipeline.c \
+	runtime/trainer/adamw.h runtime/trainer/adamw.c \
+	runtime/trainer/idx.h runtime/trainer/idx.c \
+	runtime/trainer/dataset.h runtime/trainer/dataset.c \
+	runtime/trainer/bucket.h runtime/trainer/bucket.c \
+	runtime/trainer/shard.h runtime/trainer/shard.c \
+	runtime/trainer/ckpt.h runtime/trainer/ckpt.c \
+	runtime/trainer/train_opts.h runtime/trainer/train_opts.c \
+	runtime/trainer/throughput.h runtime/trainer/throughput.c
 libtrainmodel_la_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS) $(TRAIN_VEC_CFLAGS)
 libtrainmodel_la_LIBADD = $(OPENBLAS_LIBS) $(ZLIB_LIBS) -lm
 
@@ -47,19 +47,19 @@ libtrainmodel_la_LIBADD = $(OPENBLAS_LIBS) $(ZLIB_LIBS) -lm
 # steps (dp_device.c), the CPU step; with CUDA also the GPU step (dp_gpu.c, plain C over gpu_mlp.h)
 # and its device code. Programs linking it add $(TRAINER_LIBS).
 noinst_LTLIBRARIES += libtrainer.la
-libtrainer_la_SOURCES = trainer/dp.h trainer/dp.c trainer/dp_device.h trainer/dp_device.c trainer/dp_cpu.c
+libtrainer_la_SOURCES = runtime/trainer/dp.h runtime/trainer/dp.c runtime/trainer/dp_device.h runtime/trainer/dp_device.c runtime/trainer/dp_cpu.c
 libtrainer_la_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS)
 libtrainer_la_LIBADD = libtrainmodel.la
 TRAINER_LIBS = $(OPENBLAS_LIBS) $(ZLIB_LIBS) -lm
 if HAVE_CUDA
-libtrainer_la_SOURCES += trainer/dp_gpu.c
+libtrainer_la_SOURCES += runtime/trainer/dp_gpu.c
 libtrainer_la_LIBADD += libtraingpu.la
 # nvcc compiles C++: its runtime comes along (a shared libtrainrt once pulled it in through cuBLAS).
 TRAINER_LIBS += $(CUDA_LDFLAGS) $(CUDA_LIBS) -lstdc++
 endif
 
 bin_PROGRAMS += train-mlp
-train_mlp_SOURCES = trainer/train_mlp.c
+train_mlp_SOURCES = runtime/trainer/train_mlp.c
 train_mlp_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS)
 train_mlp_LDADD = libtrainer.la libtrainrt.la libttbase.la $(TRAINER_LIBS)
 
