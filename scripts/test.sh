@@ -14,6 +14,10 @@
 # (test_cfg_*) on a cluster with device constraints, on one with a private /tmp per job
 # (job_container/tmpfs), and on one with that and SlurmdParameters=contain_spank (24.05 and later;
 # a SKIP on 22.05).
+# Before all of it, the README's first command (scripts/main-job.sh, its job kept small), so the two
+# commands are proven in the order the README gives them; after it, the job-container tests again
+# from a copy of the checkout under /tmp (where a job's private /tmp hides it: the cluster runs
+# them from its view outside /tmp).
 # Tests marked known_failure_<test> (behaviour not built yet, named with its issue) run and are
 # counted as known failures, never as passed. Prints one summary line per release and closes with
 # the combined "cluster: N passed, N failed, N skipped, N known failures". Exit 0 only if nothing
@@ -24,6 +28,19 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 scripts/install-deps.sh
 scripts/build.sh
+tree=$top
+
+# The README's first command, as a newcomer runs it before this one (its job kept short: 60
+# steps): what it leaves behind must not change what the tests below run.
+echo "== the README's first command (scripts/main-job.sh, TRAIN_MAX_STEPS=60)"
+mainjob_rc=0 start=$SECONDS
+(
+	[ -z "${TT_CLUSTER_LOCK:-}" ] || { exec 8>"$TT_CLUSTER_LOCK" && flock 8; }
+	TRAIN_MAX_STEPS=60 TT_JOB_DIR=$top/main-job.dir scripts/main-job.sh
+) >main-job.out 2>&1 || mainjob_rc=$?
+echo "scripts/main-job.sh: exit $mainjob_rc after $((SECONDS - start)) s"
+grep -E '^main-job: (job|built)' main-job.out || true
+[ $mainjob_rc -eq 0 ] || tail -n 40 main-job.out >&2
 
 # show_failed_logs MAKE_OUTPUT BUILD_DIR: the end of the .log of each test MAKE_OUTPUT names as
 # failed, so that CI's output says why.
@@ -148,8 +165,8 @@ unlock_cluster() {
 	[ -z "${TT_CLUSTER_LOCK:-}" ] || flock -u 8
 }
 
-# cluster_run WHAT PATTERN UP-ARGS...: brings the cluster up with UP-ARGS, runs the tests matching
-# PATTERN ("" = all; TT_TESTS_EXCLUDE applies), brings it down; adds the counts to rel_*.
+# cluster_run WHAT PATTERN UP-ARGS...: brings the cluster up with UP-ARGS, runs the tests of the
+# checkout $tree (default: this one) matching PATTERN ("" = all; TT_TESTS_EXCLUDE applies), brings it down; adds the counts to rel_*.
 cluster_run() {
 	local what=$1 pattern=$2 out=$top/cluster-run.out line rc=0 start
 	shift 2
@@ -163,7 +180,7 @@ cluster_run() {
 		return
 	fi
 	[ "$mode" = tree ] || echo "commands: $(env "${test_env[@]}" bash -c 'command -v train-run train-topo train-mlp' | xargs)"
-	tests/cluster/cluster.sh up "$@" --share "$top" 2>"$out" || rc=$?
+	"$tree"/tests/cluster/cluster.sh up "$@" --share "$tree" 2>"$out" || rc=$?
 	cat "$out" >&2
 	if [ $rc -eq 77 ]; then
 		unlock_cluster
@@ -171,15 +188,15 @@ cluster_run() {
 		rel_s=$((rel_s + 1))
 		return
 	elif [ $rc -ne 0 ]; then
-		tests/cluster/cluster.sh down >/dev/null 2>&1 || true
+		"$tree"/tests/cluster/cluster.sh down >/dev/null 2>&1 || true
 		unlock_cluster
 		echo "FAIL: cluster $release ($what) did not come up"
 		rel_f=$((rel_f + 1))
 		return
 	fi
 	echo "plugstack.conf: $(cat "${TT_CLUSTER_DIR:-/var/lib/traintopo-cluster}/etc/plugstack.conf")"
-	env "${test_env[@]}" tests/cluster/run-tests.sh "$pattern" | tee "$out" || true
-	tests/cluster/cluster.sh down
+	env "${test_env[@]}" "$tree"/tests/cluster/run-tests.sh "$pattern" | tee "$out" || true
+	"$tree"/tests/cluster/cluster.sh down
 	unlock_cluster
 	echo "cluster $release ($what): $((SECONDS - start)) s with the lock"
 	line=$(grep -E '^cluster: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped, [0-9]+ known' "$out" | tail -n1)
@@ -213,11 +230,29 @@ cluster_release() {
 	total_p=$((total_p + rel_p)) total_f=$((total_f + rel_f)) total_s=$((total_s + rel_s)) total_k=$((total_k + rel_k))
 }
 
+# shadowing_copies: traintopo's files that a `make install` into /usr/local left, which would be
+# found before the packages' (the plugin, the commands, libtrainrt).
+shadowing_copies() {
+	local f found=()
+	for f in /usr/local/bin/{train-run,train-topo,train-mlp,train-sweep,trainrt-bench} \
+		/usr/local/lib/libtrainrt.so* /usr/local/lib/slurm/train_topo.so; do
+		[ ! -e "$f" ] || found+=("$f")
+	done
+	echo "${found[*]}"
+}
+
 release="$(slurmd -V | awk '{print $2}') (Debian, installed .debs)"
-if [ $deb_rc -eq 0 ]; then
+shadows=$(shadowing_copies)
+if [ -n "$shadows" ]; then
+	summaries+=("cluster $release: 0 passed, 1 failed, 0 skipped (traintopo's files outside the packages would be found first: $shadows; remove them (rm -f FILE...; ldconfig) and run again)")
+	echo "FAIL: ${summaries[-1]}"
+	total_f=$((total_f + 1))
+elif [ $deb_rc -eq 0 ]; then
 	# Nothing of the build tree on PATH: the tests find the packages' commands, and
-	# t_install.sh checks that they, the plugin and the templates are the packages' files.
-	mode=installed test_env=(TT_INSTALLED=1 TT_TEMPLATES=/usr/share/traintopo/sbatch-templates)
+	# t_install.sh checks that they, the plugin and the templates are the packages' files, with
+	# the packages' directories first on PATH.
+	mode=installed test_env=(TT_INSTALLED=1 TT_TEMPLATES=/usr/share/traintopo/sbatch-templates
+		PATH="/usr/sbin:/usr/bin:/sbin:/bin:$PATH")
 	snippet=$(dpkg-deb -c "$(printf '%s\n' "${debs[@]}" | grep '/traintopo-slurm-plugin_')" |
 		awk '{print $NF}' | grep '/plugstack\.conf\.d/.*\.conf$' | sed 's/^\.//')
 	cluster_release --plugstack-snippet "$snippet"
@@ -231,8 +266,32 @@ for release in ${built_releases[@]+"${built_releases[@]}"}; do
 	cluster_release --slurm "$(sed -n 's/^prefix=//p' "$built")" --plugin "$(sed -n 's/^plugin=//p' "$built")"
 done
 
+# The job-container tests from a copy of this checkout under /tmp, built there, on Debian's Slurm:
+# a job's private /tmp hides the copy, so the cluster must run them from its view (cluster.sh path).
+echo "== the job-container tests from a checkout under /tmp"
+tmp_tree=$(mktemp -d /tmp/traintopo-checkout.XXXXXX)
+trap '[ $ours = no ] || tests/cluster/cluster.sh down >/dev/null 2>&1 || true; purge_debs || true; rm -rf "$tmp_tree"' EXIT
+if ! command -v git >/dev/null 2>&1 || ! git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
+	summaries+=("cluster under /tmp: 0 passed, 0 failed, 1 skipped (not a git checkout: nothing to copy)")
+	total_s=$((total_s + 1))
+elif ! (git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C "$tmp_tree" &&
+	cd "$tmp_tree" && scripts/build.sh) >"$top/tmp-tree-build.out" 2>&1; then
+	tail -n 30 "$top/tmp-tree-build.out" >&2
+	summaries+=("cluster under /tmp: 0 passed, 1 failed, 0 skipped (the copy in $tmp_tree did not build: tmp-tree-build.out)")
+	total_f=$((total_f + 1))
+else
+	release="$(slurmd -V | awk '{print $2}') (Debian, from $tmp_tree)" rel_p=0 rel_f=0 rel_s=0 rel_k=0
+	mode=tree tree=$tmp_tree test_env=(PATH="$tmp_tree:$tmp_tree/sbatch-templates:$PATH")
+	cluster_run "job_container/tmpfs, checkout under /tmp" cfg_ --nodes 2 --job-container --plugin "$tmp_tree/.libs/train_topo.so"
+	tree=$top
+	summaries+=("cluster under /tmp: $rel_p passed, $rel_f failed, $rel_s skipped, $rel_k known failures")
+	total_p=$((total_p + rel_p)) total_f=$((total_f + rel_f)) total_s=$((total_s + rel_s)) total_k=$((total_k + rel_k))
+fi
+rm -rf "$tmp_tree"
+
 echo "== summary"
+[ "$mainjob_rc" -eq 0 ] || echo "FAIL: scripts/main-job.sh (exit $mainjob_rc; main-job.out)"
 [ "$distcheck_rc" -eq 0 ] || echo "FAIL: make distcheck (exit $distcheck_rc; make-distcheck.out)"
 printf '%s\n' "${summaries[@]}"
 echo "cluster: $total_p passed, $total_f failed, $total_s skipped, $total_k known failures (releases: ${releases[*]})"
-[ "$total_f" -eq 0 ] && [ "$fuzz_rc" -eq 0 ] && [ "$distcheck_rc" -eq 0 ]
+[ "$total_f" -eq 0 ] && [ "$fuzz_rc" -eq 0 ] && [ "$distcheck_rc" -eq 0 ] && [ "$mainjob_rc" -eq 0 ]

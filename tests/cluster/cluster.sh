@@ -6,13 +6,17 @@
 # and mount namespace (private /tmp, its own munged, its own subtree of each cgroup v1 controller);
 # slurmctld runs in the root network namespace under the controller's hostname. Everything lives
 # under one state dir. Nodes see the machine's files except /tmp; --share DIR keeps a directory
-# under /tmp (such as a checkout whose programs the jobs run) visible on the nodes.
+# under /tmp (such as a checkout whose programs the jobs run) visible on the nodes. A job with a
+# private /tmp of its own (job_container/tmpfs) cannot see it there, so each such directory also
+# has a view outside /tmp (a bind mount under the state dir): `cluster.sh path DIR` prints where
+# every job sees DIR, and run-tests.sh runs the tests from there.
 #
 # usage: cluster.sh up [--nodes N] [--plugin PATH | --plugstack-snippet FILE] [--plugin-args "k=v ..."]
 #                      [--share DIR]... [--slurm PREFIX] [--no-resv-ports] [--constrain-devices]
 #                      [--job-container] [--contain-spank]
 #        cluster.sh plugin [PATH] [--args "k=v ..."]   (re)install the SPANK plugin for new steps
 #        cluster.sh down | status | env | release
+#        cluster.sh path DIR                        where every job (private /tmp too) sees DIR
 #        cluster.sh exec [--node NAME] -- CMD...    run a command as a cluster client
 # --constrain-devices: cgroup.conf ConstrainDevices=yes (tasks can open only their GPUs);
 # --job-container: a private /tmp per job (job_container/tmpfs, since 25.11 namespace/tmpfs);
@@ -434,6 +438,45 @@ is_up() {
 	[ "$(sinfo -h -N -o '%t' 2>/dev/null | grep -c -E '^(idle|alloc|mix)')" = "$n" ]
 }
 
+# ---- views of shared directories under /tmp ---------------------------------------------------
+# DIR under /tmp is bind-mounted at $STATE/views/N in the machine's mount namespace before the
+# nodes start, so every node's namespace, and every job container made from it, has it there.
+views_up() {
+	local dir i=0
+	mkdir -p "$STATE/views"
+	: >"$STATE/views/list"
+	for dir in "$@"; do
+		case $dir in /tmp/?*) ;; *) continue ;; esac
+		i=$((i + 1))
+		mkdir -p "$STATE/views/$i"
+		mount --bind "$dir" "$STATE/views/$i"
+		printf '%s %s\n' "$STATE/views/$i" "$dir" >>"$STATE/views/list"
+	done
+}
+
+views_down() {
+	local view dir
+	[ -f "$STATE/views/list" ] || return 0
+	while read -r view dir; do
+		umount -l "$view" 2>/dev/null || true
+		rmdir "$view" 2>/dev/null || true
+	done <"$STATE/views/list"
+	rm -f "$STATE/views/list"
+}
+
+# cmd_path DIR: DIR as every job sees it: its view when DIR lies in a shared directory under /tmp
+# (the longest such directory wins), else DIR itself.
+cmd_path() {
+	local want view dir best="" best_dir=""
+	want=$(cd "${1:?path needs a directory}" && pwd -P) || die "path $1: no such directory"
+	if [ -f "$STATE/views/list" ]; then
+		while read -r view dir; do
+			case $want/ in "$dir"/*) [ ${#dir} -le ${#best_dir} ] || { best=$view best_dir=$dir; } ;; esac
+		done <"$STATE/views/list"
+	fi
+	if [ -n "$best" ]; then echo "$best${want#"$best_dir"}"; else echo "$want"; fi
+}
+
 # ---- commands --------------------------------------------------------------------------------
 cmd_up() {
 	local n=2 plugin="" snippet="" plugin_args="" shared=() prefix="" path=$PATH
@@ -484,6 +527,7 @@ cmd_up() {
 	rm -rf "$STATE"/{containers,log,up-config}
 	write_config "$n"
 	printf '%s\n' "${shared[@]}" >"$STATE/shared-dirs"
+	views_up "${shared[@]}"
 	rm -f "$STATE/lib/train_topo.so" "$STATE/lib/probe" "$STATE/lib/snippet"
 	if [ -n "$plugin" ]; then install_plugin "$plugin" "$plugin_args"; fi
 	if [ -n "$snippet" ]; then use_snippet "$snippet" "$plugin_args"; fi
@@ -561,6 +605,7 @@ cmd_down() {
 	ip link del "$BRIDGE" 2>/dev/null || true
 	for i in $(seq 1 "$((n > 128 ? 128 : n))"); do cgroup_cleanup "$(node_name "$i")"; done
 	hosts_remove
+	views_down
 	rm -f "$STATE"/run/*.pid
 	# Controller and node state of this release would stop another release's daemons (and
 	# slurmctld -c keeps some of it): the next cluster starts from nothing.
@@ -628,7 +673,8 @@ down) shift; cmd_down ;;
 status) shift; use_slurm; cmd_status ;;
 plugin) shift; cmd_plugin "$@" ;;
 env) cmd_env ;;
+path) shift; cmd_path "$@" ;;
 release) use_slurm; slurm_release ;;
 exec) shift; use_slurm; cmd_exec "$@" ;;
-*) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+*) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -7,6 +7,31 @@
 #        TT_TESTS_EXCLUDE=TEXT: not the tests whose name contains TEXT
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# A job with a private /tmp (job_container/tmpfs) cannot see a checkout under /tmp: the tests then
+# run from the checkout's view outside /tmp (cluster.sh path), and so do the paths they are given.
+if [ -z "${TT_RUNTESTS_IN_VIEW:-}" ]; then
+	view_of() { # PATH: where every job sees PATH (itself unless it lies under a shared /tmp dir)
+		case $1 in /tmp/?*) [ -d "$1" ] && "$here/cluster.sh" path "$1" && return ;; esac
+		echo "$1"
+	}
+	src=$(cd "$here/../.." && pwd -P)
+	view=$(view_of "$src")
+	if [ "$view" != "$src" ]; then
+		new_path=""
+		IFS=: read -r -a entries <<<"$PATH"
+		for entry in "${entries[@]}"; do new_path=${new_path:+$new_path:}$(view_of "$entry"); done
+		PATH=$new_path
+		[ -z "${TT_BUILDDIR:-}" ] || TT_BUILDDIR=$(view_of "$TT_BUILDDIR")
+		[ -z "${TT_TEMPLATES:-}" ] || TT_TEMPLATES=$(view_of "$TT_TEMPLATES")
+		# libtool's wrappers of the build tree's programs name its .libs by the path under /tmp.
+		[ ! -d "$view/.libs" ] || LD_LIBRARY_PATH=$view/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+		echo "run-tests: $src lies under /tmp: running from its view $view (jobs with a private /tmp see it there)"
+		export PATH TT_RUNTESTS_IN_VIEW=1 LD_LIBRARY_PATH
+		[ -z "${TT_BUILDDIR:-}" ] || export TT_BUILDDIR
+		[ -z "${TT_TEMPLATES:-}" ] || export TT_TEMPLATES
+		exec "$view/tests/cluster/run-tests.sh" "$@"
+	fi
+fi
 TT_SRCDIR=$(cd "$here/../.." && pwd)
 TT_BUILDDIR=${TT_BUILDDIR:-$TT_SRCDIR}
 TT_CLUSTER_DIR=${TT_CLUSTER_DIR:-/var/lib/traintopo-cluster}
