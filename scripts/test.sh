@@ -65,7 +65,7 @@ for log in tests/unit/test_*.log; do
 	sed -n '/^Run Summary/,/^Elapsed/p' "$log"
 done
 echo "--- the plugin against each Slurm release's headers (tests/slurm-headers.sh)"
-grep -E '^(PASS:|FAIL:|SKIP:|Slurm header sets)' tests/slurm-headers.sh.log || true
+grep -E '^(PASS:|FAIL:|SKIP:|Slurm header sets)' tests/slurm-headers.log || true
 grep -E '^(# (TOTAL|PASS|SKIP|FAIL|ERROR)|(PASS|SKIP|FAIL|ERROR):)' make-check.out || true
 # A skipped program says why on its last SKIP line.
 for log in $(grep -l '^SKIP ' tests/*/*.log 2>/dev/null); do

@@ -8,6 +8,7 @@
 # Run by `make check` from the build directory; TRAIN_RUN overrides the binary under test.
 # Exit 0 when everything ran and passed, 1 on any failure, 77 (SKIP) when something could not
 # run (each such part prints "SKIP: why"): a skipped check is never reported as passed.
+# tt-test-limit: 300
 set -u
 TRAIN_RUN=${TRAIN_RUN:-$(pwd)/train-run}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/train-run-test.XXXXXX")
