@@ -196,6 +196,47 @@ static void test_split_hier(void)
 	CU_ASSERT_EQUAL(split_world(8, 4, "auto", &two_by_two), 0); /* {0,2,4,6}: 2 per node */
 }
 
+/* Equal keys keep the parent's order: key = (n - 1 - rank) / 2 puts the pairs in reverse, each
+ * pair in ascending parent rank ({4,5}, {2,3}, {0,1} for 6 ranks, as MPI_Comm_split orders them). */
+static int rank_split_equal_keys(trainrt_comm *c, const char *initerr, void *arg)
+{
+	trainrt_comm *g = NULL;
+	int n, me, want[64], wn = 0, bad = 0;
+	float mine, gathered[64];
+
+	(void)initerr;
+	(void)arg;
+	if (!c)
+		return 1;
+	n = trainrt_world_size(c);
+	me = trainrt_rank(c);
+	if (trainrt_comm_split(c, 0, (n - 1 - me) / 2, &g) != 0 || !g)
+		return fprintf(stderr, "split failed: %s\n", trainrt_last_error(c)), 1;
+	for (int key = 0; key <= (n - 1) / 2; key++)
+		for (int r = 0; r < n; r++)
+			if ((n - 1 - r) / 2 == key)
+				want[wn++] = r;
+	if (trainrt_world_size(g) != n || want[trainrt_rank(g)] != me)
+		bad = (fprintf(stderr, "rank %d: group rank %d, want the place of %d in key-then-parent order\n", me,
+				trainrt_rank(g), me), 1);
+	mine = (float)me;
+	bad |= trainrt_allgather(g, &mine, gathered, 1, TRAINRT_FLOAT32) != 0;
+	for (int i = 0; i < n && !bad; i++)
+		if (gathered[i] != (float)want[i])
+			bad = (fprintf(stderr, "rank %d: gathered[%d] = %g, want %d\n", me, i, gathered[i], want[i]), 1);
+	trainrt_finalize(g);
+	return bad;
+}
+
+static void test_split_equal_keys(void)
+{
+	world_spec shm = { .n = 6, .local = 6, .backend = "shm", .kill_after_s = 60 };
+	world_spec tcp = { .n = 5, .local = 1, .backend = "tcp", .kill_after_s = 60 };
+
+	CU_ASSERT_EQUAL(run_world(&shm, rank_split_equal_keys, NULL), 0);
+	CU_ASSERT_EQUAL(run_world(&tcp, rank_split_equal_keys, NULL), 0);
+}
+
 /* Ranks passing TRAINRT_UNDEFINED get no group; the others' group works without them. */
 static int rank_undefined(trainrt_comm *c, const char *initerr, void *arg)
 {
@@ -536,6 +577,7 @@ int tt_register_suites(void)
 	CU_add_test(g, "split on shm", test_split_shm);
 	CU_add_test(g, "split on tcp", test_split_tcp);
 	CU_add_test(g, "split on hier: per node shm, across nodes hier, irregular tcp", test_split_hier);
+	CU_add_test(g, "equal keys keep the parent's order", test_split_equal_keys);
 	CU_add_test(g, "TRAINRT_UNDEFINED", test_split_undefined);
 	CU_add_test(g, "absent rank named", test_split_absent_rank_named);
 	CU_add_test(p, "ring shifts, all sizes and forms", test_p2p_shift);
