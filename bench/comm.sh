@@ -114,6 +114,7 @@ ts = [threading.Thread(target=rank) for _ in range(n)]
 print("%.3f" % (time.perf_counter() - t0))
 PY
 if "$PY" -c 'import torch.distributed' 2>/dev/null; then
+	# shellcheck disable=SC3045 # dash, Debian's /bin/sh, has ulimit -n and -H; elsewhere it fails quietly
 	ts=$(ulimit -n "$(ulimit -Hn)" 2>/dev/null; timeout 120 "$PY" "$tmp/tcpstore.py" 1024 2>/dev/null)
 	say "rendezvous 1024 ranks (threads), PyTorch TCPStore: ${ts:-n/a} s"
 else
@@ -164,4 +165,5 @@ else
 fi
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+# shellcheck disable=SC2154 # shm2, shm4, p2p_shm and p2p_tcp are set by the evals above
 say "ratios at 64 MiB: shm2/memcpy $(ratio "$shm2" "$memcpy")  shm4/memcpy $(ratio "$shm4" "$memcpy")  shm2/gloo2 $(ratio "$shm2" "$gloo2")  shm4/gloo4 $(ratio "$shm4" "$gloo4")  shm2/mpi2 $(ratio "$shm2" "$mpi2")  shm4/mpi4 $(ratio "$shm4" "$mpi4")  tcpstore/trainrt rendezvous $(ratio "${ts:-0}" "$rdv")  sendrecv shm/gloo $(ratio "$p2p_shm" "${gloo_p2p:-0}")  sendrecv tcp/gloo $(ratio "$p2p_tcp" "${gloo_p2p:-0}")"

@@ -65,11 +65,11 @@ ratio() { echo "$1 $2" | awk '{ printf "%.0f", $1 / $2 }'; }
 
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs, Linux $(uname -r)"
 # The stamp itself (sh + date, and the t0 date) costs this much without any launcher.
-direct=$(for r in $(seq $RUNS); do first_line_ms 0 no_launcher; done | median)
-tr_first=$(for r in $(seq $RUNS); do first_line_ms 0 "$TRAIN_RUN" --nproc-per-node 2 --; done | median)
+direct=$(for _ in $(seq $RUNS); do first_line_ms 0 no_launcher; done | median)
+tr_first=$(for _ in $(seq $RUNS); do first_line_ms 0 "$TRAIN_RUN" --nproc-per-node 2 --; done | median)
 echo "first line, median of $RUNS (ms): no launcher (stamp cost) $direct, train-run $tr_first"
 if [ $have_torch = 1 ]; then
-	tc_first=$(for r in $(seq $TORCH_RUNS); do first_line_ms 1 $TORCHRUN; done | median)
+	tc_first=$(for _ in $(seq $TORCH_RUNS); do first_line_ms 1 $TORCHRUN; done | median)
 	echo "first line, median of $TORCH_RUNS (ms): torchrun $tc_first; torchrun/train-run = $(ratio "$tc_first" "$tr_first")x"
 else
 	echo "torchrun: skipped ($PY cannot import torch.distributed.run; apt-get install python3-torch)"

@@ -39,6 +39,7 @@ say "|---|---|---|---|---|---|---|---|---|---|"
 for form in contiguous strided racks mixed; do
 	for n in 1000 10000 100000; do
 		"$B/bench/scale-layout" gen "$form" "$n" >"$WORK/list" || { status=1; continue; }
+		# shellcheck disable=SC2046 # split on purpose: the output's fields become $1, $2, ...
 		set -- $("$B/bench/scale-layout" time "$form" "$n") || { status=1; continue; }
 		chars=$1 hosts=$2 ms=$(awk -v t="$3" 'BEGIN { printf "%.2f", t * 1000 }')
 		cms=$(awk -v t="$4" 'BEGIN { printf "%.3f", t * 1000 }') rss=$5
@@ -94,9 +95,12 @@ say "## rendezvous: connect with the key handshake, then meet (all ranks release
 say "| ranks | trainrt add/get s | trainrt JOIN s | JOIN, store on a core of its own s | store peak RSS KiB (JOIN) | store CPU s (JOIN) | ranks' CPU s (JOIN) | accept-queue drops (JOIN) | TCPStore s | TCPStore/trainrt add/get |"
 say "|---|---|---|---|---|---|---|---|---|---|"
 for n in 1024 4096 16384; do
+	# shellcheck disable=SC2046 # split on purpose: the output's fields become $1, $2, ...
 	set -- $(rdv "$n" --barrier add); add_s=${1:-fail}; [ "${2:-0}" = "$n" ] || { add_s="fail"; status=1; }
+	# shellcheck disable=SC2046 # split on purpose: the output's fields become $1, $2, ...
 	set -- $(rdv "$n" --barrier join); join_s=${1:-fail} rss=${3:-} scpu=${4:-} ccpu=${5:-} ovf=${6:-}
 	[ "${2:-0}" = "$n" ] || { join_s="fail"; status=1; }
+	# shellcheck disable=SC2046 # split on purpose: the output's fields become $1, $2, ...
 	set -- $(rdv "$n" --barrier join --store-core); core_s=${1:-fail}; [ "${2:-0}" = "$n" ] || { core_s="fail"; status=1; }
 	ts=skipped
 	if [ "$n" -le "$TCPSTORE_MAX" ] && $PY -c 'import torch.distributed' 2>/dev/null; then

@@ -15,6 +15,7 @@ here=$(dirname "$0")
 T=2
 tmp=$(mktemp -d /tmp/tt-timeouts-XXXXXX)
 pids=""
+# shellcheck disable=SC2154 # p is the loop's own variable inside the trap's string (shellcheck does not see it assigned)
 trap 'for p in $pids; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
 export TRAINRT_TOKEN=timeouts-$$ OPENBLAS_NUM_THREADS=1
 unset PMIX_RANK

@@ -48,7 +48,7 @@ srun train-run -- bash -c 'echo "rank $RANK of $WORLD_SIZE on $(hostname): local
 
 # In the background with `wait`, so bash handles the checkpoint signal at once (a foreground
 # srun would delay it); --kill-on-bad-exit ends every node's workers when one fails.
-# shellcheck disable=SC2086
+# shellcheck disable=SC2086 # TRAIN_EXTRA is split into train-mlp's options on purpose
 srun --kill-on-bad-exit=1 train-run -- \
 	train-mlp --layers "$layers" --data "$data" --epochs "$epochs" --batch "$batch" --lr "$lr" \
 	--max-steps "$max_steps" --ckpt-dir "$ckpt_dir" --summary "$summary" --log-every 20 \

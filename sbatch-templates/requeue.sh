@@ -50,7 +50,7 @@ echo "job $SLURM_JOB_ID run $((restarts + 1)) (requeued $restarts of at most $ma
 
 # The checkpoint signal must not end this shell: the plugin's relay hands it to the step.
 trap 'echo "requeue.sh: checkpoint signal: the workers checkpoint and stop"' USR1
-# shellcheck disable=SC2086
+# shellcheck disable=SC2086 # TRAIN_EXTRA is split into train-mlp's options on purpose
 srun --kill-on-bad-exit=1 train-run --tag-output -- \
 	train-mlp --layers "${TRAIN_LAYERS:-784,256,10}" --data "${TRAIN_DATA:-/usr/share/datasets/fashion-mnist}" \
 	--epochs "${TRAIN_EPOCHS:-1}" --batch "${TRAIN_BATCH:-256}" --lr "${TRAIN_LR:-0.002}" \

@@ -68,7 +68,7 @@ echo "sweep point $point on $SLURM_JOB_NODELIST: $args (output in $dir/point-$po
 trap 'echo "sweep.sh: checkpoint signal: point $point checkpoints and stops"' USR1
 # $args is split into words on purpose: train-sweep allows no blanks or glob characters in values.
 set -f
-# shellcheck disable=SC2086
+# shellcheck disable=SC2086 # TRAIN_EXTRA and $args are split on purpose (set -f above)
 srun --kill-on-bad-exit=1 train-run --tag-output -- \
 	train-mlp --layers "${TRAIN_LAYERS:-784,256,10}" --data "${TRAIN_DATA:-/usr/share/datasets/fashion-mnist}" \
 	--epochs "${TRAIN_EPOCHS:-1}" --batch "${TRAIN_BATCH:-256}" --lr "${TRAIN_LR:-0.002}" \

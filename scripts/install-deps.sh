@@ -19,6 +19,8 @@ packages=(
 	dataset-fashion-mnist gnuplot-nox
 	# PyTorch: the env contract's first consumer (cluster tests) and the benchmarks' peer
 	python3-torch
+	# linting every shell file (make check: tests/unit/shellcheck.sh)
+	shellcheck
 	# memory checking (make check-valgrind)
 	valgrind
 	# fuzzing (make fuzz, make fuzz-smoke): clang and its libFuzzer runtime (libclang_rt.fuzzer,

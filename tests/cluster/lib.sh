@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash
 # lib.sh — helpers for the cluster integration tests (sourced by run-tests.sh).
 # A test is a shell function named test_* in a t_*.sh file; it fails by returning non-zero or
 # calling fail. Jobs write into $TT_JOBDIR, which every node sees (node /tmp is private).

@@ -85,7 +85,7 @@ restore_cluster_state() {
 # shellcheck source=tests/cluster/lib.sh
 . "$here/lib.sh"
 for f in "$here"/t_*.sh; do
-	# shellcheck disable=SC1090
+	# shellcheck disable=SC1090 # the t_*.sh files are found at run time; each names shell=bash
 	. "$f"
 done
 

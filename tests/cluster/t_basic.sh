@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash
 # t_basic.sh — the cluster itself: multi-node batch jobs, GRES, PMIx.
 
 test_sbatch_two_nodes_sees_hostnames_and_gpus() {

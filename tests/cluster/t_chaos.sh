@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash
 # t_chaos.sh — failures injected into running jobs on the test cluster: kill -9 of a rank while it
 # writes a checkpoint (three times), a node's link going down during an all-reduce, a full disk
 # during a checkpoint, and a second unprivileged user squatting the job's MASTER_PORT. Each test
@@ -47,6 +48,7 @@ newest_ok() { awk '$2 == "ok" { s = $1 } END { if (s != "") print s }' "$1"; }
 # resumed, the resumed run starts from the newest whole checkpoint, and once it has written its own,
 # every step directory is whole and no temporary file is left (the killed run's used to stay).
 test_chaos_kill9_during_checkpoint_write() {
+	# shellcheck disable=SC2054 # the commas are inside values (--layers A,B,C), not between elements
 	local args=(--layers 784,1024,1024,10 --data synthetic --synthetic-samples 4096,256 --batch 64 --epochs 100
 		--seed 3 --log-every 1000 --ckpt-every 2 --keep 2)
 	local round spid pid deadline newest resumed
@@ -166,6 +168,7 @@ test_chaos_squatter_on_master_port() {
 		created=1
 	fi
 	# (values baked in now: the trap runs after this function's locals are gone)
+	# shellcheck disable=SC2064 # expanded now on purpose, as the line above says
 	trap "if [ -s '$PWD/capture.ready' ]; then kill \$(cat '$PWD/capture.ready') 2>/dev/null || true; fi
 		if [ $created = 1 ]; then sleep 0.5; userdel $user || true; fi" EXIT
 	cat >squat.py <<'PY'

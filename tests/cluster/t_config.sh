@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash
 # t_config.sh — the env contract under the configurations and requests sites use beyond Debian's
 # defaults: GPUs asked for every common way, overlapping and exclusive steps, a heterogeneous job,
 # device constraints (cluster.sh up --constrain-devices) and a private /tmp per job (--job-container,

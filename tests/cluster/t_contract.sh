@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash
 # t_contract.sh — the plugin's env contract against oracles computed here, not taken from the
 # code: MASTER_PORT against train_topo(8)'s formula in shell arithmetic (srun steps, the steps of a
 # batch job, train-run in the batch step, a site port_range), equal in every task of a step, on
@@ -30,11 +31,11 @@ no_reserved_ports() {
 # reserved ports, one port in every task, and that port is the documented one.
 ports_ok() {
 	cat "$1"
-	local job step resv port
+	local job step port
 	expect_eq "$2: reserved ports" none "$(awk '{print $3}' "$1" | sort -u)"
 	expect_eq "$2: one step" 1 "$(awk '{print $1, $2}' "$1" | sort -u | wc -l)"
 	expect_eq "$2: one MASTER_PORT in every task" 1 "$(awk '{print $4}' "$1" | sort -u | wc -l)"
-	read -r job step resv port <"$1"
+	read -r job step _ port <"$1"
 	expect_eq "$2: MASTER_PORT of job $job step $step" "$(documented_port "$job" "$step" "${3:-29500}" "${4:-32499}")" "$port"
 }
 

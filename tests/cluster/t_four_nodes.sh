@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash
 # t_four_nodes.sh — tests that need a 4-node cluster (test_n4_*): run-tests.sh skips them on a
 # smaller one; scripts/test.sh brings the cluster up again with 4 nodes to run them.
 

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash
 # t_install.sh — which traintopo the cluster runs: the plugin slurmstepd loaded is the one
 # plugstack.conf names, and with TT_INSTALLED=1 (scripts/test.sh, after installing the .debs) the
 # plugin, its snippet, the commands and the templates are the installed packages' files.

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash
 # t_job.sh — sbatch-templates/job.sh, the job users copy first: 2 nodes x 8 GPUs, 16 ranks train
 # Fashion-MNIST through srun --train-topo train-run train-mlp.
 

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash
 # t_launcher.sh — train-run on the real cluster: one worker per allocated GPU on every node, the
 # first failure ends the step everywhere, and the checkpoint signal reaches every worker.
 

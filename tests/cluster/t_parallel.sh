@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash
 # t_parallel.sh — groups, point-to-point and 3D parallelism across the test cluster's 2 nodes
 # (4 ranks each, the plugin's env contract): the equivalence table (every DPxTPxPP factorization of
 # 8 ranks trains like one rank, with and without --recompute), each group on its best path (TP and
@@ -7,6 +8,7 @@
 # Fashion-MNIST above 88% with TP=2 PP=2. Tolerance as in tests/trainer/parallel.sh: per step
 # |loss - one rank| <= 1e-4 * max(1, |loss|) (float32 sums in another order); stages alone are exact.
 
+# shellcheck disable=SC2054 # the commas are inside values (--layers A,B,C), not between elements
 par_args=(--layers 16,32x6,8 --data synthetic --synthetic-samples 512,64 --batch 32 --max-steps 8 --lr 0.01
 	--seed 5 --log-every 1 --accum 2)
 

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash
 # t_plugin.sh — the train_topo SPANK plugin on the real cluster: the rank env contract of every
 # task, modes, the mode carried from sbatch to its steps, and the NCCL topology file's life, also
 # against a second, unprivileged user planting or swapping the job's topology directory.

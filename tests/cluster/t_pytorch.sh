@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash
 # t_pytorch.sh — the env contract is what PyTorch reads: init_process_group(init_method="env://")
 # works with no exports in the script, with srun --train-topo and under train-run.
 # Debian's python3-torch (installed by scripts/install-deps.sh) lives with /usr/bin/python3.

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash
 # t_runtime.sh — libtrainrt across the test cluster's nodes: collectives through PMIx, through the
 # env contract (plugin and train-run), a dead peer, and train-mlp's signal checkpoint and resume.
 
@@ -72,6 +73,7 @@ test_trainrt_dead_peer_fails_the_others_quickly() {
 # 2 nodes, which agree on one step, checkpoint it and exit 99; the resumed run ends with the same
 # weights as an uninterrupted one.
 test_train_mlp_signal_checkpoint_resume_on_2_nodes() {
+	# shellcheck disable=SC2054 # the commas are inside values (--layers A,B,C), not between elements
 	local args=(--layers 256,512,512,10 --data synthetic --synthetic-samples 8192,512 --batch 64 --epochs 6 --seed 7 --log-every 50)
 	srun -N2 --ntasks-per-node=1 --gres=gpu:2 train-run -- train-mlp "${args[@]}" --summary full.json >full.out
 	local crc_full

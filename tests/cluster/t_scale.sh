@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash
 # t_scale.sh — the plugin on more nodes (test_n8_*, on the 8-node cluster scripts/test.sh brings
 # up): steps of 8 nodes x 8 tasks in one held allocation, as bench/plugin_scale.sh times them on
 # 64 and more, every task counted against Slurm's own ids; and that bench itself, one run, small.

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash
 # t_signals.sh — the checkpoint signal under proctrack/cgroup: Slurm itself signals only each task's
 # direct child; with --train-topo the plugin's relay makes every training process see it exactly
 # once, whether the trainer is the task, a shell's child, a train-run or torchrun worker, or in a
@@ -137,6 +138,7 @@ matrix_total() {
 }
 
 # The timed signals come 60-90 s in; the whole matrix takes about two minutes.
+# shellcheck disable=SC2034 # read by run-tests.sh, as timeout_$test
 timeout_test_signal_matrix_exactly_once=300
 test_signal_matrix_exactly_once() {
 	local how launch port=29410 total id ids=() deadline

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash
 # t_templates.sh — the sbatch templates end to end: a hyperparameter sweep as a job array with its
 # ranked report and plot (sweep.sh, train-sweep), and a time-limited job that checkpoints, requeues
 # itself and resumes to the same final weights as an uninterrupted run (requeue.sh).
@@ -67,6 +68,7 @@ REQUEUE_ENV=(TRAIN_DATA=synthetic "TRAIN_LAYERS=784,512,512,10" TRAIN_BATCH=64 T
 
 # Two trainings of 12000 steps (the interrupted one and its reference) share the node's 2 cores:
 # on a loaded machine they take minutes, so the job waits and the runner allow for that.
+# shellcheck disable=SC2034 # read by run-tests.sh, as timeout_$test
 timeout_test_requeue_checkpoints_requeues_and_resumes_to_the_same_weights=480
 test_requeue_checkpoints_requeues_and_resumes_to_the_same_weights() {
 	local ref id deadline restarts=0

@@ -48,8 +48,10 @@ missing=$(for f in "$out/bin/"*; do LD_LIBRARY_PATH="$out/lib" ldd "$f"; done | 
 	echo "built: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n)"
 	echo "commit: $(git -C "$src" describe --always --dirty 2>/dev/null || echo unknown)"
 	echo "versions: $("$build/tests/gpu/nccl_check" --versions 2>/dev/null || echo unknown)"
+	# shellcheck disable=SC2010 # the names are the sonames copied above (no blanks); hwloc/ is a folder
 	echo "libraries: $(ls "$out/lib" | grep -v '^hwloc$' | xargs)"
 } >"$out/MANIFEST"
 mb=$(du -sm "$out" | cut -f1)
 [ "$mb" -le "$max_mb" ] || die "$out is $mb MiB, over $max_mb MiB (the device tool carries 64 MiB with the tree)"
+# shellcheck disable=SC2010 # as above: counts the copied sonames, not the hwloc/ folder
 echo "bundle.sh: $out: $(ls "$out/bin" | wc -l) programs, $(ls "$out/lib" | grep -vc '^hwloc$') libraries, $mb MiB"

@@ -70,7 +70,7 @@ ranks() {
 	while [ "$rk_r" -lt "$rk_n" ]; do
 		rk_shared=""
 		[ "$rk_n" -gt "$NGPU" ] && rk_shared="NCCL_HOSTID=gpu-check-$$-$rk_r NCCL_IB_DISABLE=1 NCCL_SOCKET_IFNAME=lo"
-		# shellcheck disable=SC2086
+		# shellcheck disable=SC2086 # $rk_shared is NAME=VALUE words for env, split on purpose
 		env RANK=$rk_r WORLD_SIZE=$rk_n LOCAL_RANK=$rk_r LOCAL_WORLD_SIZE=$rk_n NODE_RANK=0 NNODES=1 \
 			MASTER_ADDR=127.0.0.1 MASTER_PORT=$rk_port TRAINRT_TOKEN=gpu-check-$$ $rk_shared "$@" \
 			>"$LOGS/$rk_tag.rank$rk_r.log" 2>&1 &
@@ -112,7 +112,7 @@ step_preflight() {
 		# PyTorch's CUDA libraries come as pip's nvidia-* packages, all under the nvidia namespace.
 		roots=$(python3 -c 'import nvidia; print(" ".join(nvidia.__path__))' 2>/dev/null)
 		for lib in $(echo "$missing" | awk '{ print $1 }'); do
-			# shellcheck disable=SC2086
+			# shellcheck disable=SC2086 # $roots is a blank-separated list of folders
 			found=$([ -n "$roots" ] && find $roots -name "$lib" 2>/dev/null | head -n1)
 			[ -n "$found" ] && libpath="$libpath:$(dirname "$found")"
 		done
@@ -232,9 +232,9 @@ step_accuracy() {
 # float32 values in either order alike), so the losses agree to float rounding.
 step_two_ranks() {
 	args="--layers 256,512,512,10 --data synthetic --synthetic-samples 16384,1024 --batch 256 --epochs 1 --seed 7 --lr 0.002 --log-every 8"
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2086 # $args is train-mlp's options, split on purpose
 	train 1 one $args --accum 2 --summary "$LOGS/one.json" || { show one; fail "1 rank with --accum 2 failed"; }
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2086 # $args is train-mlp's options, split on purpose
 	train 2 two $args --summary "$LOGS/two.json" || { show two; fail "2 ranks failed"; }
 	show one
 	show two
@@ -262,12 +262,12 @@ losses() { grep -o '"loss": [-0-9.e+]*' "$1" | awk '{ print $2 }'; }
 step_resume() {
 	args="--layers 256,512,512,10 --data synthetic --synthetic-samples 8192,512 --batch 128 --epochs 1 --seed 5 --log-every 1000"
 	rm -rf "$WORK/ck"
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2086 # $args is train-mlp's options, split on purpose
 	train 2 full $args --ckpt-dir "$WORK/ck" --ckpt-every 25 --keep 0 --summary "$LOGS/full.json" ||
 		{ show full; fail "checkpointing run failed"; }
 	[ -d "$WORK/ck/step-00000025" ] || fail "no checkpoint of step 25 in $WORK/ck"
 	for d in "$WORK"/ck/step-*; do [ "$(basename "$d")" = step-00000025 ] || rm -rf "$d"; done
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2086 # $args is train-mlp's options, split on purpose
 	train 2 resumed $args --ckpt-dir "$WORK/ck" --summary "$LOGS/resumed.json" || { show resumed; fail "resumed run failed"; }
 	show resumed
 	grep -q "resumed from .*step-00000025" "$LOGS/resumed.rank0.log" || fail "the second run did not resume from step 25"
@@ -308,7 +308,7 @@ peak_tflops() {
 	case $1 in
 	*H100*PCIe*) echo 756 ;;
 	*H100*NVL*) echo 835 ;;
-	*H200* | *H100* | *GH200* | *H800*) echo 989 ;;
+	*H200* | *H100* | *H800*) echo 989 ;; # GH200 too: *H200* matches it
 	*A100* | *A800*) echo 312 ;;
 	*L40S*) echo 362 ;;
 	*) echo "" ;;

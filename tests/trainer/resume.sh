@@ -35,7 +35,7 @@ signal_at_step_40() {
 	rc=$?
 }
 
-# shellcheck disable=SC2086
+# shellcheck disable=SC2086 # $args is train-mlp's options, split on purpose
 signal_at_step_40 USR1 "$tmp/b1.log" $args --ckpt-dir "$tmp/ck" --summary "$tmp/b.json"
 [ "$rc" -eq 99 ] || fail "interrupted run exited $rc, want 99 (did it finish before the signal?)"
 grep -q "checkpoint of step" "$tmp/b1.log" || fail "no checkpoint message"
@@ -66,7 +66,7 @@ kept=$(cd "$tmp/ck" && ls -d step-* | tr '\n' ' ')
 rm -rf "$tmp/ck/step-99999999"
 for other in "--layers 64,128,10 --batch 32 --seed 11" "--layers 64,256,256,10 --batch 64 --seed 11" \
 	"--layers 64,256,256,10 --batch 32 --seed 12"; do
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2086 # $other is train-mlp's options, split on purpose
 	if $TRAIN_MLP $other --data synthetic --synthetic-samples 4096,256 --epochs 10 --ckpt-dir "$tmp/ck" 2>"$tmp/c.log"; then
 		fail "a checkpoint was accepted by a run with $other"
 	fi
@@ -76,7 +76,7 @@ done
 
 # --signal USR2 --on-signal checkpoint: one checkpoint at the next step boundary, then training
 # goes on and ends with exit 0 and the uninterrupted run's weights.
-# shellcheck disable=SC2086
+# shellcheck disable=SC2086 # $args is train-mlp's options, split on purpose
 signal_at_step_40 USR2 "$tmp/e.log" $args --signal USR2 --on-signal checkpoint --ckpt-dir "$tmp/ck2" --summary "$tmp/e.json"
 [ "$rc" -eq 0 ] || fail "--on-signal checkpoint run exited $rc, want 0: $(cat "$tmp/e.log")"
 [ "$(ls -d "$tmp"/ck2/step-* 2>/dev/null | wc -l)" -eq 1 ] || fail "want one checkpoint after USR2: $(ls "$tmp/ck2")"

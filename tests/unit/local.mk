@@ -241,3 +241,6 @@ dist_noinst_SCRIPTS += tests/unit/hostlist_scale.sh
 # Every source file names its licence (SPDX line; LICENSE).
 TESTS += tests/unit/spdx.sh
 dist_noinst_SCRIPTS += tests/unit/spdx.sh
+# Every shell file passes shellcheck -S warning; each disable gives its reason (skipped without it).
+TESTS += tests/unit/shellcheck.sh
+dist_noinst_SCRIPTS += tests/unit/shellcheck.sh

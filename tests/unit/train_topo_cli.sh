@@ -32,6 +32,7 @@ check "nothing on stdout after an error" test ! -s "$tmp/out"
 
 check "-o writes the file" run 0 nccl-xml --input "$fx/dual-pcie-8gpu.xml" -o "$tmp/topo.xml"
 check "file is NCCL XML" grep -q '^<system version="1">$' "$tmp/topo.xml"
+# shellcheck disable=SC2010 # counts names; the atomic writer's temporary is FILE.tmp.XXXXXXXX, never hidden
 check "no temporary file left" test "$(ls "$tmp" | grep -c tmp)" -eq 0
 cp "$tmp/topo.xml" "$tmp/before.xml"
 check "bad input keeps the old output intact" run 1 nccl-xml --input "$tmp/none.xml" -o "$tmp/topo.xml"

@@ -84,7 +84,7 @@ t_sigkill() {
 # worker.
 count_case() {
 	d="$WORK/count-$1"; mkdir "$d"
-	# shellcheck disable=SC2016
+	# shellcheck disable=SC2016 # the escaped \$ expand in the workers' shell, not here
 	TRPID=$d/trpid sh -c "$2" count-case "$TRAIN_RUN" --nproc-per-node 3 -- sh -c \
 		"for s in USR1 USR2 URG; do trap \"echo \$s >>$d/got.\$RANK.\$s\" \$s; done; touch $d/ready.\$RANK;
 		 while [ ! -e $d/stop ]; do sleep 0.05; done" >/dev/null 2>&1 &
@@ -95,6 +95,7 @@ count_case() {
 	# train-run forwards at once; the workers reply by appending a line. Stop them once every
 	# expected line is there (or, when none is expected, once a marker signal came through).
 	if [ "$4" -gt 0 ]; then
+		# shellcheck disable=SC2010 # the got.RANK.SIG names are the workers' own (no blanks)
 		wait_files 3 "$d/got.*.$3" || fail "$1: SIG$3 reached $(ls "$d" | grep -c "got.*$3") of 3 workers"
 	else
 		kill -USR2 "$trpid"
@@ -111,9 +112,9 @@ count_case() {
 }
 
 t_usr1() {
-	# shellcheck disable=SC2016
+	# shellcheck disable=SC2016 # $$ and $@ are the case's own shell's, not this one's
 	count_case usr1 'echo $$ >"$TRPID"; exec "$@"' USR1 1
-	# shellcheck disable=SC2016
+	# shellcheck disable=SC2016 # $$ and $@ are the case's own shell's, not this one's
 	count_case urg 'echo $$ >"$TRPID"; exec "$@"' URG 1
 	pass "SIGUSR1 and SIGURG (every name of the signal table) reach every worker exactly once, train-run survives"
 }
@@ -123,13 +124,13 @@ t_usr1() {
 # an ancestor (inherited from another step) changes nothing. The shell stands in for the relay.
 t_relay_owner() {
 	relay='export TRAIN_TOPO_RELAY_PID=$$ TRAIN_TOPO_RELAY_SIGNAL=%s; "$@" & echo $! >"$TRPID"; wait $!'
-	# shellcheck disable=SC2059
+	# shellcheck disable=SC2059 # $relay is the format on purpose: %s takes the signal
 	count_case relay-owned "$(printf "$relay" USR1)" USR1 0
-	# shellcheck disable=SC2059
+	# shellcheck disable=SC2059 # $relay is the format on purpose: %s takes the signal
 	count_case relay-other-signal "$(printf "$relay" USR2)" USR1 1
 	sleep 60 &
 	stranger=$!
-	# shellcheck disable=SC2016
+	# shellcheck disable=SC2016 # the escaped \$ expand in the case's own shell, not here
 	count_case relay-not-ancestor "export TRAIN_TOPO_RELAY_PID=$stranger TRAIN_TOPO_RELAY_SIGNAL=USR1; echo \$\$ >\"\$TRPID\"; exec \"\$@\"" USR1 1
 	kill $stranger
 	pass "a relay above train-run owns its checkpoint signal (0 forwarded), not the others; a relay pid that is not an ancestor is ignored"

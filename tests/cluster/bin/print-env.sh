@@ -14,7 +14,7 @@ for v in $vars; do
 	line="$line $v=${!v-unset}"
 done
 set_sorted=$(tr ',' '\n' <<<"${TRAIN_TOPO_SET-}" | sort | paste -sd,)
-topo_sum=unset
+topo_sum="unset"  # quoted: the word, not the builtin
 [ -z "${NCCL_TOPO_FILE-}" ] || topo_sum=$(md5sum <"$NCCL_TOPO_FILE" | cut -c1-12)
 echo "$line TRAIN_TOPO_SET=${set_sorted:-unset} topo_sum=$topo_sum" \
 	"allowed=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status) nproc=$(nproc)"
