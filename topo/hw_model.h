@@ -15,7 +15,8 @@
 #define TT_HCA_MAX_PORTS 4
 
 /* What to discover from. With input_xml NULL the live machine is read (hwloc + libibverbs + sysfs);
- * with a file, hwloc's XML loader reads it and only sysfs_root adds to it. */
+ * with a file, hwloc's XML loader reads it and sysfs_root adds to it; without sysfs_root this
+ * machine's /sys gives PCIe max_link_* for the file's bus ids it has the same device at. */
 /* hwloc plugins discovery never uses. A process that owns its environment (a command, the
  * plugin's probe child) sets HWLOC_PLUGINS_BLACKLIST to this unless the user set it, so hwloc does
  * not even load them; the library itself only disables their components. */
