@@ -26,6 +26,7 @@ struct tt_plugin {
 	char topo_file[PATH_MAX];	/* NCCL_TOPO_FILE of this step on this node, "" when none */
 	struct tt_topo_dir topo_dir;	/* the job's directory holding it, for removal */
 	tt_err topo_problem;	/* why there is none, for the task's warning */
+	bool topo_nothing;	/* none because the node has nothing it describes: never strict's failure */
 	struct tt_node_policy policy;	/* NCCL_IB_HCA, NCCL_SOCKET_IFNAME, GPUs' CPUs, notes for the node */
 	/* In slurmstepd, an error found before the tasks exist (a bad TRAIN_TOPO_MODE, plugstack
 	 * arguments): returned from init, Slurm 22.05 would report "launch failed" and srun would

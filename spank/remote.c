@@ -49,16 +49,20 @@ int tt_remote_init_post_opt(spank_t sp)
 
 int tt_remote_user_init(spank_t sp)
 {
+	int rc;
+
 	(void)sp;
 	if (tt_plugin.mode != TT_MODE_FULL || is_special_step(tt_plugin.step_id) ||
 	    tt_plugin.step_id == TT_STEP_BATCH)
 		return 0;
-	if (tt_topo_file_create(&tt_plugin.cfg, tt_plugin.job_id, tt_plugin.step_id,
-				tt_plugin.topo_file, sizeof(tt_plugin.topo_file), &tt_plugin.topo_dir,
-				&tt_plugin.policy, &tt_plugin.topo_problem) != 0) {
+	rc = tt_topo_file_create(&tt_plugin.cfg, tt_plugin.job_id, tt_plugin.step_id, tt_plugin.topo_file,
+				 sizeof(tt_plugin.topo_file), &tt_plugin.topo_dir, &tt_plugin.policy,
+				 &tt_plugin.topo_problem);
+	if (rc != 0) {
 		/* A failure here would end the step with exit code 0 ("could not execve"): each
 		 * task reports it instead (see apply_topology). */
 		tt_plugin.topo_file[0] = '\0';
+		tt_plugin.topo_nothing = rc == 1;
 	}
 	return 0;
 }
@@ -170,7 +174,7 @@ static int apply_topology(spank_t sp, const struct tt_step_facts *facts)
 				   &tt_plugin.topo_problem) != 0)
 		tt_plugin.topo_file[0] = '\0';
 	if (!tt_plugin.topo_file[0]) {
-		if (tt_plugin.cfg.strict) {
+		if (tt_plugin.cfg.strict && !tt_plugin.topo_nothing) {
 			slurm_error(TT_PLUGIN ": NCCL topology file (strict=yes): %s",
 				    tt_plugin.topo_problem.msg);
 			fprintf(stderr, TT_PLUGIN ": error: NCCL topology file (strict=yes): %s\n",

@@ -139,7 +139,7 @@ static int read_report(int fd, long deadline_ms, char **text, size_t *len, tt_er
 }
 
 /* Runs the probe program writing file into the directory open as dir_fd; its report into
- * policy. */
+ * policy. 1 (err says what the node has) when the probe found nothing to describe. */
 static int run_probe(const struct tt_plugin_config *cfg, int dir_fd, const char *file,
 		     struct tt_node_policy *policy, tt_err *err)
 {
@@ -170,6 +170,8 @@ static int run_probe(const struct tt_plugin_config *cfg, int dir_fd, const char 
 		if (WIFSIGNALED(status))
 			tt_err_set(err, "topology probe %s died of signal %d before finishing its report",
 				   cfg->probe, WTERMSIG(status));
+		else if (WIFEXITED(status) && WEXITSTATUS(status) == TT_TOPO_PROBE_NOTHING)
+			rc = 1;
 	}
 	free(text);
 	return rc;

@@ -33,9 +33,14 @@ struct tt_topo_dir {
 	int fd;		/* open on it (close-on-exec), -1 when none */
 };
 
+/* The probe's exit status on a node with no NVIDIA GPU and no RDMA NIC (train-topo(1)): no file. */
+#define TT_TOPO_PROBE_NOTHING 3
+
 /* Writes the step's file into the job's directory (made if needed), puts its path into path,
  * the directory into dir and the node's policy (what the probe learnt besides the file, and notes
- * for the node's first task to print as warnings) into policy. Runs as the job's user. */
+ * for the node's first task to print as warnings) into policy. Runs as the job's user. 0 when
+ * written; -1 with err on failure; 1 when the node has nothing the file describes (no NVIDIA GPU,
+ * no RDMA NIC): no file, err holds the probe's one line saying what the node has. */
 int tt_topo_file_create(const struct tt_plugin_config *cfg, uint32_t job_id, uint32_t step_id,
 			char *path, size_t len, struct tt_topo_dir *dir, struct tt_node_policy *policy,
 			tt_err *err);

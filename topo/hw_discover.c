@@ -208,7 +208,14 @@ static int read_numa(struct walk *w)
 
 static void read_arch(struct walk *w)
 {
-	const char *a = hwloc_obj_get_info_by_name(hwloc_get_root_obj(w->topo), "Architecture");
+	hwloc_obj_t root = hwloc_get_root_obj(w->topo);
+	const char *a = hwloc_obj_get_info_by_name(root, "Architecture");
+	const char *vendor = hwloc_obj_get_info_by_name(root, "DMISysVendor");
+	const char *product = hwloc_obj_get_info_by_name(root, "DMIProductName");
+
+	/* What tells a VM from bare metal (hw_vswitch.c). */
+	snprintf(w->m->dmi_vendor, sizeof(w->m->dmi_vendor), "%s", vendor ? vendor : "");
+	snprintf(w->m->dmi_product, sizeof(w->m->dmi_product), "%s", product ? product : "");
 
 	/* NCCL's names: x86_64, arm64, ppc64. */
 	if (!a)
@@ -328,6 +335,7 @@ int tt_hw_discover(const struct tt_hw_options *o, struct tt_hw_model **out, tt_e
 	if (!w.m)
 		return tt_err_set(err, "out of memory allocating the node model");
 	snprintf(w.m->source, sizeof(w.m->source), "%s", live ? "this machine" : o->input_xml);
+	w.m->cpu_hypervisor = live ? tt_cpuinfo_hypervisor("/proc/cpuinfo") : -1;
 	if (load_hwloc(o, &w.topo, err) < 0)
 		goto fail;
 	read_arch(&w);
@@ -340,11 +348,17 @@ int tt_hw_discover(const struct tt_hw_options *o, struct tt_hw_model **out, tt_e
 	}
 	if (read_nvlinks(&w) < 0)
 		goto fail;
-	/* An XML file describes another machine: this machine's /sys only joins on request. */
+	/* An XML file may describe another machine: this machine's /sys gives its HCAs and
+	 * interfaces only on request, and its links below. */
 	if (!sysfs && live)
 		sysfs = "/sys";
 	if (sysfs && tt_sysfs_enrich(w.m, sysfs, err) < 0)
 		goto fail;
+	/* An export read on the node it describes: NCCL there reads max_link_* of these very bus ids
+	 * (tt_sysfs_pci_links takes only those whose vendor and device ids agree). */
+	if (!sysfs)
+		tt_sysfs_pci_links(w.m, "/sys");
+	tt_hw_nccl_links(w.m);
 	if (live && (!o->sysfs_root || strcmp(o->sysfs_root, "/sys") == 0)) {
 		if (tt_verbs_enrich(w.m, err) < 0)
 			goto fail;

@@ -15,7 +15,8 @@
 #define TT_HCA_MAX_PORTS 4
 
 /* What to discover from. With input_xml NULL the live machine is read (hwloc + libibverbs + sysfs);
- * with a file, hwloc's XML loader reads it and only sysfs_root adds to it. */
+ * with a file, hwloc's XML loader reads it and sysfs_root adds to it; without sysfs_root this
+ * machine's /sys gives PCIe max_link_* for the file's bus ids it has the same device at. */
 /* hwloc plugins discovery never uses. A process that owns its environment (a command, the
  * plugin's probe child) sets HWLOC_PLUGINS_BLACKLIST to this unless the user set it, so hwloc does
  * not even load them; the library itself only disables their components. */
@@ -48,8 +49,11 @@ struct tt_pci {
 	int numa;                 /* index in model->numa, -1 when locality is unknown */
 	unsigned class_id;        /* 24-bit class code: 0x060400 bridge, 0x030200 3D controller, ... */
 	unsigned vendor, device, subvendor, subdevice;
+	/* The link: from hwloc (its current state) or sysfs (max_link_*) at first; after
+	 * discovery, the value NCCL reads for this node (see hw_links.c). */
 	double link_gts;          /* per-lane transfer rate in GT/s, 0 when unknown */
 	int link_width;           /* lanes, 0 when unknown */
+	int link_max;             /* link_* are sysfs max_link_* (capability), not a current state */
 	int is_virtual;           /* made up by hw_vswitch.c */
 	int nvswitch_subtype;     /* hwloc's subtype="NVSwitch" (DGX-2 exports have one with class 0000) */
 	char name[64];            /* product name when hwloc knows it */
@@ -100,6 +104,12 @@ struct tt_hw_model {
 	char source[256]; /* the XML file or "this machine", for messages */
 	char arch[16];    /* x86_64, arm64, ppc64 (NCCL's names) */
 	char rdma_note[128]; /* why no HCA was found, when none was ("" otherwise) */
+	/* What tells a VM from bare metal (hw_vswitch.c): DMI as hwloc read it (live: this
+	 * machine's /sys/class/dmi/id; an export: its DMISysVendor/DMIProductName infos), and the CPU's
+	 * hypervisor flag in /proc/cpuinfo (live x86 only; -1 unknown). */
+	char dmi_vendor[64];
+	char dmi_product[64];
+	int cpu_hypervisor;
 	cpu_set_t all_cpus;
 	int nnuma, npci, ngpu, nnvlink, nhca, nnetif;
 	struct tt_numa *numa;

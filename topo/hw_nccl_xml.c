@@ -7,9 +7,10 @@
  *   - every attribute NCCL would otherwise fill in per rank is written (cpu vendor, familyid,
  *     modelid; pci vendor, device, subsystem ids, link_speed, link_width), because NCCL merges the
  *     ranks' copies of the file only where they are identical;
- *   - link values are the lower of the device's and its upstream port's, as NCCL computes them;
- *     a value nobody knows (VM NICs, hwloc 1.x exports) is written the way NCCL writes it for an
- *     unreadable sysfs file, link_speed="" link_width="0", which NCCL reads as 8 GT/s x16;
+ *   - link values are those NCCL reads on the machine (hw_links.c: the lower of the device's and
+ *     its upstream port's maximum, never an idle link's current state); a value nobody knows
+ *     (VM NICs, hwloc 1.x exports) is written the way NCCL writes it for an unreadable sysfs file,
+ *     link_speed="" link_width="0", which NCCL reads as 8 GT/s x16;
  *   - NICs keep their real bus id; the functions of one card become one <pci> holding a <net>
  *     per usable HCA (named as the IB plugin names it); GPUs are described by their <pci> only,
  *     NCCL adds <gpu> and NVLinks from NVML. */
@@ -61,6 +62,46 @@ static void mark_wanted(struct xml *x)
 	}
 }
 
+/* Up to 4 distinct "vendor:device" ids of class 0x03 devices (no NVIDIA one is here) with counts,
+ * then the network interfaces (there is no RDMA NIC), into found. */
+int tt_nccl_xml_nothing_to_describe(const struct tt_hw_model *m, char *found, size_t len)
+{
+	unsigned ids[4];
+	int counts[4] = { 0 }, nids = 0, gpus = 0, nifs = 0;
+	struct tt_strbuf sb = { 0 };
+
+	for (int i = 0; i < m->npci; i++) {
+		const struct tt_pci *p = &m->pci[i];
+		unsigned id = p->vendor << 16 | p->device;
+		int k = 0;
+
+		if (tt_pci_is_nvidia_gpu(p) || is_nic(m, i))
+			return 0;
+		if (p->kind != TT_PCI_DEVICE || (p->class_id >> 16) != 0x03)
+			continue;
+		gpus++;
+		while (k < nids && ids[k] != id)
+			k++;
+		if (k == nids && nids < 4)
+			ids[nids++] = id;
+		if (k < nids)
+			counts[k]++;
+	}
+	tt_sb_printf(&sb, "%s", gpus ? "" : "no GPU");
+	for (int k = 0; k < nids; k++)
+		tt_sb_printf(&sb, "%s%d GPU%s %04x:%04x", k ? ", " : "", counts[k], counts[k] == 1 ? "" : "s",
+			     ids[k] >> 16, ids[k] & 0xffff);
+	for (int i = 0; i < m->nnetif; i++) {
+		if (m->netif[i].excluded)
+			continue;
+		tt_sb_printf(&sb, "%s%s", nifs++ ? " " : ", NICs ", m->netif[i].name);
+	}
+	tt_sb_printf(&sb, "%s", nifs ? " without RDMA" : ", no NIC");
+	snprintf(found, len, "%s", tt_sb_failed(&sb) ? "(out of memory)" : sb.data);
+	tt_sb_free(&sb);
+	return 1;
+}
+
 /* Functions of one card: same domain, bus and device ("dddd:bb:dd"), same place in the tree. */
 static int same_card(const struct tt_hw_model *m, int a, int b)
 {
@@ -96,7 +137,7 @@ static void indent(struct xml *x, int depth)
 	tt_sb_printf(&x->sb, "%*s", 2 * depth, "");
 }
 
-/* NCCL's link of a node: the lower of its own and its upstream port's (sysfs "..") values. */
+/* The node's link as NCCL reads it (hw_links.c made it so at discovery). */
 static void link_attrs(struct xml *x, int pci)
 {
 	static const double known[] = { 2.5, 5.0, 8.0, 16.0, 32.0, 64.0 };
@@ -106,15 +147,6 @@ static void link_attrs(struct xml *x, int pci)
 	const char *speed = "";
 	char text[32];
 
-	if (!p->is_virtual && p->parent >= 0 && x->m->pci[p->parent].kind == TT_PCI_BRIDGE &&
-	    !x->m->pci[p->parent].is_virtual) {
-		const struct tt_pci *port = &x->m->pci[p->parent];
-
-		if (port->link_gts > 0 && (gts <= 0 || port->link_gts < gts))
-			gts = port->link_gts;
-		if (port->link_width > 0 && (width <= 0 || port->link_width < width))
-			width = port->link_width;
-	}
 	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
 		if (gts == known[i]) {
 			snprintf(text, sizeof(text), "%.1f GT/s PCIe", gts);

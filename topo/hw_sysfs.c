@@ -64,9 +64,24 @@ static int device_pci(const struct tt_hw_model *m, const char *root, const char 
 	return -1;
 }
 
+/* Whether root's entry for p's bus id is the same device: an export read on another machine
+ * may name bus ids this one has for something else. Fixture trees without the id files pass. */
+static int same_device(const char *root, const struct tt_pci *p)
+{
+	char rel[128], vendor[16], device[16];
+
+	snprintf(rel, sizeof(rel), "bus/pci/devices/%s/vendor", p->busid);
+	if (read_line(root, rel, vendor, sizeof(vendor)) != 0)
+		return 1;
+	snprintf(rel, sizeof(rel), "bus/pci/devices/%s/device", p->busid);
+	if (read_line(root, rel, device, sizeof(device)) != 0)
+		return 1;
+	return strtoul(vendor, NULL, 16) == p->vendor && strtoul(device, NULL, 16) == p->device;
+}
+
 /* What each device and port can do (max_link_*), as NCCL reads it: current_link_* drops with
  * ASPM while a GPU idles, which would write a Gen1 link for a Gen5 GPU. */
-static void pci_links(struct tt_hw_model *m, const char *root)
+void tt_sysfs_pci_links(struct tt_hw_model *m, const char *root)
 {
 	for (int i = 0; i < m->npci; i++) {
 		struct tt_pci *p = &m->pci[i];
@@ -78,10 +93,12 @@ static void pci_links(struct tt_hw_model *m, const char *root)
 		if (read_line(root, rel, speed, sizeof(speed)) != 0 || !isdigit((unsigned char)speed[0]))
 			continue;
 		snprintf(rel, sizeof(rel), "bus/pci/devices/%s/max_link_width", p->busid);
-		if (read_line(root, rel, width, sizeof(width)) != 0 || atoi(width) <= 0)
+		if (read_line(root, rel, width, sizeof(width)) != 0 || atoi(width) <= 0 ||
+		    !same_device(root, p))
 			continue;
 		p->link_gts = strtod(speed, NULL);
 		p->link_width = atoi(width);
+		p->link_max = 1;
 	}
 }
 
@@ -230,7 +247,7 @@ int tt_sysfs_enrich(struct tt_hw_model *m, const char *root, tt_err *err)
 
 	if (stat(root, &st) != 0 || !S_ISDIR(st.st_mode))
 		return tt_err_errno(err, "sysfs root '%s' is not a readable directory", root);
-	pci_links(m, root);
+	tt_sysfs_pci_links(m, root);
 	if (each_entry(m, root, "class/infiniband", read_hca, err) < 0)
 		return -1;
 	return each_entry(m, root, "class/net", read_netif, err);

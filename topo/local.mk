@@ -6,7 +6,7 @@ if BUILD_TOPO
 noinst_LTLIBRARIES += libtthw.la
 libtthw_la_SOURCES = \
 	topo/hw_model.h topo/hw_model.c topo/hw_sources.h topo/hw_discover.c \
-	topo/hw_parse.c topo/hw_sysfs.c topo/hw_verbs.c topo/hw_netif.c topo/hw_vswitch.c topo/hw_xml_input.c \
+	topo/hw_parse.c topo/hw_links.c topo/hw_sysfs.c topo/hw_verbs.c topo/hw_netif.c topo/hw_vswitch.c topo/hw_xml_input.c \
 	topo/hw_nccl_xml.h topo/hw_nccl_xml.c topo/hw_policy.h topo/hw_policy.c \
 	topo/hw_report.h topo/hw_report.c
 libtthw_la_CFLAGS = $(AM_CFLAGS) $(HWLOC_CFLAGS) $(IBVERBS_CFLAGS)

@@ -32,11 +32,17 @@ static const char usage[] =
 	"  --sysfs-root DIR     read sysfs facts from DIR instead of /sys\n"
 	"  --local-rank N       (env) the rank's GPU is GPU N in PCI bus order\n"
 	"                       (default: $SLURM_LOCALID inside a Slurm step, else 0)\n"
-	"  --virtual-switches   infer PCIe switches a cloud VM hides (pairs GPUs with their NIC)\n"
+	"  --virtual-switches   infer PCIe switches a cloud VM hides (pairs GPUs with their NIC);\n"
+	"                       refused on bare metal\n"
 	"  -o, --output FILE    write to FILE atomically instead of standard output ('-': standard\n"
 	"                       output); FILE must be a regular file or not exist\n"
 	"  -h, --help           this text\n"
-	"  -V, --version        version\n";
+	"  -V, --version        version\n"
+	"exit status: 0 done, 1 error, 2 usage error, 3 (nccl-xml, probe) no NVIDIA GPU and no RDMA\n"
+	"NIC: no file written, leave NCCL_TOPO_FILE unset\n";
+
+/* Exit status of nccl-xml and probe on a machine with nothing for the file (see train-topo(1)). */
+#define TT_TOPO_EXIT_NOTHING 3
 
 struct cli {
 	const char *command;
@@ -184,6 +190,19 @@ static int render(const struct cli *c, const struct tt_hw_model *m, char **out, 
 	return render_env(m, c, out, len, err);
 }
 
+/* The one line for a machine the NCCL file would describe nothing of, into msg; 0 when there is
+ * something to describe. */
+static int nothing_to_describe(const struct tt_hw_model *m, char *msg, size_t len)
+{
+	char found[160];
+
+	if (!tt_nccl_xml_nothing_to_describe(m, found, sizeof(found)))
+		return 0;
+	snprintf(msg, len, "%s has no NVIDIA GPU and no RDMA NIC (found %s): no NCCL topology file "
+		 "written, NCCL_TOPO_FILE is not set", m->source, found);
+	return 1;
+}
+
 /* probe: discover, write the NCCL topology file to c->output, and the node's policy (the same
  * for every task: NCCL_SOCKET_IFNAME, NCCL_IB_HCA; per GPU its NUMA-local CPUs) and the model's
  * warnings as node_policy.h's report on standard output. Every failure is reported there too, so
@@ -202,6 +221,11 @@ static int probe(const struct cli *c)
 		goto out;
 	for (i = 0; i < m->nwarnings; i++)
 		tt_node_policy_add_note(&pol, m->warnings[i]);
+	/* Reported as the probe's error: the plugin then sets no NCCL_TOPO_FILE and says why once. */
+	if (nothing_to_describe(m, err.msg, sizeof(err.msg))) {
+		rc = TT_TOPO_EXIT_NOTHING;
+		goto out;
+	}
 	if (tt_nccl_xml_write_file(m, c->output, &err) < 0 || tt_hw_rank_policy(m, -1, &rp, &err) < 0)
 		goto out;
 	snprintf(pol.socket_ifname, sizeof(pol.socket_ifname), "%s", rp.nccl_socket_ifname);
@@ -241,6 +265,10 @@ int main(int argc, char **argv)
 		goto fail;
 	for (int i = 0; i < m->nwarnings; i++)
 		fprintf(stderr, "train-topo: warning: %s\n", m->warnings[i]);
+	if (strcmp(c.command, "nccl-xml") == 0 && nothing_to_describe(m, err.msg, sizeof(err.msg))) {
+		rc = TT_TOPO_EXIT_NOTHING;
+		goto fail;
+	}
 	if (render(&c, m, &text, &len, &err) < 0)
 		goto fail;
 	if (c.output && strcmp(c.output, "-") != 0) {
@@ -253,7 +281,7 @@ int main(int argc, char **argv)
 	rc = 0;
 fail:
 	if (rc)
-		fprintf(stderr, "train-topo: %s\n", err.msg);
+		fprintf(stderr, "train-topo: %s%s\n", rc == TT_TOPO_EXIT_NOTHING ? "warning: " : "", err.msg);
 	free(text);
 	tt_hw_free(m);
 	return rc;

@@ -12,6 +12,10 @@
 # The same for the project's own fixtures (tests/fixtures/topo), so the key claims do not depend
 # on ../shared's exports: a real PCIe switch, NVSwitches, a cloud VM with virtual switches, and
 # EFA NICs without PCIe link data, also under a net plugin whose names differ from the file's.
+# Issue 30: --virtual-switches is refused on every bare-metal machine (all shared exports, the
+# switch and NVSwitch fixtures, a g4dn.metal-like one) and applies on VMs (also a q35 guest that
+# only DMI names); the g4dn.metal-like export with an idle root port (2.5 GT/s x8 recorded above a
+# Gen3 x16 T4) gives NCCL the paths its true max_link_* give (sysfs-metal): PHB, 12 GB/s, no P2P.
 # Scenarios are the checker's own examples, used as the physical devices (without `opt vnic`; a
 # run with it checks acceptance of merged NICs), the DGX-2 one with the 6 NVLinks per GPU a real
 # DGX-2 reports; for the fixtures they are written from the fixture (GPU bus ids, HCA names, bus
@@ -50,16 +54,17 @@ build_out=$("$tool/build.sh" 2>&1) || {
 }
 
 # export:scenario (in the checker's examples/, or written below):change to it:GPU-NIC pairs that
-# share a PCIe switch (GDR on under NCCL_NET_GDR_LEVEL=PIX), plain:the same with virtual switches.
+# share a PCIe switch (GDR on under NCCL_NET_GDR_LEVEL=PIX), plain:the same with virtual switches
+# ('-': bare metal, where train-topo must refuse them).
 # The pair counts are what the machines are known to have (cts1: both P100s and the ConnectX-5
 # behind one PLX switch; the fixtures: by design), not what train-topo says.
-machines="cts1-pascal:cts1-pascal::2:2 nvidiaDGX2:nvidiaDGX2:nvlinks6:0:0 coral-lassen:coral-lassen::0:0
-32em64t-2n8c2t-pci-wholeio:32em64t-2n8c2t-pci-wholeio::0:2 32em64t-2n8c2t-pci-normalio:32em64t-2n8c2t-pci-wholeio::0:2
-24em64t-2n6c2t-pci:24em64t-2n6c2t-pci::0:0 power8gpudistances:power8gpudistances::0:0
-64intel64-3g2n+2n-irregulargroups+pci:64intel64-quadro::0:0"
+machines="cts1-pascal:cts1-pascal::2:- nvidiaDGX2:nvidiaDGX2:nvlinks6:0:- coral-lassen:coral-lassen::0:-
+32em64t-2n8c2t-pci-wholeio:32em64t-2n8c2t-pci-wholeio::0:- 32em64t-2n8c2t-pci-normalio:32em64t-2n8c2t-pci-wholeio::0:-
+24em64t-2n6c2t-pci:24em64t-2n6c2t-pci::0:- power8gpudistances:power8gpudistances::0:-
+64intel64-3g2n+2n-irregulargroups+pci:64intel64-quadro::0:-"
 # fixture:change:pairs plain:pairs with virtual switches (scenario written from the fixture)
-fixture_machines="dual-pcie-8gpu::12:12 hgx-nvswitch-8gpu:nvlinks18:8:8 cloud-vm-8gpu::0:16
-cloud-efa-vm::0:4 cloud-efa-vm:rdm:0:4"
+fixture_machines="dual-pcie-8gpu::12:- hgx-nvswitch-8gpu:nvlinks18:8:- cloud-vm-8gpu::0:16
+cloud-efa-vm::0:4 cloud-efa-vm:rdm:0:4 metal-t4-downtrained::0:- kvm-q35-2gpu::0:2"
 # The checker has no example for this one: two Quadro K4000 (10de:11ba, sm 30) of unknown NUMA node.
 mkdir -p "$tmp/examples"
 printf 'gpu 0002:01:00.0 30 0\ngpu 0004:01:00.0 30 0\n' >"$tmp/examples/64intel64-quadro.scn"
@@ -161,6 +166,18 @@ check() {
 	for vs in "" --virtual-switches; do
 		what="$name${vs:+ $vs}"
 		pix=$4; [ -z "$vs" ] || pix=$5
+		if [ -n "$vs" ] && [ "$pix" = - ]; then
+			# Bare metal: NCCL reads the real tree; one line, exit 1, no file.
+			rm -f "$tmp/topo.xml"
+			if "$bin" nccl-xml --input "$input" $vs -o "$tmp/topo.xml" 2>"$tmp/err" ||
+			   [ "$(wc -l <"$tmp/err")" -ne 1 ] || [ -e "$tmp/topo.xml" ] ||
+			   ! grep -q '^train-topo: --virtual-switches: .* is not a virtual machine (' "$tmp/err"; then
+				fail "$what: bare metal, yet not refused with one line: $(cat "$tmp/err")"
+			else
+				echo "ok - $what: refused on bare metal ($(sed 's/.*not a virtual machine (\([^)]*\)).*/\1/' "$tmp/err"))"
+			fi
+			continue
+		fi
 		if ! "$bin" nccl-xml --input "$input" $vs -o "$tmp/topo.xml" 2>"$tmp/err" ||
 		   ! "$bin" json --input "$input" $vs >"$tmp/model.json" 2>>"$tmp/err" ||
 		   ! "$bin" show --input "$input" $vs >"$tmp/show.txt" 2>>"$tmp/err"; then
@@ -205,4 +222,25 @@ for entry in $fixture_machines; do
 	[ "$change" = nvlinks18 ] && sed -i -e 's/^\(gpu [^ ]* [0-9]*\) 0$/\1 18/' "$tmp/$name.scn"
 	check "fixture $name${change:+ ($change)}" "$fixtures/$name.xml" "$tmp/$name.scn" "$pix" "$pix_vs"
 done
+
+# The idle-downtrained export against the machine's true max_link_* (sysfs-metal): the same paths,
+# bandwidths, GDR and P2P decisions, and those of Gen3 x16 (12 GB/s) on a PHB tree without P2P.
+metal=$fixtures/metal-t4-downtrained.xml
+for how in export sysfs; do
+	if [ $how = export ]; then
+		"$bin" nccl-xml --input "$metal" -o "$tmp/metal-$how.xml" 2>/dev/null
+	else
+		"$bin" nccl-xml --input "$metal" --sysfs-root "$fixtures/sysfs-metal" -o "$tmp/metal-$how.xml"
+	fi || { fail "metal-t4-downtrained ($how): train-topo failed"; continue; }
+	"$tool/check.sh" "$tmp/metal-t4-downtrained.scn" "$tmp/metal-$how.xml" 2>/dev/null |
+		grep -E '^(path|result) ' >"$tmp/metal-$how.out"
+done
+if ! cmp -s "$tmp/metal-export.out" "$tmp/metal-sysfs.out"; then
+	fail "metal-t4-downtrained: NCCL's paths from the export differ from those of the true values: $(diff "$tmp/metal-sysfs.out" "$tmp/metal-export.out" | tr '\n' ' ')"
+elif [ "$(grep -c ' PHB bw=12.0 ' "$tmp/metal-export.out")" -ne 4 ] ||
+     [ "$(grep -c '^path GPU[01] GPU[01] PHB bw=12.0 p2p=no$' "$tmp/metal-export.out")" -ne 2 ]; then
+	fail "metal-t4-downtrained: not 4 PHB paths at 12 GB/s with P2P off: $(tr '\n' ' ' <"$tmp/metal-export.out")"
+else
+	echo "ok - metal-t4-downtrained: the export gives NCCL the true values' paths ($(grep -c '^path' "$tmp/metal-export.out") pairs, PHB, 12 GB/s, no P2P)"
+fi
 exit $((failures > 0))

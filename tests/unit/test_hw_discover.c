@@ -2,14 +2,18 @@
 /* test_hw_discover.c — discovery from the fixture servers: NUMA placement, switches, HCAs next to
  * the right GPUs, NVLinks through NVSwitches, sysfs ports, links and interfaces, virtual switches
  * on a cloud VM, what a VM export lacks (link data, CPU vendor, RDMA devices), clear errors for
- * bad inputs (also ones that crash libhwloc), and the live machine. */
+ * bad inputs (also ones that crash libhwloc), and the live machine. Links as NCCL reads them (an
+ * idle-downtrained port in an export, sysfs max_link_* of the same device only), and what tells a
+ * VM (where virtual switches apply) from bare metal (where they are refused). */
 #include "cunit_main.h"
 #include "hw_fixture.h"
 #include "hw_model.h"
+#include "hw_sources.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const struct tt_pci *gpu_pci(const struct tt_hw_model *m, int cuda)
@@ -163,11 +167,6 @@ static void test_cloud_vm_without_and_with_virtual_switches(void)
 	CU_ASSERT_DOUBLE_EQUAL(m->pci[vs].link_gts, 16.0, 1e-9);
 	tt_hw_free(m);
 
-	/* Real switches are left alone. */
-	m = tt_fixture_model("dual-pcie-8gpu.xml", NULL, 1);
-	for (int i = 0; i < m->npci; i++)
-		CU_ASSERT_FALSE(m->pci[i].is_virtual);
-	tt_hw_free(m);
 }
 
 static void test_vm_export_gaps(void)
@@ -240,6 +239,189 @@ static void test_broken_exports_are_refused(void)
 	expect_failure(xml, NULL, "hwloc-v3.xml' is in hwloc 3.x format");
 }
 
+static const struct tt_pci *pci_at(const struct tt_hw_model *m, const char *busid)
+{
+	int i = tt_hw_find_pci(m, busid);
+
+	CU_ASSERT_FATAL(i >= 0);
+	return &m->pci[i];
+}
+
+/* g4dn.metal-like export: hwloc saw GPU 18:00.0's root port idle (2.5 GT/s x8), the GPU at
+ * 8.0 GT/s x16. NCCL on the machine reads max_link_* (sysfs-metal): Gen3 x16 everywhere. */
+static void test_downtrained_port_in_an_export(void)
+{
+	struct tt_hw_model *m = tt_fixture_model("metal-t4-downtrained.xml", NULL, 0);
+	int downtrain_warnings = 0;
+
+	CU_ASSERT_DOUBLE_EQUAL(pci_at(m, "0000:18:00.0")->link_gts, 8.0, 1e-9);
+	CU_ASSERT_EQUAL(pci_at(m, "0000:18:00.0")->link_width, 16);
+	CU_ASSERT_DOUBLE_EQUAL(pci_at(m, "0000:3b:00.0")->link_gts, 8.0, 1e-9);
+	for (int i = 0; i < m->nwarnings; i++)
+		downtrain_warnings += strstr(m->warnings[i], "hwloc saw the link idle") != NULL;
+	CU_ASSERT_EQUAL(m->nwarnings, 1);
+	CU_ASSERT_EQUAL(downtrain_warnings, 1);
+	/* The warning names the slow port, the device, and the value chosen. */
+	CU_ASSERT_PTR_NOT_NULL(strstr(m->warnings[0], "PCIe port 0000:00:01.0 at 2.5 GT/s x8 above "
+					       "0000:18:00.0 at 8.0 GT/s x16"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(m->warnings[0], "written as 8.0 GT/s x16"));
+	tt_hw_free(m);
+
+	/* With the machine's max_link_* the same values, and nothing to warn about. */
+	m = tt_fixture_model("metal-t4-downtrained.xml", "sysfs-metal", 0);
+	CU_ASSERT_DOUBLE_EQUAL(pci_at(m, "0000:18:00.0")->link_gts, 8.0, 1e-9);
+	CU_ASSERT_EQUAL(pci_at(m, "0000:18:00.0")->link_width, 16);
+	CU_ASSERT_TRUE(pci_at(m, "0000:18:00.0")->link_max);
+	CU_ASSERT_EQUAL(m->nwarnings, 0);
+	tt_hw_free(m);
+}
+
+static void put_file(const char *dir, const char *name, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* sysfs values join only for the device the export names: another device at the same bus id
+ * (an export read on another machine) keeps the export's values. */
+static void test_sysfs_links_only_for_the_same_device(void)
+{
+	char root[] = "/tmp/tt-hw-sysfs-XXXXXX", dir[256], xml[1024];
+	struct tt_hw_options o = { .input_xml = tt_fixture_path("metal-t4-downtrained.xml", xml, sizeof(xml)) };
+	struct tt_hw_model *m = NULL;
+	tt_err err;
+	int rc;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(root));
+	o.sysfs_root = root;
+	for (int same = 0; same < 2; same++) {
+		snprintf(dir, sizeof(dir), "%s/bus", root);
+		mkdir(dir, 0700);
+		snprintf(dir, sizeof(dir), "%s/bus/pci", root);
+		mkdir(dir, 0700);
+		snprintf(dir, sizeof(dir), "%s/bus/pci/devices", root);
+		mkdir(dir, 0700);
+		snprintf(dir, sizeof(dir), "%s/bus/pci/devices/0000:3b:00.0", root);
+		mkdir(dir, 0700);
+		put_file(dir, "max_link_speed", "5.0 GT/s PCIe\n");
+		put_file(dir, "max_link_width", "4\n");
+		put_file(dir, "vendor", same ? "0x10de\n" : "0x1002\n");
+		put_file(dir, "device", same ? "0x1eb8\n" : "0x7408\n");
+		rc = tt_hw_discover(&o, &m, &err);
+		CU_ASSERT_EQUAL_FATAL(rc, 0);
+		CU_ASSERT_DOUBLE_EQUAL(pci_at(m, "0000:3b:00.0")->link_gts, same ? 5.0 : 8.0, 1e-9);
+		CU_ASSERT_EQUAL(pci_at(m, "0000:3b:00.0")->link_width, same ? 4 : 16);
+		tt_hw_free(m);
+		m = NULL;
+	}
+	for (const char *f = "max_link_speed\0max_link_width\0vendor\0device\0"; *f; f += strlen(f) + 1) {
+		snprintf(dir, sizeof(dir), "%s/bus/pci/devices/0000:3b:00.0/%s", root, f);
+		unlink(dir);
+	}
+	for (const char *d = "/bus/pci/devices/0000:3b:00.0\0/bus/pci/devices\0/bus/pci\0/bus\0\0"; *d;
+	     d += strlen(d) + 1) {
+		snprintf(dir, sizeof(dir), "%s%s", root, d);
+		rmdir(dir);
+	}
+	rmdir(root);
+}
+
+/* The link NCCL reads does not depend on --virtual-switches: on a q35 KVM guest (a VM by DMI)
+ * with an idle port above GPU 01:00.0 and GPU 02:00.0 itself recorded idle, both GPUs are
+ * 16.0 GT/s x16 with and without (the port's value counts though a made-up switch replaces it). */
+static void test_links_do_not_depend_on_virtual_switches(void)
+{
+	for (int vs = 0; vs < 2; vs++) {
+		struct tt_hw_model *m = tt_fixture_model("kvm-q35-2gpu.xml", NULL, vs);
+
+		for (const char *b = "0000:01:00.0\0" "0000:02:00.0\0"; *b; b += strlen(b) + 1) {
+			const struct tt_pci *g = pci_at(m, b);
+
+			CU_ASSERT_DOUBLE_EQUAL(g->link_gts, 16.0, 1e-9);
+			CU_ASSERT_EQUAL(g->link_width, 16);
+			CU_ASSERT_EQUAL(m->pci[g->parent].is_virtual, vs);
+		}
+		tt_hw_free(m);
+	}
+}
+
+static void expect_vm(const char *xml, int hypervisor, int want, const char *needle)
+{
+	struct tt_hw_model *m = tt_fixture_model(xml, NULL, 0);
+	char why[192];
+
+	if (hypervisor >= 0)
+		m->cpu_hypervisor = hypervisor;	/* as live discovery on x86 sets it */
+	CU_ASSERT_EQUAL(tt_hw_is_virtual_machine(m, why, sizeof(why)), want);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, needle));
+	if (!strstr(why, needle))
+		fprintf(stderr, "%s: expected '%s' in: %s\n", xml, needle, why);
+	tt_hw_free(m);
+}
+
+static void test_what_tells_a_vm(void)
+{
+	/* DMI first: Amazon's .metal is bare metal, QEMU a VM though its tree has root ports. */
+	expect_vm("metal-t4-downtrained.xml", -1, 0, "DMI says Amazon EC2 g4dn.metal, a bare-metal instance");
+	expect_vm("kvm-q35-2gpu.xml", -1, 1, "DMI says QEMU");
+	/* No DMI: the tree. A card on a host bridge with no port above is a hypervisor's bus. */
+	expect_vm("cloud-vm-8gpu.xml", -1, 1, "0001:00:00.0 sits on a host bridge");
+	expect_vm("dual-pcie-8gpu.xml", -1, 0, "every GPU and RDMA NIC sits below a PCIe port");
+	/* Live x86: the CPU's hypervisor flag decides alone. */
+	expect_vm("metal-t4-downtrained.xml", 1, 1, "hypervisor flag in /proc/cpuinfo is set");
+	expect_vm("cloud-vm-8gpu.xml", 0, 0, "hypervisor flag in /proc/cpuinfo is clear");
+}
+
+static void test_virtual_switches_refused_on_bare_metal(void)
+{
+	char xml[1024];
+	struct tt_hw_options o = { .virtual_switches = 1 };
+	struct tt_hw_model *m = NULL;
+	tt_err err;
+
+	o.input_xml = tt_fixture_path("metal-t4-downtrained.xml", xml, sizeof(xml));
+	CU_ASSERT_EQUAL(tt_hw_discover(&o, &m, &err), -1);
+	CU_ASSERT_PTR_NULL(m);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "--virtual-switches: "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "metal-t4-downtrained.xml is not a virtual machine (DMI says "
+					       "Amazon EC2 g4dn.metal, a bare-metal instance)"));
+	CU_ASSERT_PTR_NULL(strchr(err.msg, '\n'));
+	o.input_xml = tt_fixture_path("dual-pcie-8gpu.xml", xml, sizeof(xml));
+	CU_ASSERT_EQUAL(tt_hw_discover(&o, &m, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "dual-pcie-8gpu.xml is not a virtual machine (every GPU"));
+}
+
+static void test_cpuinfo_hypervisor_flag(void)
+{
+	char path[] = "/tmp/tt-cpuinfo-XXXXXX";
+	int fd = mkstemp(path);
+	static const struct { const char *text; int want; } cases[] = {
+		{ "processor\t: 0\nflags\t\t: fpu vme sse2 hypervisor lahf_lm\n", 1 },
+		{ "processor\t: 0\nflags\t\t: fpu vme sse2 lahf_lm\n", 0 },
+		{ "processor\t: 0\nflags\t\t: fpu hypervisorx\n", 0 },	/* whole words only */
+		{ "processor\t: 0\nFeatures\t: fp asimd evtstrm\n", -1 },	/* arm64: no flags line */
+	};
+
+	CU_ASSERT_FATAL(fd >= 0);
+	close(fd);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		FILE *f = fopen(path, "w");
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+		fputs(cases[i].text, f);
+		fclose(f);
+		CU_ASSERT_EQUAL(tt_cpuinfo_hypervisor(path), cases[i].want);
+	}
+	unlink(path);
+	CU_ASSERT_EQUAL(tt_cpuinfo_hypervisor(path), -1);
+}
+
 static void test_live_machine(void)
 {
 	struct tt_hw_options o = { 0 };
@@ -269,6 +451,12 @@ int tt_register_suites(void)
 	CU_add_test(s, "VM export gaps", test_vm_export_gaps);
 	CU_add_test(s, "bad inputs name the file", test_bad_inputs_name_the_file);
 	CU_add_test(s, "broken exports are refused", test_broken_exports_are_refused);
+	CU_add_test(s, "downtrained port in an export", test_downtrained_port_in_an_export);
+	CU_add_test(s, "sysfs links only for the same device", test_sysfs_links_only_for_the_same_device);
+	CU_add_test(s, "links do not depend on virtual switches", test_links_do_not_depend_on_virtual_switches);
+	CU_add_test(s, "what tells a VM", test_what_tells_a_vm);
+	CU_add_test(s, "virtual switches refused on bare metal", test_virtual_switches_refused_on_bare_metal);
+	CU_add_test(s, "cpuinfo hypervisor flag", test_cpuinfo_hypervisor_flag);
 	CU_add_test(s, "live machine", test_live_machine);
 	return 0;
 }

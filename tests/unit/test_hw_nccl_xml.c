@@ -287,6 +287,28 @@ static void test_machine_without_gpu_or_hca_is_valid(void)
 	tt_hw_free(m);
 }
 
+/* No NVIDIA GPU and no RDMA NIC (AMD MI250X GCDs, Slingshot NICs): nothing to describe, and what
+ * was found instead; any NVIDIA GPU or usable HCA is something (AMD GPUs with an mlx5 are). */
+static void test_nothing_to_describe(void)
+{
+	struct tt_hw_model *m = tt_fixture_model("amd-mi250x-node.xml", NULL, 0);
+	char found[160];
+
+	CU_ASSERT_EQUAL(tt_nccl_xml_nothing_to_describe(m, found, sizeof(found)), 1);
+	CU_ASSERT_STRING_EQUAL(found, "8 GPUs 1002:7408, NICs hsn0 hsn1 hsn2 hsn3 without RDMA");
+	tt_hw_free(m);
+	m = tt_fixture_model("cpu-only-8cpu.xml", NULL, 0);
+	CU_ASSERT_EQUAL(tt_nccl_xml_nothing_to_describe(m, found, sizeof(found)), 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(found, "no GPU"));
+	tt_hw_free(m);
+	m = tt_fixture_model("dual-pcie-8gpu.xml", NULL, 0);
+	CU_ASSERT_EQUAL(tt_nccl_xml_nothing_to_describe(m, found, sizeof(found)), 0);
+	tt_hw_free(m);
+	m = tt_fixture_model("metal-t4-downtrained.xml", NULL, 0);
+	CU_ASSERT_EQUAL(tt_nccl_xml_nothing_to_describe(m, found, sizeof(found)), 0);
+	tt_hw_free(m);
+}
+
 static void test_atomic_write(void)
 {
 	struct tt_hw_model *m = tt_fixture_model("dual-pcie-8gpu.xml", NULL, 0);
@@ -350,6 +372,7 @@ int tt_register_suites(void)
 	CU_add_test(s, "CPU attributes when unknown", test_cpu_attributes_when_unknown);
 	CU_add_test(s, "NVSwitches and virtual switches", test_nvswitches_and_virtual_switches);
 	CU_add_test(s, "machine without GPU or HCA", test_machine_without_gpu_or_hca_is_valid);
+	CU_add_test(s, "nothing to describe", test_nothing_to_describe);
 	CU_add_test(s, "atomic write", test_atomic_write);
 	return 0;
 }

@@ -303,6 +303,26 @@ static void test_probe_failure_leaves_nothing(void)
 	teardown(&e);
 }
 
+/* A node with no NVIDIA GPU and no RDMA NIC: the probe writes no file and says what it found, so
+ * the step gets no NCCL_TOPO_FILE (rather than a file with one <cpu>) and that one line. */
+static void test_nothing_to_describe_gets_no_file(void)
+{
+	struct tt_topo_dir dir;
+	struct tt_node_policy pol;
+	char path[PATH_MAX];
+	struct env e;
+	tt_err err;
+
+	setup(&e, "amd-mi250x-node.xml");
+	CU_ASSERT_EQUAL(tt_topo_file_create(&e.cfg, 12, 0, path, sizeof(path), &dir, &pol, &err), 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "has no NVIDIA GPU and no RDMA NIC (found 8 GPUs 1002:7408, "
+					       "NICs hsn0 hsn1 hsn2 hsn3 without RDMA): no NCCL topology file "
+					       "written, NCCL_TOPO_FILE is not set"));
+	CU_ASSERT_EQUAL(entries(e.base), 0);
+	CU_ASSERT_EQUAL(dir.fd, -1);
+	teardown(&e);
+}
+
 static void test_probe_warnings_become_notes(void)
 {
 	struct tt_topo_dir dir;
@@ -365,6 +385,7 @@ int tt_register_suites(void)
 	CU_add_test(s, "a task with a private /tmp gets a copy",
 		    test_task_view_copies_into_a_private_tmp);
 	CU_add_test(s, "probe warnings become notes", test_probe_warnings_become_notes);
+	CU_add_test(s, "nothing to describe gets no file", test_nothing_to_describe_gets_no_file);
 	CU_add_test(s, "missing or foreign probe", test_missing_or_foreign_probe);
 	return 0;
 }

@@ -4,7 +4,10 @@
 # (Debian hwloc-nox): the CPUs (PUs) it reports equal hwloc-calc's, its NUMA nodes and each one's
 # CPUs equal hwloc-calc's, and its PCI devices (bus id, vendor:device, class) are lstopo's PCI
 # devices (both keep the "important" I/O objects: GPUs, NICs, storage, ...). train-topo reports
-# no cores, so cores are not compared. SKIP (77) without hwloc's tools or python3.
+# no cores, so cores are not compared. An export of this machine read with --input has the PCIe
+# links live discovery has (max_link_* from this /sys for the bus ids it shares, not hwloc's
+# current state), and --virtual-switches is applied or refused as the CPU's hypervisor flag says.
+# SKIP (77) without hwloc's tools or python3.
 set -u
 bin=./train-topo
 PYTHON=${PYTHON:-/usr/bin/python3}
@@ -40,5 +43,20 @@ lstopo-no-graphics -v --only pcidev |
 	sed -n 's/.*busid=\([^ ]*\) id=\([0-9a-f:]*\) class=\([0-9a-f]*\).*/\1 \2 \3/p' | sort >"$tmp/hwloc.txt"
 same "PCI devices" "$(xargs <"$tmp/ours.txt")" "$(xargs <"$tmp/hwloc.txt")"
 same "number of PCI devices" "$(wc -l <"$tmp/ours.txt")" "$(wc -l <"$tmp/hwloc.txt")"
+# The same machine as an export: links from this /sys, as NCCL here reads them.
+lstopo-no-graphics --of xml "$tmp/here.xml"
+links='print("\n".join(sorted("%s %.1f x%d" % (d["busid"], d["link_gts"], d["link_width"]) for d in t["pci"] if d["busid"])))'
+field "$links" >"$tmp/links-live.txt"
+"$bin" json --input "$tmp/here.xml" >"$tmp/topo.json" 2>/dev/null || { echo "FAIL - train-topo json --input (this machine's export)"; exit 1; }
+field "$links" >"$tmp/links-export.txt"
+same "PCIe links of this machine's export (max_link_* from $(grep -c ' [1-9][0-9.]* x' "$tmp/links-live.txt") known links)" \
+	"$(xargs <"$tmp/links-export.txt")" "$(xargs <"$tmp/links-live.txt")"
+# x86 only: elsewhere /proc/cpuinfo has no flags line and DMI or the PCI tree decide.
+if grep -q '^flags' /proc/cpuinfo; then
+	if grep '^flags' /proc/cpuinfo | grep -qw hypervisor; then vm=0; else vm=1; fi
+	"$bin" show --virtual-switches >/dev/null 2>"$tmp/vs.err"
+	same "--virtual-switches as the hypervisor flag says (0 VM, 1 refused)" "$?" "$vm"
+	[ "$vm" = 0 ] || same "refusal names the flag" "$(grep -c 'hypervisor flag in /proc/cpuinfo is clear' "$tmp/vs.err")" 1
+fi
 [ "$failures" -eq 0 ] || { echo "$failures check(s) failed"; exit 1; }
 echo "train_topo_live: CPUs, NUMA nodes and PCI devices agree with hwloc's tools"
