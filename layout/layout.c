@@ -4,7 +4,6 @@
  * one place for the plugin's per-task case and train-run's per-worker case. */
 #include "layout.h"
 
-#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,20 +11,14 @@
 
 #include "het_step.h"
 #include "hostlist.h"
+#include "tt_parse.h"
 
-/* Parses all of s[0..len) as a decimal number <= max. */
+/* All of s[0..len) as a decimal number <= max (the shared strict parser over a field). */
 static int parse_u32(const char *s, size_t len, uint32_t max, uint32_t *v)
 {
-	unsigned long long x = 0;
+	long long x;
 
-	if (len == 0 || len > 10)
-		return -1;
-	for (size_t i = 0; i < len; i++) {
-		if (!isdigit((unsigned char)s[i]))
-			return -1;
-		x = x * 10 + (unsigned long long)(s[i] - '0');
-	}
-	if (x > max)
+	if (tt_parse_int_span(s, len, 0, max, &x) != 0)
 		return -1;
 	*v = (uint32_t)x;
 	return 0;
@@ -461,6 +454,7 @@ static int env_u32(tt_getenv_fn get, void *ctx, const char *const *names, uint32
 {
 	const char *which = names[0];
 	const char *s = first_set(get, ctx, names, &which);
+	long long x;
 
 	if (!s) {
 		if (required)
@@ -469,8 +463,9 @@ static int env_u32(tt_getenv_fn get, void *ctx, const char *const *names, uint32
 		*v = fallback;
 		return 0;
 	}
-	if (parse_u32(s, strlen(s), UINT32_MAX, v) != 0)
-		return tt_err_set(err, "%s='%s' is not a non-negative integer", which, s);
+	if (tt_parse_int(s, 0, UINT32_MAX, which, &x, err) != 0)
+		return -1;
+	*v = (uint32_t)x;
 	return 0;
 }
 

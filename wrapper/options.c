@@ -3,8 +3,8 @@
  * getopt_long with "+" stops at PROGRAM, so PROGRAM's own options are never touched; both the
  * dash and torchrun's underscore spellings are accepted. */
 #include "options.h"
+#include "tt_parse.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -92,16 +92,13 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* Parses a whole decimal number in [min, max] into *out. */
+/* A whole number option in [min, max] (the shared strict parser names the option and the range). */
 static int parse_int(const char *opt, const char *s, long min, long max, int *out, tt_err *err)
 {
-	char *end;
-	long v;
+	long long v;
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
-		return tt_err_set(err, "%s '%s': expected a whole number from %ld to %ld", opt, s, min, max);
+	if (tt_parse_int(s, min, max, opt, &v, err) != 0)
+		return -1;
 	*out = (int)v;
 	return 0;
 }

@@ -26,6 +26,7 @@
 #include "signals.h"
 #include "spawn.h"
 #include "supervise.h"
+#include "tt_parse.h"
 #include "tt_port.h"
 #include "tt_signal.h"
 
@@ -125,15 +126,13 @@ static int check_nnodes(const struct launch *l, tt_err *err)
 static int relay_signal_above(void)
 {
 	const char *pid = getenv(TT_ENV_RELAY_PID), *name = getenv(TT_ENV_RELAY_SIGNAL);
-	char *end;
-	long relay;
+	long long relay;
 	int sig;
 
-	if (!pid || !*pid || !name)
+	if (!pid || !name || tt_parse_int(pid, 2, INT32_MAX, TT_ENV_RELAY_PID, &relay, NULL) != 0)
 		return 0;
-	relay = strtol(pid, &end, 10);
 	sig = tt_signal_by_name(name);
-	if (*end || relay <= 1 || relay > INT32_MAX || sig < 0)
+	if (sig < 0)
 		return 0;
 	return tt_proc_is_ancestor("/proc", getpid(), (pid_t)relay) ? sig : 0;
 }

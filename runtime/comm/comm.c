@@ -15,6 +15,7 @@
 #include "rt_store.h"
 #include "rt_token.h"
 #include "trainrt.h"
+#include "tt_parse.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -31,8 +32,7 @@
 static int env_int(const char *name, int lo, int hi, int *out, int required, int dflt, tt_err *err)
 {
 	const char *v = getenv(name);
-	char *end;
-	long x;
+	long long x;
 
 	if (!v || !*v) {
 		if (required)
@@ -40,10 +40,8 @@ static int env_int(const char *name, int lo, int hi, int *out, int required, int
 		*out = dflt;
 		return 0;
 	}
-	errno = 0;
-	x = strtol(v, &end, 10);
-	if (errno || *end || end == v || x < lo || x > hi)
-		return tt_err_set(err, "%s='%s' is not an integer in [%d, %d]", name, v, lo, hi);
+	if (tt_parse_int(v, lo, hi, name, &x, err) != 0)
+		return -1;
 	*out = (int)x;
 	return 0;
 }

@@ -16,7 +16,9 @@
 #include "throughput.h"
 #include "train_opts.h"
 #include "trainrt.h"
+#include "tt_parse.h"
 
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -145,7 +147,10 @@ static int announced_world(void)
 
 	if ((!v || !*v) && getenv("PMIX_RANK"))
 		v = getenv("SLURM_STEP_NUM_TASKS") ? getenv("SLURM_STEP_NUM_TASKS") : getenv("SLURM_NTASKS");
-	return v && *v ? atoi(v) : 0;
+	long long n = 0;
+
+	/* A bad value is refused by trainrt_init, which names it; here it is just unknown. */
+	return v && tt_parse_int(v, 1, INT_MAX, "WORLD_SIZE", &n, NULL) == 0 ? (int)n : 0;
 }
 
 /* One group of this rank: the ranks passing the same color, ranked by key. */
