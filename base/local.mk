@@ -7,7 +7,7 @@ libttbase_la_SOURCES = \
 	base/tt_err.h base/tt_err.c \
 	base/tt_strbuf.h base/tt_strbuf.c \
 	base/tt_file.h base/tt_file.c \
-	base/tt_env.h base/tt_env.c \
+	base/tt_env.h base/tt_env.c base/tt_envnames.h \
 	base/tt_signal.h base/tt_signal.c \
 	base/tt_cpuset.h base/tt_cpuset.c \
 	base/tt_port.h base/tt_port.c \

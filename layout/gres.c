@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* gres.c — GPU device lists from Slurm's GRES variables (precedence documented in gres.h). */
 #include "gres.h"
+#include "tt_envnames.h"
 #include "tt_parse.h"
 
 #include <stdio.h>
@@ -139,7 +140,7 @@ static int gpus_on_node(tt_getenv_fn get, void *ctx, unsigned long *count, int *
 int tt_gres_node_gpus(tt_getenv_fn get, void *ctx, struct tt_gpu_list *out, char *checked,
 		      size_t checked_len, tt_err *err)
 {
-	static const char *const lists[] = {"CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL",
+	static const char *const lists[] = {TT_ENV_CUDA_VISIBLE_DEVICES, "GPU_DEVICE_ORDINAL",
 					    "SLURM_STEP_GPUS", "SLURM_JOB_GPUS"};
 	const char *value;
 	unsigned long count;

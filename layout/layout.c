@@ -363,25 +363,25 @@ int tt_task_env_foreach(const struct tt_task_env *e,
 			int (*fn)(void *ctx, const char *name, const char *value), void *ctx)
 {
 	const struct named_number numbers[] = {
-		{"RANK", e->rank},
-		{"WORLD_SIZE", e->world_size},
-		{"LOCAL_RANK", e->local_rank},
-		{"LOCAL_WORLD_SIZE", e->local_world_size},
-		{"NODE_RANK", e->node_rank},
-		{"GROUP_RANK", e->node_rank},
+		{TT_ENV_RANK, e->rank},
+		{TT_ENV_WORLD_SIZE, e->world_size},
+		{TT_ENV_LOCAL_RANK, e->local_rank},
+		{TT_ENV_LOCAL_WORLD_SIZE, e->local_world_size},
+		{TT_ENV_NODE_RANK, e->node_rank},
+		{TT_ENV_GROUP_RANK, e->node_rank},
 		{"NNODES", e->nnodes},
 	};
 	char buf[16];
 	int rc;
 
 	if ((rc = emit_numbers(numbers, sizeof(numbers) / sizeof(numbers[0]), fn, ctx)) != 0 ||
-	    (rc = fn(ctx, "MASTER_ADDR", e->master_addr)) != 0)
+	    (rc = fn(ctx, TT_ENV_MASTER_ADDR, e->master_addr)) != 0)
 		return rc;
 	snprintf(buf, sizeof(buf), "%u", e->master_port);
-	if ((rc = fn(ctx, "MASTER_PORT", buf)) != 0)
+	if ((rc = fn(ctx, TT_ENV_MASTER_PORT, buf)) != 0)
 		return rc;
 	if (e->cuda_visible_devices[0] &&
-	    (rc = fn(ctx, "CUDA_VISIBLE_DEVICES", e->cuda_visible_devices)) != 0)
+	    (rc = fn(ctx, TT_ENV_CUDA_VISIBLE_DEVICES, e->cuda_visible_devices)) != 0)
 		return rc;
 	if (e->omp_num_threads) {
 		snprintf(buf, sizeof(buf), "%u", e->omp_num_threads);

@@ -24,6 +24,7 @@
 
 #include "gres.h"
 #include "tt_env.h"
+#include "tt_envnames.h"
 #include "tt_err.h"
 
 #define TT_PORT_LO_DEFAULT 29500
@@ -61,12 +62,10 @@
  *   TRAIN_TOPO_RELAY_SIGNAL the checkpoint signal it delivers to every descendant that handles
  *                           it, so a launcher leaves that one signal to the relay
  *   TRAIN_TOPO_HWLOC_XML    the hwloc XML the plugin read for this node (plugstack hwloc_xml=),
- *                           which train-run then reads too */
-#define TT_ENV_SET "TRAIN_TOPO_SET"
-#define TT_ENV_CPU_LIST "TRAIN_CPU_LIST"
+ *                           which train-run then reads too
+ * The names themselves are defined once, in base/tt_envnames.h. */
 #define TT_ENV_RELAY_PID "TRAIN_TOPO_RELAY_PID"
 #define TT_ENV_RELAY_SIGNAL "TRAIN_TOPO_RELAY_SIGNAL"
-#define TT_ENV_HWLOC_XML "TRAIN_TOPO_HWLOC_XML"
 #define TT_SET_LIST_LEN 256
 
 struct tt_port_range {

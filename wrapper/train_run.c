@@ -141,7 +141,7 @@ static int relay_signal_above(void)
  * CUDA the same question); a worker count that does not depend on GPUs needs no look. */
 static int count_node_gpus(const struct launch *l)
 {
-	return !l->slurm && l->facts.gpus.n == 0 && !getenv("CUDA_VISIBLE_DEVICES") &&
+	return !l->slurm && l->facts.gpus.n == 0 && !getenv(TT_ENV_CUDA_VISIBLE_DEVICES) &&
 	       l->opts.nproc_mode != TT_NPROC_COUNT && l->opts.nproc_mode != TT_NPROC_CPU;
 }
 
@@ -186,8 +186,8 @@ static int counts_may_differ(const struct launch *l)
  * plugin chose them (else the contract's: NULL and 0). */
 static int rendezvous(const struct launch *l, const char **addr, uint16_t *port, tt_err *err)
 {
-	const char *env_addr = l->slurm ? getenv("MASTER_ADDR") : NULL;
-	const char *env_port = l->slurm ? getenv("MASTER_PORT") : NULL;
+	const char *env_addr = l->slurm ? getenv(TT_ENV_MASTER_ADDR) : NULL;
+	const char *env_port = l->slurm ? getenv(TT_ENV_MASTER_PORT) : NULL;
 	char *end;
 	long v;
 

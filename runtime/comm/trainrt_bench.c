@@ -12,6 +12,7 @@
 #include "rt_reduce.h"
 #include "rt_store.h"
 #include "trainrt.h"
+#include "tt_envnames.h"
 #include "tt_parse.h"
 #include "tt_port.h"
 
@@ -275,12 +276,12 @@ static int run_local(int n, const struct opts *o)
 	uint16_t port;
 	tt_err err;
 	char buf[32];
-	const char *lws = getenv("LOCAL_WORLD_SIZE");
+	const char *lws = getenv(TT_ENV_LOCAL_WORLD_SIZE);
 	long long lws_n = n;
 	long per_node;
 	pid_t *pids;
 
-	if (lws && tt_parse_int(lws, 1, n, "LOCAL_WORLD_SIZE", &lws_n, NULL) != 0) {
+	if (lws && tt_parse_int(lws, 1, n, TT_ENV_LOCAL_WORLD_SIZE, &lws_n, NULL) != 0) {
 		fprintf(stderr, "trainrt-bench: --local %d: LOCAL_WORLD_SIZE='%s' is not a rank count in [1, %d]; unset it or "
 			"give the ranks per fake node\n", n, lws, n);
 		return 2;
@@ -306,16 +307,16 @@ static int run_local(int n, const struct opts *o)
 		pids[r] = fork();
 		if (pids[r] == 0) {
 			snprintf(buf, sizeof(buf), "%d", r);
-			setenv("RANK", buf, 1);
+			setenv(TT_ENV_RANK, buf, 1);
 			snprintf(buf, sizeof(buf), "%ld", per_node);
-			setenv("LOCAL_WORLD_SIZE", buf, 1);
+			setenv(TT_ENV_LOCAL_WORLD_SIZE, buf, 1);
 			snprintf(buf, sizeof(buf), "%ld", r % per_node);
-			setenv("LOCAL_RANK", buf, 1);
+			setenv(TT_ENV_LOCAL_RANK, buf, 1);
 			snprintf(buf, sizeof(buf), "%d", n);
-			setenv("WORLD_SIZE", buf, 1);
+			setenv(TT_ENV_WORLD_SIZE, buf, 1);
 			snprintf(buf, sizeof(buf), "%d", port);
-			setenv("MASTER_PORT", buf, 1);
-			setenv("MASTER_ADDR", "127.0.0.1", 1);
+			setenv(TT_ENV_MASTER_PORT, buf, 1);
+			setenv(TT_ENV_MASTER_ADDR, "127.0.0.1", 1);
 			free(pids); /* the parent's table: a rank does not need it */
 			_exit(bench_rank(o));
 		}

@@ -16,6 +16,7 @@
 #include "throughput.h"
 #include "train_opts.h"
 #include "trainrt.h"
+#include "tt_envnames.h"
 #include "tt_parse.h"
 
 #include <limits.h>
@@ -143,14 +144,14 @@ static int plan_layout(train *t, int world, tt_err *err)
  * count under PMIx, else 0 (unknown: checked after joining). */
 static int announced_world(void)
 {
-	const char *v = getenv("WORLD_SIZE");
+	const char *v = getenv(TT_ENV_WORLD_SIZE);
 
 	if ((!v || !*v) && getenv("PMIX_RANK"))
 		v = getenv("SLURM_STEP_NUM_TASKS") ? getenv("SLURM_STEP_NUM_TASKS") : getenv("SLURM_NTASKS");
 	long long n = 0;
 
 	/* A bad value is refused by trainrt_init, which names it; here it is just unknown. */
-	return v && tt_parse_int(v, 1, INT_MAX, "WORLD_SIZE", &n, NULL) == 0 ? (int)n : 0;
+	return v && tt_parse_int(v, 1, INT_MAX, TT_ENV_WORLD_SIZE, &n, NULL) == 0 ? (int)n : 0;
 }
 
 /* One group of this rank: the ranks passing the same color, ranked by key. */
@@ -733,7 +734,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	/* Launched by torchrun, train-run, the SPANK plugin or srun --mpi=pmix: join the job. */
-	if (getenv("WORLD_SIZE") || getenv("PMIX_RANK")) {
+	if (getenv(TT_ENV_WORLD_SIZE) || getenv("PMIX_RANK")) {
 		char errbuf[1024];
 
 		t.comm = trainrt_init_for(t.o.device == TT_DEVICE_GPU ? TRAINRT_BUFFERS_DEVICE : TRAINRT_BUFFERS_HOST,
