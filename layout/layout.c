@@ -24,55 +24,6 @@ static int parse_u32(const char *s, size_t len, uint32_t max, uint32_t *v)
 	return 0;
 }
 
-int tt_port_range_parse(const char *text, struct tt_port_range *r, tt_err *err)
-{
-	const char *dash = strchr(text, '-');
-	uint32_t lo, hi;
-
-	if (!dash || parse_u32(text, (size_t)(dash - text), 65535, &lo) != 0 ||
-	    parse_u32(dash + 1, strlen(dash + 1), 65535, &hi) != 0 || lo < 1024 || hi < lo)
-		return tt_err_set(err, "port range '%s' is not LO-HI with 1024 <= LO <= HI <= 65535 "
-				  "(e.g. %d-%d)", text, TT_PORT_LO_DEFAULT, TT_PORT_HI_DEFAULT);
-	r->lo = (uint16_t)lo;
-	r->hi = (uint16_t)hi;
-	return 0;
-}
-
-uint16_t tt_master_port(uint32_t job_id, uint32_t step_id, struct tt_port_range r)
-{
-	uint32_t span = r.hi >= r.lo ? (uint32_t)(r.hi - r.lo) + 1 : 1;
-	uint64_t slot = ((uint64_t)(uint32_t)(job_id * 2654435769u) * span) >> 32;
-	int64_t off = ((int64_t)slot + (int32_t)step_id) % (int64_t)span;
-
-	if (off < 0)
-		off += span;
-	return (uint16_t)(r.lo + off);
-}
-
-int tt_resv_ports_first(const char *value, uint16_t *port, tt_err *err)
-{
-	uint32_t first = 0;
-
-	for (const char *p = value;;) {
-		size_t len = strcspn(p, ",");
-		const char *dash = memchr(p, '-', len);
-		uint32_t lo, hi;
-
-		if (parse_u32(p, dash ? (size_t)(dash - p) : len, 65535, &lo) != 0 || lo == 0 ||
-		    (dash && (parse_u32(dash + 1, len - (size_t)(dash - p) - 1, 65535, &hi) != 0 ||
-			      hi < lo)))
-			return tt_err_set(err, "SLURM_STEP_RESV_PORTS='%s' is not a list of ports and "
-					  "port ranges like 12000-12003,12005", value);
-		if (p == value)
-			first = lo;
-		if (!p[len])
-			break;
-		p += len + 1;
-	}
-	*port = (uint16_t)first;
-	return 0;
-}
-
 /* Walks a tasks-per-node value: the task count of node index node (when below the node count),
  * the node count, the task total, and with counts (ncounts entries) each node's count. */
 static int tpn_parse(const char *spec, uint32_t node, uint32_t *on_node, uint32_t *nnodes,
@@ -158,25 +109,33 @@ static void add_warning(struct tt_task_env *out, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* What tasks and workers share: node count, MASTER_ADDR, MASTER_PORT. */
+/* What tasks and workers share: node count, MASTER_ADDR, MASTER_PORT (rendezvous.h: the
+ * launcher's when it resolved them, else the step's own). */
 static int fill_step(const struct tt_step_facts *f, struct tt_task_env *out, tt_err *err)
 {
+	struct tt_rendezvous step;
+	char first[TT_HOSTNAME_LEN];
 	size_t nnodes;
 
 	memset(out, 0, sizeof(*out));
-	if (tt_hostlist_first(f->nodelist, out->master_addr, sizeof(out->master_addr), &nnodes, err) != 0)
+	if (tt_hostlist_first(f->nodelist, first, sizeof(first), &nnodes, err) != 0)
 		return tt_err_wrap(err, "step nodelist");
 	if (f->node_index >= nnodes)
 		return tt_err_set(err, "node index %u (SLURM_NODEID) is outside the %zu nodes of "
 				  "nodelist '%s'", f->node_index, nnodes, f->nodelist);
 	out->nnodes = (uint32_t)nnodes;
 	out->node_rank = f->node_index;
-	if (f->resv_ports[0])
-		return tt_resv_ports_first(f->resv_ports, &out->master_port, err);
-	if (f->ports.lo < 1024 || f->ports.hi < f->ports.lo)
-		return tt_err_set(err, "port range %u-%u is not LO-HI with 1024 <= LO <= HI",
-				  f->ports.lo, f->ports.hi);
-	out->master_port = tt_master_port(f->job_id, f->step_id, f->ports);
+	if (!f->rdzv.port) {
+		struct tt_rdzv_sources s = {
+			.slurm = true, .step_host = first, .resv_ports = f->resv_ports,
+			.job_id = f->job_id, .step_id = f->step_id, .ports = f->ports,
+		};
+
+		if (tt_rendezvous_resolve(&s, &step, err) != 0)
+			return -1;
+	}
+	memcpy(out->master_addr, f->rdzv.port ? f->rdzv.addr : step.addr, sizeof(out->master_addr));
+	out->master_port = f->rdzv.port ? f->rdzv.port : step.port;
 	return 0;
 }
 

@@ -42,6 +42,10 @@ tests_unit_test_gres_SOURCES = tests/unit/test_gres.c tests/unit/cunit_main.c te
 tests_unit_test_gres_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_gres_LDADD = $(UNIT_LDADD)
 
+check_PROGRAMS += tests/unit/test_rendezvous
+tests_unit_test_rendezvous_SOURCES = tests/unit/test_rendezvous.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_rendezvous_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_rendezvous_LDADD = $(UNIT_LDADD)
 check_PROGRAMS += tests/unit/test_layout
 tests_unit_test_layout_SOURCES = tests/unit/test_layout.c tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_layout_CFLAGS = $(UNIT_CFLAGS)
