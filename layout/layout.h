@@ -46,14 +46,10 @@
  *                           computes those again for each of its workers, while a name the
  *                           list lacks was set by the user and is kept
  *   TRAIN_CPU_LIST          the CPUs the process is bound to ("0-11"), as Cpus_allowed_list
- *   TRAIN_TOPO_RELAY_PID    the plugin's signal relay above this task, and
- *   TRAIN_TOPO_RELAY_SIGNAL the checkpoint signal it delivers to every descendant that handles
- *                           it, so a launcher leaves that one signal to the relay
  *   TRAIN_TOPO_HWLOC_XML    the hwloc XML the plugin read for this node (plugstack hwloc_xml=),
  *                           which train-run then reads too
- * The names themselves are defined once, in base/tt_envnames.h. */
-#define TT_ENV_RELAY_PID "TRAIN_TOPO_RELAY_PID"
-#define TT_ENV_RELAY_SIGNAL "TRAIN_TOPO_RELAY_SIGNAL"
+ * The names themselves are defined once, in base/tt_envnames.h; the relay's own, in
+ * relay/relay.h. */
 #define TT_SET_LIST_LEN 256
 
 /* Everything the contract depends on, as plain data. tt_step_facts_from_env fills all of it

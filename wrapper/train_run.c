@@ -23,6 +23,7 @@
 #include "layout.h"
 #include "options.h"
 #include "proctree.h"
+#include "relay.h"
 #include "signals.h"
 #include "spawn.h"
 #include "supervise.h"

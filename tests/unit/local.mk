@@ -73,12 +73,11 @@ tests_unit_test_topo_file_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_topo_file_LDADD = libttspank.la $(UNIT_LDADD)
 endif
 
-# spank: the signal relay's choice of targets.
+# relay: the signal relay's choice of targets.
 check_PROGRAMS += tests/unit/test_proctree
 tests_unit_test_proctree_SOURCES = tests/unit/test_proctree.c tests/unit/cunit_main.c
-tests_unit_test_proctree_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/spank
 tests_unit_test_proctree_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_proctree_LDADD = libttspank.la $(UNIT_LDADD)
+tests_unit_test_proctree_LDADD = libttrelay.la $(UNIT_LDADD)
 
 TESTS += $(check_PROGRAMS)
 
