@@ -12,7 +12,7 @@ libttspank_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/spank
 if BUILD_PLUGIN
 spank_LTLIBRARIES += train_topo.la
 train_topo_la_SOURCES = \
-	spank/plugin.h spank/train_topo.c spank/local.c spank/remote.c
+	spank/plugin.h spank/plugin.c spank/local.c spank/remote.c
 train_topo_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/spank $(SLURM_CPPFLAGS)
 train_topo_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared \
 	-Wl,--version-script=$(top_srcdir)/spank/train_topo.map
