@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* tt_envnames.h — the names of the env contract, and nothing else: the plugin and train-run write
- * these variables (layout/layout.h says what each holds and how it is computed), libtrainrt and
- * train-mlp read them. A names-only header in base/ so that the reader (runtime/) needs nothing
- * from layout/, and a grep for a name finds its one definition. */
+ * these variables (layout/layout.h and layout/rendezvous.h say what each holds and how it is
+ * computed), libtrainrt and train-mlp read them. A names-only header in base/ so that the reader
+ * (runtime/) needs nothing from layout/, and a grep for a name finds its one definition. */
 #ifndef TT_ENVNAMES_H
 #define TT_ENVNAMES_H
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* layout.c — the env contract: step facts -> one process's RANK/LOCAL_RANK/.../GPU variables.
- * The formulas (MASTER_PORT, GPU split) are documented in layout.h; this file keeps them in
+ * The GPU split is documented in layout.h (MASTER_PORT in rendezvous.h); this file keeps it in
  * one place for the plugin's per-task case and train-run's per-worker case. */
 #include "layout.h"
 
