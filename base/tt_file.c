@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* tt_file.c — atomic whole-file writes (see tt_file.h). */
 #include "tt_file.h"
+#include "tt_io.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,21 +12,6 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static int write_all(int fd, const char *p, size_t left, const char *path, tt_err *err)
-{
-	while (left > 0) {
-		ssize_t n = write(fd, p, left);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return tt_err_errno(err, "cannot write '%s' (disk full?)", path);
-		p += n;
-		left -= (size_t)n;
-	}
-	return 0;
-}
 
 /* The rename is durable only once the directory holding it is on disk. */
 void tt_file_dir_of(const char *path, char *dir, size_t len)
@@ -102,8 +88,8 @@ int tt_file_open(tt_file_out *f, const char *path, tt_err *err)
 
 int tt_file_write(tt_file_out *f, const void *data, size_t len, tt_err *err)
 {
-	if (write_all(f->fd, data, len, f->tmp, err) != 0)
-		return -1;
+	if (tt_write_all(f->fd, data, len, false) != 0)
+		return tt_err_errno(err, "cannot write '%s' (disk full?)", f->tmp);
 	f->written += (off_t)len;
 	if (f->written - f->flushed >= WRITEBACK_STEP) {
 		/* Only a hint: where unsupported, fsync does all the work. */

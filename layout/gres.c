@@ -1,24 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* gres.c — GPU device lists from Slurm's GRES variables (precedence documented in gres.h). */
 #include "gres.h"
+#include "tt_envnames.h"
+#include "tt_parse.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Larger indices are typos: no node has a million GPUs. */
 #define INDEX_MAX 1000000ul
-
-static int all_digits(const char *s, size_t len)
-{
-	if (len == 0)
-		return 0;
-	for (size_t i = 0; i < len; i++)
-		if (!isdigit((unsigned char)s[i]))
-			return 0;
-	return 1;
-}
 
 static int list_add(const char *var, const char *value, struct tt_gpu_list *out, const char *id,
 		    size_t len, tt_err *err)
@@ -42,9 +33,12 @@ static int list_add(const char *var, const char *value, struct tt_gpu_list *out,
 static int parse_index(const char *var, const char *value, const char *s, size_t len,
 		       unsigned long *v, tt_err *err)
 {
-	if (!all_digits(s, len) || len > 7 || (*v = strtoul(s, NULL, 10)) > INDEX_MAX)
+	long long x;
+
+	if (tt_parse_int_span(s, len, 0, INDEX_MAX, &x) != 0)
 		return tt_err_set(err, "%s='%s': '%.*s' is not a GPU index (0..%lu), a range like "
 				  "0-3, or a GPU-/MIG- UUID", var, value, (int)len, s, INDEX_MAX);
+	*v = (unsigned long)x;
 	return 0;
 }
 
@@ -53,7 +47,7 @@ static int parse_entry(const char *var, const char *value, const char *s, size_t
 		       struct tt_gpu_list *out, tt_err *err)
 {
 	const char *dash = memchr(s, '-', len);
-	unsigned long lo, hi;
+	unsigned long lo = 0, hi;
 
 	if (len == 0)
 		return tt_err_set(err, "%s='%s': empty entry: separate devices by one comma", var,
@@ -132,20 +126,21 @@ static void note_checked(char *checked, size_t len, const char *var)
 static int gpus_on_node(tt_getenv_fn get, void *ctx, unsigned long *count, int *set, tt_err *err)
 {
 	const char *value = get(ctx, "SLURM_GPUS_ON_NODE");
+	long long x = 0;
 
 	*set = value != NULL;
 	*count = 0;
-	if (value && (!all_digits(value, strlen(value)) || strlen(value) > 4 ||
-		      (*count = strtoul(value, NULL, 10)) > TT_GPU_MAX))
+	if (value && tt_parse_int_span(value, strlen(value), 0, TT_GPU_MAX, &x) != 0)
 		return tt_err_set(err, "SLURM_GPUS_ON_NODE='%s' is not a GPU count (0..%d)", value,
 				  TT_GPU_MAX);
+	*count = (unsigned long)x;
 	return 0;
 }
 
 int tt_gres_node_gpus(tt_getenv_fn get, void *ctx, struct tt_gpu_list *out, char *checked,
 		      size_t checked_len, tt_err *err)
 {
-	static const char *const lists[] = {"CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL",
+	static const char *const lists[] = {TT_ENV_CUDA_VISIBLE_DEVICES, "GPU_DEVICE_ORDINAL",
 					    "SLURM_STEP_GPUS", "SLURM_JOB_GPUS"};
 	const char *value;
 	unsigned long count;
@@ -200,8 +195,7 @@ int tt_gres_node_index(tt_getenv_fn get, void *ctx, const struct tt_gpu_list *vi
 	struct tt_gpu_list node;
 	size_t len = strcspn(cvd, ","), p;
 	const char *id;
-	char *end;
-	long v;
+	long long v;
 
 	if (!global) {
 		var = "SLURM_JOB_GPUS";
@@ -215,6 +209,5 @@ int tt_gres_node_index(tt_getenv_fn get, void *ctx, const struct tt_gpu_list *vi
 	id = visible->id[p];
 	if (global && tt_gpu_list_parse(var, global, &node, NULL) == 0 && node.n == visible->n)
 		id = node.id[p];
-	v = strtol(id, &end, 10);
-	return *end || end == id || v < 0 || v >= TT_GPU_MAX ? -1 : (int)v;
+	return tt_parse_int_span(id, strlen(id), 0, TT_GPU_MAX - 1, &v) != 0 ? -1 : (int)v;
 }

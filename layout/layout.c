@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* layout.c — the env contract: step facts -> one process's RANK/LOCAL_RANK/.../GPU variables.
- * The formulas (MASTER_PORT, GPU split) are documented in layout.h; this file keeps them in
+ * The GPU split is documented in layout.h (MASTER_PORT in rendezvous.h); this file keeps it in
  * one place for the plugin's per-task case and train-run's per-worker case. */
 #include "layout.h"
 
-#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,71 +11,16 @@
 
 #include "het_step.h"
 #include "hostlist.h"
+#include "tt_parse.h"
 
-/* Parses all of s[0..len) as a decimal number <= max. */
+/* All of s[0..len) as a decimal number <= max (the shared strict parser over a field). */
 static int parse_u32(const char *s, size_t len, uint32_t max, uint32_t *v)
 {
-	unsigned long long x = 0;
+	long long x;
 
-	if (len == 0 || len > 10)
-		return -1;
-	for (size_t i = 0; i < len; i++) {
-		if (!isdigit((unsigned char)s[i]))
-			return -1;
-		x = x * 10 + (unsigned long long)(s[i] - '0');
-	}
-	if (x > max)
+	if (tt_parse_int_span(s, len, 0, max, &x) != 0)
 		return -1;
 	*v = (uint32_t)x;
-	return 0;
-}
-
-int tt_port_range_parse(const char *text, struct tt_port_range *r, tt_err *err)
-{
-	const char *dash = strchr(text, '-');
-	uint32_t lo, hi;
-
-	if (!dash || parse_u32(text, (size_t)(dash - text), 65535, &lo) != 0 ||
-	    parse_u32(dash + 1, strlen(dash + 1), 65535, &hi) != 0 || lo < 1024 || hi < lo)
-		return tt_err_set(err, "port range '%s' is not LO-HI with 1024 <= LO <= HI <= 65535 "
-				  "(e.g. %d-%d)", text, TT_PORT_LO_DEFAULT, TT_PORT_HI_DEFAULT);
-	r->lo = (uint16_t)lo;
-	r->hi = (uint16_t)hi;
-	return 0;
-}
-
-uint16_t tt_master_port(uint32_t job_id, uint32_t step_id, struct tt_port_range r)
-{
-	uint32_t span = r.hi >= r.lo ? (uint32_t)(r.hi - r.lo) + 1 : 1;
-	uint64_t slot = ((uint64_t)(uint32_t)(job_id * 2654435769u) * span) >> 32;
-	int64_t off = ((int64_t)slot + (int32_t)step_id) % (int64_t)span;
-
-	if (off < 0)
-		off += span;
-	return (uint16_t)(r.lo + off);
-}
-
-int tt_resv_ports_first(const char *value, uint16_t *port, tt_err *err)
-{
-	uint32_t first = 0;
-
-	for (const char *p = value;;) {
-		size_t len = strcspn(p, ",");
-		const char *dash = memchr(p, '-', len);
-		uint32_t lo, hi;
-
-		if (parse_u32(p, dash ? (size_t)(dash - p) : len, 65535, &lo) != 0 || lo == 0 ||
-		    (dash && (parse_u32(dash + 1, len - (size_t)(dash - p) - 1, 65535, &hi) != 0 ||
-			      hi < lo)))
-			return tt_err_set(err, "SLURM_STEP_RESV_PORTS='%s' is not a list of ports and "
-					  "port ranges like 12000-12003,12005", value);
-		if (p == value)
-			first = lo;
-		if (!p[len])
-			break;
-		p += len + 1;
-	}
-	*port = (uint16_t)first;
 	return 0;
 }
 
@@ -165,25 +109,33 @@ static void add_warning(struct tt_task_env *out, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* What tasks and workers share: node count, MASTER_ADDR, MASTER_PORT. */
+/* What tasks and workers share: node count, MASTER_ADDR, MASTER_PORT (rendezvous.h: the
+ * launcher's when it resolved them, else the step's own). */
 static int fill_step(const struct tt_step_facts *f, struct tt_task_env *out, tt_err *err)
 {
+	struct tt_rendezvous step;
+	char first[TT_HOSTNAME_LEN];
 	size_t nnodes;
 
 	memset(out, 0, sizeof(*out));
-	if (tt_hostlist_first(f->nodelist, out->master_addr, sizeof(out->master_addr), &nnodes, err) != 0)
+	if (tt_hostlist_first(f->nodelist, first, sizeof(first), &nnodes, err) != 0)
 		return tt_err_wrap(err, "step nodelist");
 	if (f->node_index >= nnodes)
 		return tt_err_set(err, "node index %u (SLURM_NODEID) is outside the %zu nodes of "
 				  "nodelist '%s'", f->node_index, nnodes, f->nodelist);
 	out->nnodes = (uint32_t)nnodes;
 	out->node_rank = f->node_index;
-	if (f->resv_ports[0])
-		return tt_resv_ports_first(f->resv_ports, &out->master_port, err);
-	if (f->ports.lo < 1024 || f->ports.hi < f->ports.lo)
-		return tt_err_set(err, "port range %u-%u is not LO-HI with 1024 <= LO <= HI",
-				  f->ports.lo, f->ports.hi);
-	out->master_port = tt_master_port(f->job_id, f->step_id, f->ports);
+	if (!f->rdzv.port) {
+		struct tt_rdzv_sources s = {
+			.slurm = true, .step_host = first, .resv_ports = f->resv_ports,
+			.job_id = f->job_id, .step_id = f->step_id, .ports = f->ports,
+		};
+
+		if (tt_rendezvous_resolve(&s, &step, err) != 0)
+			return -1;
+	}
+	memcpy(out->master_addr, f->rdzv.port ? f->rdzv.addr : step.addr, sizeof(out->master_addr));
+	out->master_port = f->rdzv.port ? f->rdzv.port : step.port;
 	return 0;
 }
 
@@ -370,25 +322,25 @@ int tt_task_env_foreach(const struct tt_task_env *e,
 			int (*fn)(void *ctx, const char *name, const char *value), void *ctx)
 {
 	const struct named_number numbers[] = {
-		{"RANK", e->rank},
-		{"WORLD_SIZE", e->world_size},
-		{"LOCAL_RANK", e->local_rank},
-		{"LOCAL_WORLD_SIZE", e->local_world_size},
-		{"NODE_RANK", e->node_rank},
-		{"GROUP_RANK", e->node_rank},
+		{TT_ENV_RANK, e->rank},
+		{TT_ENV_WORLD_SIZE, e->world_size},
+		{TT_ENV_LOCAL_RANK, e->local_rank},
+		{TT_ENV_LOCAL_WORLD_SIZE, e->local_world_size},
+		{TT_ENV_NODE_RANK, e->node_rank},
+		{TT_ENV_GROUP_RANK, e->node_rank},
 		{"NNODES", e->nnodes},
 	};
 	char buf[16];
 	int rc;
 
 	if ((rc = emit_numbers(numbers, sizeof(numbers) / sizeof(numbers[0]), fn, ctx)) != 0 ||
-	    (rc = fn(ctx, "MASTER_ADDR", e->master_addr)) != 0)
+	    (rc = fn(ctx, TT_ENV_MASTER_ADDR, e->master_addr)) != 0)
 		return rc;
 	snprintf(buf, sizeof(buf), "%u", e->master_port);
-	if ((rc = fn(ctx, "MASTER_PORT", buf)) != 0)
+	if ((rc = fn(ctx, TT_ENV_MASTER_PORT, buf)) != 0)
 		return rc;
 	if (e->cuda_visible_devices[0] &&
-	    (rc = fn(ctx, "CUDA_VISIBLE_DEVICES", e->cuda_visible_devices)) != 0)
+	    (rc = fn(ctx, TT_ENV_CUDA_VISIBLE_DEVICES, e->cuda_visible_devices)) != 0)
 		return rc;
 	if (e->omp_num_threads) {
 		snprintf(buf, sizeof(buf), "%u", e->omp_num_threads);
@@ -461,6 +413,7 @@ static int env_u32(tt_getenv_fn get, void *ctx, const char *const *names, uint32
 {
 	const char *which = names[0];
 	const char *s = first_set(get, ctx, names, &which);
+	long long x;
 
 	if (!s) {
 		if (required)
@@ -469,8 +422,9 @@ static int env_u32(tt_getenv_fn get, void *ctx, const char *const *names, uint32
 		*v = fallback;
 		return 0;
 	}
-	if (parse_u32(s, strlen(s), UINT32_MAX, v) != 0)
-		return tt_err_set(err, "%s='%s' is not a non-negative integer", which, s);
+	if (tt_parse_int(s, 0, UINT32_MAX, which, &x, err) != 0)
+		return -1;
+	*v = (uint32_t)x;
 	return 0;
 }
 

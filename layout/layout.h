@@ -4,17 +4,7 @@
  * The single implementation behind the SPANK plugin (one process per Slurm task) and train-run
  * (one Slurm task per node spawning nproc workers): callers gather facts, call a compute
  * function, and apply the pairs tt_task_env_foreach yields with setenv or spank_setenv.
- *
- * MASTER_PORT. When SLURM_STEP_RESV_PORTS is set (srun --resv-ports, MpiParams=ports=) its first
- * port is used: Slurm reserved it for this step on every node. Otherwise, with span = hi-lo+1,
- *     slot(job) = ((job_id * 2654435769) mod 2^32) * span / 2^32        (Fibonacci hashing)
- *     MASTER_PORT = lo + (slot(job) + (int32_t)step_id) mod span         (non-negative mod)
- * so the port depends only on job and step (every task and node computes the same one), steps
- * 0,1,2,... of one job get consecutive, hence distinct, ports (for fewer than span steps), the
- * batch step (0xfffffffb = -5) and the extern step (0xfffffffc = -4) sit just below step 0, and
- * consecutive job ids land about 0.38*span apart, so concurrent jobs on one node rarely meet.
- * The default range 29500-32499 starts at torchrun's default port and stays below Linux's
- * default ephemeral range (32768-60999), so outgoing connections never hold a master's port. */
+ * MASTER_ADDR and MASTER_PORT come from rendezvous.h, their one owner. */
 #ifndef TT_LAYOUT_H
 #define TT_LAYOUT_H
 
@@ -23,11 +13,10 @@
 #include <stdint.h>
 
 #include "gres.h"
+#include "rendezvous.h"
 #include "tt_env.h"
+#include "tt_envnames.h"
 #include "tt_err.h"
-
-#define TT_PORT_LO_DEFAULT 29500
-#define TT_PORT_HI_DEFAULT 32499
 
 /* Slurm's special step ids (slurm.h SLURM_BATCH_SCRIPT, SLURM_EXTERN_CONT, ...). */
 #define TT_STEP_INTERACTIVE 0xfffffffau
@@ -45,7 +34,7 @@
 /* The workers per node train-run writes for its workers' SLURM_TASKS_PER_NODE: one count per node
  * of the step, runs compressed ("8(x100)"); kept small, since every worker's contract holds it. */
 #define TT_WORKERS_PER_NODE_LEN 4096
-#define TT_HOSTNAME_LEN 256
+#define TT_HOSTNAME_LEN TT_RDZV_HOST_LEN
 #define TT_WARN_MAX 4
 #define TT_WARN_LEN 256
 #define TT_CPU_LIST_LEN 1024
@@ -57,24 +46,15 @@
  *                           computes those again for each of its workers, while a name the
  *                           list lacks was set by the user and is kept
  *   TRAIN_CPU_LIST          the CPUs the process is bound to ("0-11"), as Cpus_allowed_list
- *   TRAIN_TOPO_RELAY_PID    the plugin's signal relay above this task, and
- *   TRAIN_TOPO_RELAY_SIGNAL the checkpoint signal it delivers to every descendant that handles
- *                           it, so a launcher leaves that one signal to the relay
  *   TRAIN_TOPO_HWLOC_XML    the hwloc XML the plugin read for this node (plugstack hwloc_xml=),
- *                           which train-run then reads too */
-#define TT_ENV_SET "TRAIN_TOPO_SET"
-#define TT_ENV_CPU_LIST "TRAIN_CPU_LIST"
-#define TT_ENV_RELAY_PID "TRAIN_TOPO_RELAY_PID"
-#define TT_ENV_RELAY_SIGNAL "TRAIN_TOPO_RELAY_SIGNAL"
-#define TT_ENV_HWLOC_XML "TRAIN_TOPO_HWLOC_XML"
+ *                           which train-run then reads too
+ * The names themselves are defined once, in base/tt_envnames.h; the relay's own, in
+ * relay/relay.h. */
 #define TT_SET_LIST_LEN 256
 
-struct tt_port_range {
-	uint16_t lo, hi;   /* inclusive; 1024 <= lo <= hi */
-};
-
 /* Everything the contract depends on, as plain data. tt_step_facts_from_env fills all of it
- * except cpus (the caller counts its sched_getaffinity mask) and ports (the caller's config). */
+ * except cpus (the caller counts its sched_getaffinity mask), ports (the caller's config) and rdzv
+ * (zero: a launcher fills it). */
 struct tt_step_facts {
 	uint32_t job_id;                        /* SLURM_JOB_ID */
 	uint32_t step_id;                       /* SLURM_STEP_ID; TT_STEP_BATCH when unset */
@@ -92,6 +72,9 @@ struct tt_step_facts {
 	bool from_slurm;                        /* read from a Slurm step's environment */
 	char resv_ports[256];                   /* SLURM_STEP_RESV_PORTS ("12000-12003"), or "" */
 	struct tt_port_range ports;             /* MASTER_PORT range when no ports are reserved */
+	/* The rendezvous point a launcher resolved for its workers (tt_rendezvous_resolve with its
+	 * options); port 0: the step's own, from nodelist, resv_ports and ports (the plugin's). */
+	struct tt_rendezvous rdzv;
 };
 
 /* The contract for one process. Numbers are kept as numbers; tt_task_env_foreach formats them. */
@@ -99,7 +82,7 @@ struct tt_task_env {
 	uint32_t rank, world_size;              /* RANK, WORLD_SIZE */
 	uint32_t local_rank, local_world_size;  /* LOCAL_RANK, LOCAL_WORLD_SIZE */
 	uint32_t node_rank, nnodes;             /* NODE_RANK (= GROUP_RANK), NNODES */
-	char master_addr[TT_HOSTNAME_LEN];      /* MASTER_ADDR: first host of the nodelist */
+	char master_addr[TT_HOSTNAME_LEN];      /* MASTER_ADDR (rendezvous.h) */
 	uint16_t master_port;                   /* MASTER_PORT */
 	char cuda_visible_devices[TT_GPU_MAX * TT_GPU_ID_LEN]; /* "" = leave CUDA_VISIBLE_DEVICES alone */
 	unsigned omp_num_threads;               /* 0 = leave OMP_NUM_THREADS alone */
@@ -178,14 +161,5 @@ bool tt_env_user_set(tt_getenv_fn get, void *ctx, const char *name);
 /* Appends name to a TRAIN_TOPO_SET value list (comma-separated) of size len, once. -1 when it
  * does not fit. */
 int tt_env_set_list_add(char *list, size_t len, const char *name);
-
-/* MASTER_PORT by the formula above from the range, ignoring reserved ports. */
-uint16_t tt_master_port(uint32_t job_id, uint32_t step_id, struct tt_port_range r);
-
-/* First port of a SLURM_STEP_RESV_PORTS value ("12000-12003", "12000,12005"). -1 with err. */
-int tt_resv_ports_first(const char *value, uint16_t *port, tt_err *err);
-
-/* Parses "LO-HI" (1024 <= LO <= HI <= 65535). -1 with err naming the text. */
-int tt_port_range_parse(const char *text, struct tt_port_range *r, tt_err *err);
 
 #endif

@@ -1,24 +1,22 @@
 # SPDX-License-Identifier: MIT
-# spank/: the train_topo SPANK plugin. Pure parts (plugstack parser, relay rules, the topology
-# file's life and its probe) live in a convenience library the unit tests and train-run link too;
+# spank/: the train_topo SPANK plugin. Pure parts (plugstack parser, the topology file's life and
+# its probe) live in a convenience library the unit tests link too (the signal relay is relay/'s);
 # only the hook files include slurm/spank.h. The plugin links nothing but libc: hardware discovery
 # runs in `train-topo probe` (topo_file.h), so srun, sbatch and salloc never load hwloc or verbs.
 noinst_LTLIBRARIES += libttspank.la
 libttspank_la_SOURCES = \
 	spank/plugin_config.h spank/plugin_config.c \
-	spank/proctree.h spank/proctree.c \
-	spank/relay.h spank/relay.c \
 	spank/topo_file.h spank/topo_file.c
 libttspank_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/spank
 
 if BUILD_PLUGIN
 spank_LTLIBRARIES += train_topo.la
 train_topo_la_SOURCES = \
-	spank/plugin.h spank/train_topo.c spank/local.c spank/remote.c
+	spank/plugin.h spank/plugin.c spank/local.c spank/remote.c
 train_topo_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/spank $(SLURM_CPPFLAGS)
 train_topo_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared \
 	-Wl,--version-script=$(top_srcdir)/spank/train_topo.map
-train_topo_la_LIBADD = libttspank.la libttlayout.la libttbase.la
+train_topo_la_LIBADD = libttspank.la libttrelay.la libttlayout.la libttbase.la
 EXTRA_train_topo_la_DEPENDENCIES = $(top_srcdir)/spank/train_topo.map
 
 # The plugin's sources against the headers of every Slurm release in ../shared (skips without it);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* plugin.h — state of the train_topo SPANK plugin inside one Slurm process, and the per-context
- * entry points train_topo.c dispatches to (local.c: srun/sbatch/salloc; remote.c: slurmstepd).
+ * entry points plugin.c dispatches to (local.c: srun/sbatch/salloc; remote.c: slurmstepd).
  * Slurm loads the plugin once per process, so one context struct holds all of its state. */
 #ifndef TT_PLUGIN_H
 #define TT_PLUGIN_H

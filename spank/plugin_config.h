@@ -6,7 +6,7 @@
  *
  * Keys (each at most once):
  *   default=on|off|full|env  mode when the user gives no --train-topo (on = full; default off)
- *   port_range=LO-HI         MASTER_PORT range (default 29500-32499, see layout.h)
+ *   port_range=LO-HI         MASTER_PORT range (default 29500-32499, see rendezvous.h)
  *   topo_dir=DIR             absolute base directory for NCCL topology files; the plugin writes
  *                            into DIR/traintopo.<jobid>/ (default base: /tmp, node-local and
  *                            job-private by that subdirectory, made 0700 by the job's user)

@@ -241,7 +241,7 @@ static int apply_task_env(spank_t sp)
 		env.cpu_list[0] = '\0';
 	if (tt_task_env_foreach(&env, apply_var, sp) != 0 ||
 	    (env.omp_num_threads && note_default("OMP_NUM_THREADS") != 0) ||
-	    (env.cuda_visible_devices[0] && note_default("CUDA_VISIBLE_DEVICES") != 0))
+	    (env.cuda_visible_devices[0] && note_default(TT_ENV_CUDA_VISIBLE_DEVICES) != 0))
 		goto out;
 	/* The node's first task speaks for all of them, so a warning appears once per node. */
 	for (i = 0; i < env.nwarnings && facts->local_id == 0; i++)

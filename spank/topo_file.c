@@ -14,6 +14,7 @@
  * names inside it, never by following a path a user controls. */
 #include "topo_file.h"
 #include "tt_file.h"
+#include "tt_io.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,31 +25,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
-
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
-/* Writes all of buf to fd (the child's last words). */
-static void write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return;
-		buf += n;
-		len -= (size_t)n;
-	}
-}
 
 /* The probe child after fork, never returning: becomes the job's user in full (user_init runs
  * with only the effective ids dropped; the probe needs no privilege), puts the report pipe on
@@ -81,7 +58,9 @@ static void exec_probe(const struct tt_plugin_config *cfg, int pipe_fd, int dir_
 			 "train-topo on this node, or name it with plugstack probe=PATH)", cfg->probe,
 			 strerror(errno));
 	}
-	write_all(out >= 0 ? out : pipe_fd, report, tt_node_policy_format_error(msg, report, sizeof(report)));
+	/* The child's last words: nothing is left to do when even they cannot be written. */
+	(void)tt_write_all(out >= 0 ? out : pipe_fd, report,
+			   tt_node_policy_format_error(msg, report, sizeof(report)), false);
 	_exit(127);
 }
 
@@ -97,7 +76,7 @@ static int read_report(int fd, long deadline_ms, char **text, size_t *len, tt_er
 		return tt_err_set(err, "out of memory for the topology probe's report");
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		long left = deadline_ms - now_ms();
+		long left = deadline_ms - tt_now_ms();
 		ssize_t got;
 		int ready;
 
@@ -159,7 +138,7 @@ static int run_probe(const struct tt_plugin_config *cfg, int dir_fd, const char 
 	if (child == 0)
 		exec_probe(cfg, pipefd[1], dir_fd, file);
 	close(pipefd[1]);
-	rc = read_report(pipefd[0], now_ms() + TT_TOPO_PROBE_TIMEOUT_S * 1000L, &text, &len, err);
+	rc = read_report(pipefd[0], tt_now_ms() + TT_TOPO_PROBE_TIMEOUT_S * 1000L, &text, &len, err);
 	close(pipefd[0]);
 	if (rc != 0)
 		kill(child, SIGKILL);
@@ -372,7 +351,7 @@ static int read_file_at(int dir_fd, const char *file, char **text, size_t *len, 
 
 	if (fd < 0)
 		return tt_err_errno(err, "cannot open the step's topology file %s", file);
-	rc = read_report(fd, now_ms() + TT_TOPO_PROBE_TIMEOUT_S * 1000L, text, len, err);
+	rc = read_report(fd, tt_now_ms() + TT_TOPO_PROBE_TIMEOUT_S * 1000L, text, len, err);
 	if (rc == 0 && (fstat(fd, &st) != 0 || st.st_size != (off_t)*len)) {
 		free(*text);
 		rc = tt_err_set(err, "the step's topology file %s is larger than the %d bytes a copy "

@@ -5,8 +5,9 @@
 #include "sweep_grid.h"
 
 #include "sweep_io.h"
+#include "tt_parse.h"
 
-#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,16 +206,13 @@ const char *sweep_grid_value(const struct sweep_grid *grid, long index, size_t a
 
 int sweep_grid_index(const struct sweep_grid *grid, const char *text, long *index, tt_err *err)
 {
-	char *end;
-	long v;
+	long long v;
 
-	errno = 0;
-	v = strtol(text, &end, 10);
-	if (errno || end == text || *end || text[0] == '-' || text[0] == '+' || text[0] == ' ')
+	if (tt_parse_int(text, 0, LONG_MAX, "point index", &v, NULL) != 0)
 		return tt_err_set(err, "point index '%s' is not a whole number (an array task id)", text);
 	if (v >= grid->npoints)
-		return tt_err_set(err, "point index %ld is outside the grid of %ld points (0-%ld); submit with "
+		return tt_err_set(err, "point index %lld is outside the grid of %ld points (0-%ld); submit with "
 				  "--array=0-%ld", v, grid->npoints, grid->npoints - 1, grid->npoints - 1);
-	*index = v;
+	*index = (long)v;
 	return 0;
 }

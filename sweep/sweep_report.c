@@ -4,6 +4,7 @@
 #include "sweep_report.h"
 
 #include "sweep_io.h"
+#include "tt_parse.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -25,12 +26,11 @@ void sweep_point_classify(struct sweep_point *pt, long index, int have_params, c
 	if (log_line && *log_line)
 		snprintf(log_note, sizeof(log_note), "; log: %.250s", log_line);
 	if (exit_text) {
-		char *end;
+		long long v;
 
-		errno = 0;
-		code = strtol(exit_text, &end, 10);
-		if (errno || end == exit_text || code < 0)
-			code = -2;
+		/* The exit file is the job script's `echo $?`: the code, then a newline. */
+		code = tt_parse_int_span(exit_text, strcspn(exit_text, "\n"), 0, LONG_MAX, &v) == 0 ?
+		       (long)v : -2;
 	}
 	if (!have_params && !exit_text && !summary_text) {
 		pt->status = SWEEP_MISSING;

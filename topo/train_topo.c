@@ -10,9 +10,9 @@
 #include "hw_report.h"
 #include "node_policy.h"
 #include "tt_file.h"
+#include "tt_parse.h"
 #include "tt_strbuf.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -54,12 +54,9 @@ struct cli {
 
 static int parse_rank(const char *text, const char *what, int *rank)
 {
-	char *end;
-	long v;
+	long long v;
 
-	errno = 0;
-	v = strtol(text, &end, 10);
-	if (errno || *end || end == text || v < 0 || v > 4095) {
+	if (tt_parse_int(text, 0, 4095, what, &v, NULL) != 0) {
 		fprintf(stderr, "train-topo: %s '%s' is not a rank number (0..4095)\n", what, text);
 		return -1;
 	}

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* census.c — the one exchange of worker counts between the nodes of a launch (see census.h). */
 #include "census.h"
+#include "tt_io.h"
+#include "tt_parse.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #define MAGIC "traintopo-census 1"
@@ -90,17 +91,14 @@ int tt_census_read_answer(const char *line, uint32_t nnodes, uint32_t *per_node,
 	if (strncmp(line, "ok ", 3) != 0)
 		goto bad;
 	for (uint32_t k = 0; k < nnodes; k++) {
-		char *end;
-		unsigned long v;
+		size_t len = strcspn(p, ",\n");
+		long long v;
 
-		if (*p < '0' || *p > '9')
-			goto bad;
-		errno = 0;
-		v = strtoul(p, &end, 10);
-		if (errno || v == 0 || v > UINT32_MAX || *end != (k + 1 < nnodes ? ',' : '\n'))
+		if (tt_parse_int_span(p, len, 1, UINT32_MAX, &v) != 0 ||
+		    p[len] != (k + 1 < nnodes ? ',' : '\n'))
 			goto bad;
 		per_node[k] = (uint32_t)v;
-		p = end + 1;
+		p += len + 1;
 	}
 	return 0;
 bad:
@@ -110,34 +108,11 @@ bad:
 
 /* ---- the sockets ---------------------------------------------------------------------------- */
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 static int left_ms(long deadline)
 {
-	long left = deadline - now_ms();
+	long left = deadline - tt_now_ms();
 
 	return left < 0 ? 0 : left > 1000000 ? 1000000 : (int)left;
-}
-
-static int send_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 /* Appends what fd has to line (len used); 1 once a '\n' arrived, 0 for more, -1 on EOF/error or
@@ -209,7 +184,7 @@ static int serve(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 	struct peer *peers = calloc(npeers, sizeof(*peers));
 	unsigned char *seen = calloc(c->nnodes, 1);
 	struct pollfd *pfd = calloc(npeers + 1, sizeof(*pfd));
-	long deadline = now_ms() + c->timeout_s * 1000L;
+	long deadline = tt_now_ms() + c->timeout_s * 1000L;
 	uint32_t heard = 0;
 	char *answer = malloc(TT_CENSUS_LINE);
 	int lfd = -1, rc = -1, failed = 0;
@@ -280,7 +255,7 @@ static int serve(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 				char msg[sizeof(why.msg) + 8];
 
 				snprintf(msg, sizeof(msg), "error %s\n", why.msg);
-				send_all(peers[i].fd, msg, strlen(msg));
+				(void)tt_write_all(peers[i].fd, msg, strlen(msg), true);
 				drop_peer(&peers[i]);
 				if (got < 0) {
 					tt_err_set(err, "node count exchange: %s", why.msg);
@@ -305,20 +280,20 @@ static int serve(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 		snprintf(msg, sizeof(msg), "error %s\n", err->msg);
 		for (i = 0; i < npeers; i++)
 			if (peers[i].fd >= 0)
-				send_all(peers[i].fd, msg, strlen(msg));
+				(void)tt_write_all(peers[i].fd, msg, strlen(msg), true);
 	} else if (tt_census_answer(per_node, c->nnodes, answer, TT_CENSUS_LINE) != 0) {
 		tt_err_set(err, "node count exchange: %" PRIu32 " nodes' counts do not fit in one "
 			   "line", c->nnodes);
 		failed = 1;
 	} else {
 		for (i = 0; i < npeers; i++)
-			if (send_all(peers[i].fd, answer, strlen(answer)) != 0) {
+			if (tt_write_all(peers[i].fd, answer, strlen(answer), true) != 0) {
 				tt_err_set(err, "node count exchange: a node hung up before the answer");
 				failed = 1;
 			}
 	}
 	/* The clients close first: wait for their end of file (bounded), then close ours. */
-	deadline = now_ms() + 10000;
+	deadline = tt_now_ms() + 10000;
 	for (i = 0; i < npeers; i++) {
 		struct pollfd p = { .fd = peers[i].fd, .events = POLLIN };
 		char sink[64];
@@ -369,7 +344,7 @@ static int connect_once(const struct addrinfo *ai, long deadline)
 static int ask(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 {
 	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *ai = NULL;
-	long deadline = now_ms() + c->timeout_s * 1000L;
+	long deadline = tt_now_ms() + c->timeout_s * 1000L;
 	char port[8], hello[512], *line = malloc(TT_CENSUS_LINE);
 	size_t len = 0;
 	int fd = -1, rc = -1, got = 0, gai;
@@ -390,7 +365,7 @@ static int ask(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 			   "did train-run start there?", c->server, c->port, c->timeout_s);
 		goto out;
 	}
-	if (tt_census_hello(c, hello, sizeof(hello)) != 0 || send_all(fd, hello, strlen(hello)) != 0) {
+	if (tt_census_hello(c, hello, sizeof(hello)) != 0 || tt_write_all(fd, hello, strlen(hello), true) != 0) {
 		tt_err_errno(err, "node count exchange: sending to node 0 (%s port %u)", c->server,
 			     c->port);
 		goto out;

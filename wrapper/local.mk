@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # wrapper/: train-run, the GRES-aware launcher. Its pure logic (process table and exit policy,
 # output line splitting, option parsing) is a convenience library the unit tests link too.
-WRAPPER_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/wrapper -I$(top_srcdir)/spank
+WRAPPER_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/wrapper
 if BUILD_LAUNCHER
 noinst_LTLIBRARIES += libwrapper.la
 libwrapper_la_SOURCES = \
@@ -17,8 +17,8 @@ train_run_SOURCES = wrapper/train_run.c \
 	wrapper/spawn.h wrapper/spawn.c \
 	wrapper/signals.h wrapper/signals.c
 train_run_CPPFLAGS = $(WRAPPER_CPPFLAGS)
-# libttspank: the relay's process-tree rules (is the plugin's relay above train-run?).
-train_run_LDADD = libwrapper.la libttspank.la libtthw.la libttlayout.la libttbase.la
+# libttrelay: the relay's process-tree rules (is the plugin's relay above train-run?).
+train_run_LDADD = libwrapper.la libttrelay.la libtthw.la libttlayout.la libttbase.la
 
 # End-to-end tests of the built train-run on this machine (no Slurm needed).
 TESTS += tests/wrapper/train_run.sh

@@ -3,8 +3,8 @@
  * getopt_long with "+" stops at PROGRAM, so PROGRAM's own options are never touched; both the
  * dash and torchrun's underscore spellings are accepted. */
 #include "options.h"
+#include "tt_parse.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -92,16 +92,13 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* Parses a whole decimal number in [min, max] into *out. */
+/* A whole number option in [min, max] (the shared strict parser names the option and the range). */
 static int parse_int(const char *opt, const char *s, long min, long max, int *out, tt_err *err)
 {
-	char *end;
-	long v;
+	long long v;
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
-		return tt_err_set(err, "%s '%s': expected a whole number from %ld to %ld", opt, s, min, max);
+	if (tt_parse_int(s, min, max, opt, &v, err) != 0)
+		return -1;
 	*out = (int)v;
 	return 0;
 }
@@ -358,13 +355,16 @@ int tt_run_std_for(const char *spec, int local_rank)
 		return 0;
 	if (!strchr(spec, ':'))
 		return spec[0] - '0';
+	/* spec passed valid_rank_list: RANK:V pairs, the ranks at most 6 digits. */
 	for (const char *p = spec; *p;) {
-		char *end;
-		long r = strtol(p, &end, 10);
+		size_t digits = strspn(p, "0123456789");
+		long long r;
 
-		if (r == local_rank)
-			return end[1] - '0';
-		p = end + 2;
+		if (!digits || p[digits] != ':' || !p[digits + 1])
+			break;	/* not a list valid_rank_list passed */
+		if (tt_parse_int_span(p, digits, 0, 999999, &r) == 0 && r == local_rank)
+			return p[digits + 1] - '0';
+		p += digits + 2;
 		p += *p == ',';
 	}
 	return 0;
@@ -374,12 +374,17 @@ int tt_run_console_shows(const char *filter, int local_rank)
 {
 	if (!filter)
 		return 1;
+	/* filter passed valid_rank_list: ranks of at most 6 digits, comma-separated. */
 	for (const char *p = filter; *p;) {
-		char *end;
+		size_t digits = strspn(p, "0123456789");
+		long long r;
 
-		if (strtol(p, &end, 10) == local_rank)
+		if (!digits)
+			break;	/* not a list valid_rank_list passed: show nothing more */
+		if (tt_parse_int_span(p, digits, 0, 999999, &r) == 0 && r == local_rank)
 			return 1;
-		p = end + (*end == ',');
+		p += digits;
+		p += *p == ',';
 	}
 	return 0;
 }

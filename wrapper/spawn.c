@@ -3,6 +3,7 @@
  * user can fix (program, env values) is checked in the parent before any worker starts; the
  * child only applies and execs, and reports an exec failure on its own stderr pipe. */
 #include "spawn.h"
+#include "tt_envnames.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -56,7 +57,7 @@ static int set_torchrun_env(const struct tt_spawn_req *req)
 	       setenv_u("TORCHELASTIC_MAX_RESTARTS", (unsigned)g->max_restarts) ||
 	       setenv("TORCHELASTIC_RUN_ID", g->run_id, 1) ||
 	       setenv("TORCHELASTIC_USE_AGENT_STORE", "False", 1) ||
-	       setenv("ROLE_NAME", g->role, 1) || setenv_u("ROLE_RANK", e->rank) ||
+	       setenv(TT_ENV_ROLE_NAME, g->role, 1) || setenv_u(TT_ENV_ROLE_RANK, e->rank) ||
 	       setenv_u("ROLE_WORLD_SIZE", e->world_size) ||
 	       setenv_u("GROUP_WORLD_SIZE", e->nnodes) ? -1 : 0;
 }
@@ -70,7 +71,7 @@ static int set_topo_set(const struct tt_spawn_req *req)
 	snprintf(list, sizeof(list), "%s", g->topo_set);
 	if ((req->env->omp_num_threads && tt_env_set_list_add(list, sizeof(list), "OMP_NUM_THREADS")) ||
 	    (req->env->cuda_visible_devices[0] &&
-	     tt_env_set_list_add(list, sizeof(list), "CUDA_VISIBLE_DEVICES")) ||
+	     tt_env_set_list_add(list, sizeof(list), TT_ENV_CUDA_VISIBLE_DEVICES)) ||
 	    (!g->user_nccl_ib_hca && req->nccl_ib_hca && req->nccl_ib_hca[0] &&
 	     tt_env_set_list_add(list, sizeof(list), "NCCL_IB_HCA")) ||
 	    (!g->user_nccl_socket_ifname && req->nccl_socket_ifname && req->nccl_socket_ifname[0] &&

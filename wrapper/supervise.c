@@ -21,6 +21,7 @@
 #include "options.h"
 #include "signals.h"
 #include "spawn.h"
+#include "tt_io.h"
 #include "tt_signal.h"
 
 #define READ_CHUNK 65536
@@ -28,25 +29,6 @@
 #define READS_PER_WAKEUP 4
 /* Reads when a worker has exited: what its pipe still holds (a helper may keep writing). */
 #define READS_AT_EXIT 64
-
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
-		struct pollfd p = { .fd = fd, .events = POLLOUT };
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		/* Our stdout may be non-blocking (shared with a parent that made it so): wait. */
-		if (n < 0 && errno == EAGAIN && poll(&p, 1, -1) >= 0)
-			continue;
-		if (n < 0)
-			return -1;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
 
 struct emit_ctx {
 	struct tt_supervisor *s;
@@ -58,7 +40,7 @@ static int emit_line(void *ctx, const char *line, size_t len)
 	struct emit_ctx *e = ctx;
 
 	/* A vanished reader of our output must not stop the training: drop lines from then on. */
-	if (!e->s->output_broken && write_all(e->dest, line, len) != 0)
+	if (!e->s->output_broken && tt_write_all(e->dest, line, len, false) != 0)
 		e->s->output_broken = 1;
 	return 0;
 }
@@ -88,7 +70,7 @@ static void stream_read(struct tt_supervisor *s, struct tt_stream *st, int max_r
 
 		if (n > 0) {
 			/* A log file that fails (disk full) is dropped; the console goes on. */
-			if (st->log_fd >= 0 && write_all(st->log_fd, buf, (size_t)n) != 0) {
+			if (st->log_fd >= 0 && tt_write_all(st->log_fd, buf, (size_t)n, false) != 0) {
 				close(st->log_fd);
 				st->log_fd = -1;
 			}

@@ -23,14 +23,12 @@
 #include "layout.h"
 #include "options.h"
 #include "proctree.h"
+#include "relay.h"
 #include "signals.h"
 #include "spawn.h"
 #include "supervise.h"
-#include "tt_port.h"
+#include "tt_parse.h"
 #include "tt_signal.h"
-
-/* torchrun's default port when several standalone nodes must agree without Slurm. */
-#define STANDALONE_PORT 29500
 
 /* Everything main() computes before the supervisor takes over. */
 struct launch {
@@ -52,7 +50,7 @@ struct launch {
 };
 
 /* Standalone facts: nnodes nodes named by index, this one node_rank; GPUs from the usual
- * variables. MASTER_ADDR/PORT are filled in after the contract is computed. */
+ * variables. The rendezvous point is resolved later (resolve_rendezvous). */
 static int standalone_facts(struct launch *l, tt_err *err)
 {
 	struct tt_step_facts *f = &l->facts;
@@ -125,15 +123,13 @@ static int check_nnodes(const struct launch *l, tt_err *err)
 static int relay_signal_above(void)
 {
 	const char *pid = getenv(TT_ENV_RELAY_PID), *name = getenv(TT_ENV_RELAY_SIGNAL);
-	char *end;
-	long relay;
+	long long relay;
 	int sig;
 
-	if (!pid || !*pid || !name)
+	if (!pid || !name || tt_parse_int(pid, 2, INT32_MAX, TT_ENV_RELAY_PID, &relay, NULL) != 0)
 		return 0;
-	relay = strtol(pid, &end, 10);
 	sig = tt_signal_by_name(name);
-	if (*end || relay <= 1 || relay > INT32_MAX || sig < 0)
+	if (sig < 0)
 		return 0;
 	return tt_proc_is_ancestor("/proc", getpid(), (pid_t)relay) ? sig : 0;
 }
@@ -142,7 +138,7 @@ static int relay_signal_above(void)
  * CUDA the same question); a worker count that does not depend on GPUs needs no look. */
 static int count_node_gpus(const struct launch *l)
 {
-	return !l->slurm && l->facts.gpus.n == 0 && !getenv("CUDA_VISIBLE_DEVICES") &&
+	return !l->slurm && l->facts.gpus.n == 0 && !getenv(TT_ENV_CUDA_VISIBLE_DEVICES) &&
 	       l->opts.nproc_mode != TT_NPROC_COUNT && l->opts.nproc_mode != TT_NPROC_CPU;
 }
 
@@ -183,102 +179,79 @@ static int counts_may_differ(const struct launch *l)
 	return l->opts.nproc_mode != TT_NPROC_COUNT;
 }
 
-/* The rendezvous host and port every worker gets, when the user, torchrun's options or the
- * plugin chose them (else the contract's: NULL and 0). */
-static int rendezvous(const struct launch *l, const char **addr, uint16_t *port, tt_err *err)
+/* The rendezvous point of this launch from every source (rendezvous.h) into the facts, which
+ * every worker's contract then takes; and the launch's node count. */
+static int resolve_rendezvous(struct launch *l, uint32_t *nnodes, tt_err *err)
 {
-	const char *env_addr = l->slurm ? getenv("MASTER_ADDR") : NULL;
-	const char *env_port = l->slurm ? getenv("MASTER_PORT") : NULL;
-	char *end;
-	long v;
+	char first[TT_HOSTNAME_LEN];
+	size_t n;
+	struct tt_rdzv_sources s = {
+		.master_addr = l->opts.master_addr, .master_port = l->opts.master_port,
+		.endpoint_host = l->opts.rdzv_endpoint ? l->opts.endpoint_host : NULL,
+		.endpoint_port = l->opts.endpoint_port,
+		/* Under Slurm these are the plugin's (or the user's for the step); outside it a
+		 * stray MASTER_* of the shell is not this launch's rendezvous. */
+		.env_addr = l->slurm ? getenv(TT_ENV_MASTER_ADDR) : NULL,
+		.env_port = l->slurm ? getenv(TT_ENV_MASTER_PORT) : NULL,
+		.local_addr = l->opts.local_addr,
+		.slurm = l->slurm, .step_host = first, .resv_ports = l->facts.resv_ports,
+		.job_id = l->facts.job_id, .step_id = l->facts.step_id, .ports = l->facts.ports,
+	};
 
-	*addr = l->opts.master_addr ? l->opts.master_addr :
-		l->opts.rdzv_endpoint ? l->opts.endpoint_host :
-		env_addr && *env_addr ? env_addr : NULL;
-	*port = (uint16_t)(l->opts.master_port ? l->opts.master_port : l->opts.endpoint_port);
-	if (!*addr && l->opts.local_addr)
-		*addr = l->opts.local_addr;
-	if (!*addr && !l->slurm)
-		*addr = "127.0.0.1";
-	if (*port || !env_port || !*env_port)
-		return 0;
-	v = strtol(env_port, &end, 10);
-	if (*end || v < 1 || v > 65535)
-		return tt_err_set(err, "MASTER_PORT='%s' in the environment is not a port number (1-65535); "
-				  "unset it or pass --master-port", env_port);
-	*port = (uint16_t)v;
-	return 0;
+	if (tt_hostlist_first(l->facts.nodelist, first, sizeof(first), &n, err) != 0)
+		return tt_err_wrap(err, "step nodelist");
+	s.nnodes = (uint32_t)n;
+	*nnodes = (uint32_t)n;
+	return tt_rendezvous_resolve(&s, &l->facts.rdzv, err);
 }
 
 /* Every node's worker count: from the census when the counts may differ, else NULL (all
- * nproc). The census runs at node 0's host (the first of the step, or the rendezvous host
- * without Slurm) on the workers' port. */
-static int learn_node_counts(struct launch *l, const struct tt_task_env *contract, tt_err *err)
+ * nproc). The census runs at node 0's host on the rendezvous port (rendezvous.h). */
+static int learn_node_counts(struct launch *l, uint32_t nnodes, tt_err *err)
 {
+	const struct tt_rendezvous *r = &l->facts.rdzv;
 	struct tt_census c = {
-		.port = contract->master_port, .nnodes = contract->nnodes,
+		.server = r->node0, .port = r->port, .nnodes = nnodes,
 		.node = l->facts.node_index, .count = (uint32_t)l->nproc,
 		.timeout_s = TT_CENSUS_TIMEOUT_S,
 	};
-	char node0[TT_HOSTNAME_LEN], id[128];
+	char id[128];
 
-	if (contract->nnodes <= 1 || !counts_may_differ(l))
+	if (nnodes <= 1 || !counts_may_differ(l))
 		return 0;
-	if (l->slurm && tt_hostlist_first(l->facts.nodelist, node0, sizeof(node0), NULL, err) != 0)
-		return -1;
-	c.server = l->slurm ? node0 : contract->master_addr;
 	/* The run id and the port: the same on every node of this launch, different for the
 	 * job's other steps. */
-	snprintf(id, sizeof(id), "%s.%u", l->run_id, contract->master_port);
+	snprintf(id, sizeof(id), "%s.%u", l->run_id, r->port);
 	c.id = id;
-	l->per_node = calloc(contract->nnodes, sizeof(*l->per_node));
+	l->per_node = calloc(nnodes, sizeof(*l->per_node));
 	if (!l->per_node)
-		return tt_err_errno(err, "allocating the worker counts of %u nodes", contract->nnodes);
+		return tt_err_errno(err, "allocating the worker counts of %u nodes", nnodes);
 	return tt_census_run(&c, l->per_node, err);
 }
 
-/* Each worker's contract, with the rendezvous address overridden where the user, torchrun's
- * options or the plugin chose it. */
+/* Each worker's contract, computed once, at the rendezvous point resolved first (the census
+ * meets there before the contracts can be known). */
 static int compute_envs(struct launch *l, tt_err *err)
 {
-	struct tt_task_env first;
-	const char *addr;
-	uint16_t port = 0;
+	uint32_t nnodes;
 	int i;
 	size_t w;
 
-	if (rendezvous(l, &addr, &port, err) != 0)
+	if (resolve_rendezvous(l, &nnodes, err) != 0)
 		return -1;
-	if (!port && !l->slurm) {
-		if (l->opts.nnodes_max > 1)
-			port = STANDALONE_PORT;
-		else if (tt_free_loopback_port(&port, err) != 0)
-			return tt_err_wrap(err, "choosing MASTER_PORT; pass --master-port");
-	}
-	/* The rendezvous point first, since the census meets there. */
-	if (tt_layout_compute_worker(&l->facts, (uint32_t)l->nproc, NULL, 0, &first, err) != 0)
-		return -1;
-	if (l->opts.local_addr && first.nnodes > 1)
+	if (l->opts.local_addr && nnodes > 1)
 		return tt_err_set(err, "--local-addr %s on %u nodes: train-run has no rendezvous through which "
 				  "the other nodes could learn it; pass --master-addr or --rdzv-endpoint",
-				  l->opts.local_addr, first.nnodes);
-	if (addr && (size_t)snprintf(first.master_addr, sizeof(first.master_addr), "%s", addr) >= sizeof(first.master_addr))
-		return tt_err_set(err, "MASTER_ADDR '%s' is longer than %zu characters", addr, sizeof(first.master_addr) - 1);
-	if (port)
-		first.master_port = port;
-	if (learn_node_counts(l, &first, err) != 0)
+				  l->opts.local_addr, nnodes);
+	if (learn_node_counts(l, nnodes, err) != 0)
 		return -1;
 	l->setup = calloc((size_t)l->nproc, sizeof(*l->setup));
 	if (!l->setup)
 		return tt_err_errno(err, "allocating the setup of %d workers", l->nproc);
-	for (i = 0; i < l->nproc; i++) {
-		struct tt_task_env *e = &l->setup[i].env;
-
-		if (tt_layout_compute_worker(&l->facts, (uint32_t)l->nproc, l->per_node, (uint32_t)i, e, err) != 0)
+	for (i = 0; i < l->nproc; i++)
+		if (tt_layout_compute_worker(&l->facts, (uint32_t)l->nproc, l->per_node, (uint32_t)i,
+					     &l->setup[i].env, err) != 0)
 			return -1;
-		memcpy(e->master_addr, first.master_addr, sizeof(e->master_addr));
-		e->master_port = first.master_port;
-	}
 	for (w = 0; w < l->setup[0].env.nwarnings; w++)
 		fprintf(stderr, "train-run: %s\n", l->setup[0].env.warnings[w]);
 	return 0;

@@ -27,6 +27,7 @@
 #include "comm_backend.h"
 #include "rt_cuda.h"
 #include "rt_net.h"
+#include "tt_envnames.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -482,7 +483,7 @@ rt_backend *rt_nccl_create(const rt_world *w, tt_err *err)
 	b->timeout = w->timeout;
 	if (ndev == 0) {
 		tt_err_set(err, "no CUDA device visible (CUDA_VISIBLE_DEVICES='%s'); use TRAINRT_BACKEND=auto or shm/tcp",
-			   getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "");
+			   getenv(TT_ENV_CUDA_VISIBLE_DEVICES) ? getenv(TT_ENV_CUDA_VISIBLE_DEVICES) : "");
 		goto fail;
 	}
 	if (device_state(b, dev, err) != 0)

@@ -15,6 +15,8 @@
 #include "rt_store.h"
 #include "rt_token.h"
 #include "trainrt.h"
+#include "tt_envnames.h"
+#include "tt_parse.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -31,8 +33,7 @@
 static int env_int(const char *name, int lo, int hi, int *out, int required, int dflt, tt_err *err)
 {
 	const char *v = getenv(name);
-	char *end;
-	long x;
+	long long x;
 
 	if (!v || !*v) {
 		if (required)
@@ -40,10 +41,8 @@ static int env_int(const char *name, int lo, int hi, int *out, int required, int
 		*out = dflt;
 		return 0;
 	}
-	errno = 0;
-	x = strtol(v, &end, 10);
-	if (errno || *end || end == v || x < lo || x > hi)
-		return tt_err_set(err, "%s='%s' is not an integer in [%d, %d]", name, v, lo, hi);
+	if (tt_parse_int(v, lo, hi, name, &x, err) != 0)
+		return -1;
 	*out = (int)x;
 	return 0;
 }
@@ -51,20 +50,20 @@ static int env_int(const char *name, int lo, int hi, int *out, int required, int
 /* The env contract (RANK, WORLD_SIZE, ...) into w; MASTER_ADDR/PORT into addr/port. */
 static int read_env(rt_world *w, char *addr, size_t alen, int *port, tt_err *err)
 {
-	const char *ma = getenv("MASTER_ADDR");
+	const char *ma = getenv(TT_ENV_MASTER_ADDR);
 
-	if (env_int("WORLD_SIZE", 1, 1 << 20, &w->size, 1, 0, err) != 0 ||
-	    env_int("RANK", 0, w->size - 1, &w->rank, 1, 0, err) != 0 ||
-	    env_int("LOCAL_WORLD_SIZE", 1, w->size, &w->local_size, 0, 1, err) != 0 ||
-	    env_int("LOCAL_RANK", 0, w->local_size - 1, &w->local_rank, 0, 0, err) != 0)
+	if (env_int(TT_ENV_WORLD_SIZE, 1, 1 << 20, &w->size, 1, 0, err) != 0 ||
+	    env_int(TT_ENV_RANK, 0, w->size - 1, &w->rank, 1, 0, err) != 0 ||
+	    env_int(TT_ENV_LOCAL_WORLD_SIZE, 1, w->size, &w->local_size, 0, 1, err) != 0 ||
+	    env_int(TT_ENV_LOCAL_RANK, 0, w->local_size - 1, &w->local_rank, 0, 0, err) != 0)
 		return -1;
-	if (w->size > 1 || getenv("MASTER_PORT")) {
-		if (env_int("MASTER_PORT", 1, 65535, port, 1, 0, err) != 0)
+	if (w->size > 1 || getenv(TT_ENV_MASTER_PORT)) {
+		if (env_int(TT_ENV_MASTER_PORT, 1, 65535, port, 1, 0, err) != 0)
 			return -1;
 	} else {
 		*port = 0;
 	}
-	if (!getenv("LOCAL_WORLD_SIZE") && w->size > 1)
+	if (!getenv(TT_ENV_LOCAL_WORLD_SIZE) && w->size > 1)
 		return tt_err_set(err, "LOCAL_WORLD_SIZE is not set: it tells which ranks share a node");
 	if (w->size > 1 && (!ma || !*ma))
 		return tt_err_set(err, "MASTER_ADDR is not set: it must name the host of rank 0");
@@ -637,12 +636,12 @@ static int rendezvous(trainrt_comm *c, char *addr, int port, tt_err *err)
 /* Under PMIx, rank 0's address is MASTER_ADDR when set, else its host name. */
 static int pmix_world(trainrt_comm *c, char *addr, size_t alen, int *port, tt_err *err)
 {
-	const char *ma = getenv("MASTER_ADDR");
+	const char *ma = getenv(TT_ENV_MASTER_ADDR);
 
 	c->pmix = 1;
 	if (rt_pmix_init(&c->w, err) != 0)
 		return -1;
-	if (env_int("MASTER_PORT", 0, 65535, port, 0, 0, err) != 0)
+	if (env_int(TT_ENV_MASTER_PORT, 0, 65535, port, 0, 0, err) != 0)
 		return -1;
 	if (ma && *ma)
 		snprintf(addr, alen, "%s", ma);

@@ -12,6 +12,8 @@
 #include "rt_reduce.h"
 #include "rt_store.h"
 #include "trainrt.h"
+#include "tt_envnames.h"
+#include "tt_parse.h"
 #include "tt_port.h"
 
 #include <errno.h>
@@ -58,20 +60,6 @@ static int parse_size(const char *s, size_t *out)
 	if (!(v <= (double)MAX_BYTES))
 		return -2;
 	*out = (size_t)v;
-	return 0;
-}
-
-/* A decimal integer in [lo, hi] and nothing else. */
-static int parse_int(const char *s, long lo, long hi, long *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi)
-		return -1;
-	*out = v;
 	return 0;
 }
 
@@ -288,15 +276,17 @@ static int run_local(int n, const struct opts *o)
 	uint16_t port;
 	tt_err err;
 	char buf[32];
-	const char *lws = getenv("LOCAL_WORLD_SIZE");
-	long per_node = n;
+	const char *lws = getenv(TT_ENV_LOCAL_WORLD_SIZE);
+	long long lws_n = n;
+	long per_node;
 	pid_t *pids;
 
-	if (lws && parse_int(lws, 1, n, &per_node) != 0) {
+	if (lws && tt_parse_int(lws, 1, n, TT_ENV_LOCAL_WORLD_SIZE, &lws_n, NULL) != 0) {
 		fprintf(stderr, "trainrt-bench: --local %d: LOCAL_WORLD_SIZE='%s' is not a rank count in [1, %d]; unset it or "
 			"give the ranks per fake node\n", n, lws, n);
 		return 2;
 	}
+	per_node = (long)lws_n;
 	if (n % per_node) {
 		fprintf(stderr, "trainrt-bench: --local %d: LOCAL_WORLD_SIZE=%ld does not divide it; every fake node runs "
 			"the same number of ranks\n", n, per_node);
@@ -317,16 +307,16 @@ static int run_local(int n, const struct opts *o)
 		pids[r] = fork();
 		if (pids[r] == 0) {
 			snprintf(buf, sizeof(buf), "%d", r);
-			setenv("RANK", buf, 1);
+			setenv(TT_ENV_RANK, buf, 1);
 			snprintf(buf, sizeof(buf), "%ld", per_node);
-			setenv("LOCAL_WORLD_SIZE", buf, 1);
+			setenv(TT_ENV_LOCAL_WORLD_SIZE, buf, 1);
 			snprintf(buf, sizeof(buf), "%ld", r % per_node);
-			setenv("LOCAL_RANK", buf, 1);
+			setenv(TT_ENV_LOCAL_RANK, buf, 1);
 			snprintf(buf, sizeof(buf), "%d", n);
-			setenv("WORLD_SIZE", buf, 1);
+			setenv(TT_ENV_WORLD_SIZE, buf, 1);
 			snprintf(buf, sizeof(buf), "%d", port);
-			setenv("MASTER_PORT", buf, 1);
-			setenv("MASTER_ADDR", "127.0.0.1", 1);
+			setenv(TT_ENV_MASTER_PORT, buf, 1);
+			setenv(TT_ENV_MASTER_ADDR, "127.0.0.1", 1);
 			free(pids); /* the parent's table: a rank does not need it */
 			_exit(bench_rank(o));
 		}
@@ -461,10 +451,15 @@ static int size_option(const char *opt, const char *val, size_t *out)
 
 static int int_option(const char *opt, const char *val, long lo, long hi, long *out)
 {
-	if (parse_int(val, lo, hi, out) == 0)
-		return 0;
-	fprintf(stderr, "trainrt-bench: %s '%s' is not an integer in [%ld, %ld]\n", opt, val, lo, hi);
-	return -1;
+	long long v;
+	tt_err err;
+
+	if (tt_parse_int(val, lo, hi, opt, &v, &err) != 0) {
+		fprintf(stderr, "trainrt-bench: %s\n", err.msg);
+		return -1;
+	}
+	*out = (long)v;
+	return 0;
 }
 
 int main(int argc, char **argv)

@@ -243,7 +243,7 @@ static int parse_meta(const char *path, char *text, size_t len, tt_ckpt_meta *m,
 	if (seen != 127)
 		return tt_err_set(err, "%s lacks required fields; it was written by another tool", path);
 	if (!layout) /* written before 3D layouts: data parallelism over every rank */
-		m->layout = (tt_layout){ m->world, 1, 1 };
+		m->layout = (tt_plan3d){ m->world, 1, 1 };
 	if (m->layout.dp < 1 || m->layout.tp < 1 || m->layout.pp < 1 ||
 	    (long)m->layout.dp * m->layout.tp * m->layout.pp != m->world)
 		return tt_err_set(err, "%s: layout %dx%dx%d does not make its world of %d ranks", path, m->layout.dp,
@@ -456,10 +456,10 @@ int tt_ckpt_load_part(const char *root, const tt_ckpt_meta *meta, const tt_mlp *
 	memset(p, 0, sizeof(float) * total);
 	memset(m, 0, sizeof(float) * total);
 	memset(v, 0, sizeof(float) * total);
-	if (tt_layout_check(&meta->layout, meta->world, model, meta->batch, 1, err) != 0)
+	if (tt_plan3d_check(&meta->layout, meta->world, model, meta->batch, 1, err) != 0)
 		return tt_err_wrap(err, "%s/meta.txt: its layout does not fit the model", dir);
 	for (int r = 0; r < meta->world; r++) {
-		tt_coords c = tt_layout_coords(&meta->layout, r);
+		tt_coords c = tt_plan3d_coords(&meta->layout, r);
 		tt_part saved;
 		char path[4200], *buf;
 		const float *arr = NULL;

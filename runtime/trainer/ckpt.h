@@ -24,7 +24,7 @@ typedef struct tt_ckpt_meta {
 	uint64_t seed;	  /* data order and init */
 	long batch;	  /* global batch */
 	char layers[256]; /* --layers spec */
-	tt_layout layout; /* that wrote it (data x tensor x pipeline parallel = world) */
+	tt_plan3d layout; /* that wrote it (data x tensor x pipeline parallel = world) */
 	uint32_t *crc;	  /* world entries: CRC32 of each rank file */
 } tt_ckpt_meta;
 

@@ -57,7 +57,7 @@ int tt_dp_init_part(tt_dp *dp, const tt_mlp *model, const tt_part *part, const t
 
 int tt_dp_init(tt_dp *dp, const tt_mlp *model, trainrt_comm *comm, const tt_dp_cfg *cfg, tt_err *err)
 {
-	tt_layout one = { 1, 1, 1 };
+	tt_plan3d one = { 1, 1, 1 };
 	tt_dp_groups g = { comm, comm, NULL, NULL };
 	tt_part whole;
 

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-tt_coords tt_layout_coords(const tt_layout *lay, int rank)
+tt_coords tt_plan3d_coords(const tt_plan3d *lay, int rank)
 {
 	tt_coords c;
 
@@ -15,17 +15,17 @@ tt_coords tt_layout_coords(const tt_layout *lay, int rank)
 	return c;
 }
 
-int tt_layout_rank(const tt_layout *lay, tt_coords c)
+int tt_plan3d_rank(const tt_plan3d *lay, tt_coords c)
 {
 	return (c.pp * lay->dp + c.dp) * lay->tp + c.tp;
 }
 
-void tt_layout_format(const tt_layout *lay, char *out, size_t len)
+void tt_plan3d_format(const tt_plan3d *lay, char *out, size_t len)
 {
 	snprintf(out, len, "%dx%dx%d", lay->dp, lay->tp, lay->pp);
 }
 
-void tt_layout_stage(const tt_layout *lay, const tt_mlp *m, int s, int *first, int *n)
+void tt_plan3d_stage(const tt_plan3d *lay, const tt_mlp *m, int s, int *first, int *n)
 {
 	*n = m->n_layers / lay->pp;
 	*first = s * *n;
@@ -39,7 +39,7 @@ static tt_tp_kind kind_in_stage(int tp, int i, int n)
 	return i % 2 ? TT_LAYER_ROW : TT_LAYER_COL;
 }
 
-int tt_layout_check(const tt_layout *lay, int world, const tt_mlp *m, long batch, int micro, tt_err *err)
+int tt_plan3d_check(const tt_plan3d *lay, int world, const tt_mlp *m, long batch, int micro, tt_err *err)
 {
 	int L = m->n_layers, tp = lay->tp, pp = lay->pp, per;
 
@@ -68,12 +68,12 @@ int tt_layout_check(const tt_layout *lay, int world, const tt_mlp *m, long batch
 	return 0;
 }
 
-void tt_part_build(tt_part *p, const tt_mlp *m, const tt_layout *lay, tt_coords c)
+void tt_part_build(tt_part *p, const tt_mlp *m, const tt_plan3d *lay, tt_coords c)
 {
 	int first, n;
 
 	memset(p, 0, sizeof(*p));
-	tt_layout_stage(lay, m, c.pp, &first, &n);
+	tt_plan3d_stage(lay, m, c.pp, &first, &n);
 	p->n_layers = n;
 	p->tp = lay->tp;
 	p->tp_rank = c.tp;

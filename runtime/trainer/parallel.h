@@ -12,9 +12,10 @@
 #include "mlp.h"
 #include "tt_err.h"
 
-typedef struct tt_layout {
+/* The 3D parallel plan of a training run: data x tensor x pipeline (not layout/'s env contract). */
+typedef struct tt_plan3d {
 	int dp, tp, pp; /* data-parallel replicas, tensor-parallel ranks per stage, pipeline stages */
-} tt_layout;
+} tt_plan3d;
 
 typedef struct tt_coords {
 	int dp, tp, pp;
@@ -24,19 +25,19 @@ typedef struct tt_coords {
  * rank = (pp * dp_size + dp) * tp_size + tp. So a TP group is tp consecutive ranks (one node when
  * tp divides the ranks per node) and a stage is dp*tp consecutive ranks (whole nodes when that is
  * a multiple of the ranks per node): TP inside a node, PP across nodes. */
-tt_coords tt_layout_coords(const tt_layout *lay, int rank);
-int tt_layout_rank(const tt_layout *lay, tt_coords c);
+tt_coords tt_plan3d_coords(const tt_plan3d *lay, int rank);
+int tt_plan3d_rank(const tt_plan3d *lay, tt_coords c);
 
 /* Checks a layout before any rendezvous: the world is D*T*P (D = world / (T*P)), P divides the
  * layer count, T divides the width of every column-parallel layer's output, and the global batch
  * splits into D replicas x micro micro-batches. Each refusal names the numbers and what to do. */
-int tt_layout_check(const tt_layout *lay, int world, const tt_mlp *m, long batch, int micro, tt_err *err);
+int tt_plan3d_check(const tt_plan3d *lay, int world, const tt_mlp *m, long batch, int micro, tt_err *err);
 
 /* Layers [*first, *first + *n) of stage s: the layer count / P each. */
-void tt_layout_stage(const tt_layout *lay, const tt_mlp *m, int s, int *first, int *n);
+void tt_plan3d_stage(const tt_plan3d *lay, const tt_mlp *m, int s, int *first, int *n);
 
 /* Text "DxTxP" of a layout (e.g. "4x2x1"), for messages and checkpoints. */
-void tt_layout_format(const tt_layout *lay, char *out, size_t len);
+void tt_plan3d_format(const tt_plan3d *lay, char *out, size_t len);
 
 typedef enum tt_tp_kind {
 	TT_LAYER_FULL, /* whole on every TP rank (TP 1, or a stage's last layer when its count is odd) */
@@ -62,8 +63,8 @@ typedef struct tt_part {
 	int in_width, out_width; /* the stage's input and output widths (whole) */
 } tt_part;
 
-/* The part of coordinates c (c.tp, c.pp within lay). tt_layout_check must have passed. */
-void tt_part_build(tt_part *p, const tt_mlp *m, const tt_layout *lay, tt_coords c);
+/* The part of coordinates c (c.tp, c.pp within lay). tt_plan3d_check must have passed. */
+void tt_part_build(tt_part *p, const tt_mlp *m, const tt_plan3d *lay, tt_coords c);
 
 /* Parameters of part layer i, the model's layer (whole): the W then b block tt_mlp uses. */
 size_t tt_part_model_len(const tt_mlp *m, const tt_part *p, int i);

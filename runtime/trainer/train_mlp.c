@@ -16,7 +16,10 @@
 #include "throughput.h"
 #include "train_opts.h"
 #include "trainrt.h"
+#include "tt_envnames.h"
+#include "tt_parse.h"
 
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -46,7 +49,7 @@ typedef struct train {
 	tt_mlp model;
 	tt_dataset data, test;
 	trainrt_comm *comm;
-	tt_layout lay;	/* data x tensor x pipeline parallel */
+	tt_plan3d lay;	/* data x tensor x pipeline parallel */
 	tt_coords at;	/* this rank's place in it */
 	trainrt_comm *g_dp, *g_tp, *g_pp; /* its groups (NULL: alone; g_dp is comm in a 1D layout) */
 	tt_dp dp;
@@ -133,19 +136,22 @@ static int plan_layout(train *t, int world, tt_err *err)
 {
 	if (!t->model.n_layers && tt_mlp_parse(&t->model, t->o.layers, err))
 		return -1;
-	t->lay = (tt_layout){ world / (t->o.tp * t->o.pp) ? world / (t->o.tp * t->o.pp) : 1, t->o.tp, t->o.pp };
-	return tt_layout_check(&t->lay, world, &t->model, t->o.batch, t->o.accum, err);
+	t->lay = (tt_plan3d){ world / (t->o.tp * t->o.pp) ? world / (t->o.tp * t->o.pp) : 1, t->o.tp, t->o.pp };
+	return tt_plan3d_check(&t->lay, world, &t->model, t->o.batch, t->o.accum, err);
 }
 
 /* The world size the launcher announces (before joining): the env contract, else Slurm's task
  * count under PMIx, else 0 (unknown: checked after joining). */
 static int announced_world(void)
 {
-	const char *v = getenv("WORLD_SIZE");
+	const char *v = getenv(TT_ENV_WORLD_SIZE);
 
 	if ((!v || !*v) && getenv("PMIX_RANK"))
 		v = getenv("SLURM_STEP_NUM_TASKS") ? getenv("SLURM_STEP_NUM_TASKS") : getenv("SLURM_NTASKS");
-	return v && *v ? atoi(v) : 0;
+	long long n = 0;
+
+	/* A bad value is refused by trainrt_init, which names it; here it is just unknown. */
+	return v && tt_parse_int(v, 1, INT_MAX, TT_ENV_WORLD_SIZE, &n, NULL) == 0 ? (int)n : 0;
 }
 
 /* One group of this rank: the ranks passing the same color, ranked by key. */
@@ -161,7 +167,7 @@ static int split(train *t, int color, int key, trainrt_comm **group, const char 
  * data-parallel group. */
 static int make_groups(train *t, tt_err *err)
 {
-	const tt_layout *L = &t->lay;
+	const tt_plan3d *L = &t->lay;
 	tt_coords c = t->at;
 
 	if (!t->comm)
@@ -196,7 +202,7 @@ static int setup(train *t, tt_err *err)
 	t->rank = t->comm ? trainrt_rank(t->comm) : 0;
 	if (plan_layout(t, t->world, err) || load_data(t, err))
 		return -1;
-	t->at = tt_layout_coords(&t->lay, t->rank);
+	t->at = tt_plan3d_coords(&t->lay, t->rank);
 	t->local = (int)(t->o.batch / t->lay.dp);
 	t->steps_per_epoch = (long)(t->data.n / (size_t)t->o.batch);
 	if (t->steps_per_epoch < 1)
@@ -373,8 +379,8 @@ static int resume(train *t, tt_err *err)
 	if (meta.layout.dp != t->lay.dp || meta.layout.tp != t->lay.tp || meta.layout.pp != t->lay.pp) {
 		char was[64], now_[64];
 
-		tt_layout_format(&meta.layout, was, sizeof(was));
-		tt_layout_format(&t->lay, now_, sizeof(now_));
+		tt_plan3d_format(&meta.layout, was, sizeof(was));
+		tt_plan3d_format(&t->lay, now_, sizeof(now_));
 		say(t, 0, "note: checkpoint was written under layout %s (DPxTPxPP, %d ranks), resuming under %s (%d ranks): "
 		    "resharded; the run continues exactly but float sums may differ in the last bits from an "
 		    "uninterrupted %s run", was, meta.world, now_, t->world, was);
@@ -728,7 +734,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	/* Launched by torchrun, train-run, the SPANK plugin or srun --mpi=pmix: join the job. */
-	if (getenv("WORLD_SIZE") || getenv("PMIX_RANK")) {
+	if (getenv(TT_ENV_WORLD_SIZE) || getenv("PMIX_RANK")) {
 		char errbuf[1024];
 
 		t.comm = trainrt_init_for(t.o.device == TT_DEVICE_GPU ? TRAINRT_BUFFERS_DEVICE : TRAINRT_BUFFERS_HOST,
@@ -744,7 +750,7 @@ int main(int argc, char **argv)
 	if (!rc) {
 		char lay[64];
 
-		tt_layout_format(&t.lay, lay, sizeof(lay));
+		tt_plan3d_format(&t.lay, lay, sizeof(lay));
 		say(&t, 0, "%s: %zu parameters, %d rank(s) (%s), layout %s (DPxTPxPP), %s, zero %d, global batch %ld, "
 		    "%ld steps/epoch, %ld steps", t.o.layers, t.model.n_params, t.world,
 		    t.comm ? trainrt_backend_name(t.comm) : "single process", lay, tt_dp_device(&t.dp), t.o.zero, t.o.batch,

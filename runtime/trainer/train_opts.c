@@ -2,6 +2,7 @@
 /* train_opts.c — train-mlp option parsing and validation (see train_opts.h). */
 #include "train_opts.h"
 #include "tt_file.h"
+#include "tt_parse.h"
 #include "tt_signal.h"
 
 #include <errno.h>
@@ -78,14 +79,14 @@ const char *tt_train_usage(void)
 	       "  -h, --help           this text; -V, --version: the version\n";
 }
 
-static int parse_long(const char *opt, const char *s, long lo, long *out, tt_err *err)
+/* A whole number option in [lo, hi] (the shared strict parser names the option and the range). */
+static int parse_long(const char *opt, const char *s, long lo, long hi, long *out, tt_err *err)
 {
-	char *end;
+	long long v;
 
-	errno = 0;
-	*out = strtol(s, &end, 10);
-	if (end == s || *end || errno || *out < lo)
-		return tt_err_set(err, "%s '%s': want an integer >= %ld", opt, s, lo);
+	if (tt_parse_int(s, lo, hi, opt, &v, err) != 0)
+		return -1;
+	*out = (long)v;
 	return 0;
 }
 
@@ -122,7 +123,7 @@ static int parse_signal(const char *s, int *sig, tt_err *err)
 		*sig = named;
 		return 0;
 	}
-	if (parse_long("--signal", s, 1, &num, NULL) == 0 && num < NSIG && num != SIGKILL && num != SIGSTOP) {
+	if (parse_long("--signal", s, 1, NSIG - 1, &num, NULL) == 0 && num != SIGKILL && num != SIGSTOP) {
 		*sig = (int)num;
 		return 0;
 	}
@@ -148,13 +149,13 @@ static int apply(tt_train_opts *o, int c, const char *a, tt_err *err)
 			return tt_err_set(err, "--summary '': want a file name, or - for standard output");
 		o->summary = a;
 		return 0;
-	case O_EPOCHS: return parse_long("--epochs", a, 1, &o->epochs, err);
-	case O_BATCH: return parse_long("--batch", a, 1, &o->batch, err);
-	case O_LOG_EVERY: return parse_long("--log-every", a, 1, &o->log_every, err);
-	case O_EVAL_EVERY: return parse_long("--eval-every", a, 0, &o->eval_every, err);
-	case O_CKPT_EVERY: return parse_long("--ckpt-every", a, 0, &o->ckpt_every, err);
-	case O_MAX_STEPS: return parse_long("--max-steps", a, 0, &o->max_steps, err);
-	case O_WARMUP: return parse_long("--warmup", a, 0, &o->warmup, err);
+	case O_EPOCHS: return parse_long("--epochs", a, 1, LONG_MAX, &o->epochs, err);
+	case O_BATCH: return parse_long("--batch", a, 1, LONG_MAX, &o->batch, err);
+	case O_LOG_EVERY: return parse_long("--log-every", a, 1, LONG_MAX, &o->log_every, err);
+	case O_EVAL_EVERY: return parse_long("--eval-every", a, 0, LONG_MAX, &o->eval_every, err);
+	case O_CKPT_EVERY: return parse_long("--ckpt-every", a, 0, LONG_MAX, &o->ckpt_every, err);
+	case O_MAX_STEPS: return parse_long("--max-steps", a, 0, LONG_MAX, &o->max_steps, err);
+	case O_WARMUP: return parse_long("--warmup", a, 0, LONG_MAX, &o->warmup, err);
 	case O_CKPT_MIN: return parse_double("--ckpt-minutes", a, 0, &o->ckpt_minutes, err);
 	case O_BUCKET:
 		if (parse_double("--bucket-mb", a, 0, &o->bucket_mb, err))
@@ -168,25 +169,25 @@ static int apply(tt_train_opts *o, int c, const char *a, tt_err *err)
 		return end == a || *end || errno || a[0] == '-' ? tt_err_set(err, "--seed '%s': want an unsigned integer", a)
 								 : 0;
 	case O_ZERO:
-		if (parse_long("--zero", a, 0, &n, err) || n > 3)
+		if (parse_long("--zero", a, 0, 3, &n, NULL))
 			return tt_err_set(err, "--zero '%s': want 0 (DDP), 1, 2 or 3", a);
 		o->zero = (int)n;
 		return 0;
 	case O_ACCUM:
-		if (parse_long("--accum", a, 1, &n, err) || n > 1 << 20)
-			return tt_err_set(err, "--accum '%s': want an integer in 1..1048576", a);
+		if (parse_long("--accum", a, 1, 1 << 20, &n, err))
+			return -1;
 		o->accum = (int)n;
 		return 0;
 	case O_KEEP:
-		if (parse_long("--keep", a, 0, &n, err) || n > 1 << 20)
-			return tt_err_set(err, "--keep '%s': want an integer in 0..1048576", a);
+		if (parse_long("--keep", a, 0, 1 << 20, &n, err))
+			return -1;
 		o->keep = (int)n;
 		return 0;
 	case O_SIGNAL: return parse_signal(a, &o->signal, err);
 	case O_TP:
 	case O_PP:
-		if (parse_long(c == O_TP ? "--tp" : "--pp", a, 1, &n, err) || n > 4096)
-			return tt_err_set(err, "%s '%s': want an integer in 1..4096", c == O_TP ? "--tp" : "--pp", a);
+		if (parse_long(c == O_TP ? "--tp" : "--pp", a, 1, 4096, &n, err))
+			return -1;
 		*(c == O_TP ? &o->tp : &o->pp) = (int)n;
 		return 0;
 	case O_SCHEDULE:

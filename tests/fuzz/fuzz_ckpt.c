@@ -136,11 +136,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* Loading as a rank of a data-parallel layout of 1-4 ranks, of the model meta.txt names when
 	 * it is small (the trainer compares it with its own --layers first). */
 	if (tt_mlp_parse(&model, meta.layers, &err) == 0 && model.param_off[model.n_layers] <= sizeof(p) / sizeof(p[0])) {
-		tt_layout lay = { 1 + (plan_byte & 3), 1, 1 };
+		tt_plan3d lay = { 1 + (plan_byte & 3), 1, 1 };
 		int rank = (plan_byte >> 2 & 3) % lay.dp;
 		tt_part part;
 
-		tt_part_build(&part, &model, &lay, tt_layout_coords(&lay, rank));
+		tt_part_build(&part, &model, &lay, tt_plan3d_coords(&lay, rank));
 		if (tt_shard_plan_init(&plan, part.len, part.n_layers, lay.dp, rank, &err) == 0) {
 			FUZZ_CHECK(tt_shard_total(&plan) <= sizeof(p) / sizeof(p[0]));
 			if (tt_ckpt_load_part(root, &meta, &model, &part, &plan, p, m, v, &err) != 0)

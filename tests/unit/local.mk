@@ -17,6 +17,10 @@ check_PROGRAMS += tests/unit/test_err
 tests_unit_test_err_SOURCES = tests/unit/test_err.c tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_err_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_err_LDADD = $(UNIT_LDADD)
+check_PROGRAMS += tests/unit/test_parse
+tests_unit_test_parse_SOURCES = tests/unit/test_parse.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_parse_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_parse_LDADD = $(UNIT_LDADD)
 check_PROGRAMS += tests/unit/test_port
 tests_unit_test_port_SOURCES = tests/unit/test_port.c tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_port_CFLAGS = $(UNIT_CFLAGS)
@@ -38,6 +42,10 @@ tests_unit_test_gres_SOURCES = tests/unit/test_gres.c tests/unit/cunit_main.c te
 tests_unit_test_gres_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_gres_LDADD = $(UNIT_LDADD)
 
+check_PROGRAMS += tests/unit/test_rendezvous
+tests_unit_test_rendezvous_SOURCES = tests/unit/test_rendezvous.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_rendezvous_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_rendezvous_LDADD = $(UNIT_LDADD)
 check_PROGRAMS += tests/unit/test_layout
 tests_unit_test_layout_SOURCES = tests/unit/test_layout.c tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_layout_CFLAGS = $(UNIT_CFLAGS)
@@ -65,12 +73,11 @@ tests_unit_test_topo_file_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_topo_file_LDADD = libttspank.la $(UNIT_LDADD)
 endif
 
-# spank: the signal relay's choice of targets.
+# relay: the signal relay's choice of targets.
 check_PROGRAMS += tests/unit/test_proctree
 tests_unit_test_proctree_SOURCES = tests/unit/test_proctree.c tests/unit/cunit_main.c
-tests_unit_test_proctree_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/spank
 tests_unit_test_proctree_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_proctree_LDADD = libttspank.la $(UNIT_LDADD)
+tests_unit_test_proctree_LDADD = libttrelay.la $(UNIT_LDADD)
 
 TESTS += $(check_PROGRAMS)
 

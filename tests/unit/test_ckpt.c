@@ -29,7 +29,7 @@ static float val(int a, int l, size_t g)
 }
 
 /* The slices a rank at c of layout lay holds (padding zero). */
-static void fill_slices(const tt_layout *lay, tt_coords c, tt_part *part, tt_shard_plan *p, float *arr[3])
+static void fill_slices(const tt_plan3d *lay, tt_coords c, tt_part *part, tt_shard_plan *p, float *arr[3])
 {
 	size_t blocks[TT_MLP_MAX_LAYERS];
 
@@ -51,7 +51,7 @@ static void fill_slices(const tt_layout *lay, tt_coords c, tt_part *part, tt_sha
 }
 
 /* Writes a complete checkpoint of `step` under layout lay (D x T x P ranks) below root. */
-static void write_ckpt(const char *root, long step, tt_layout lay)
+static void write_ckpt(const char *root, long step, tt_plan3d lay)
 {
 	int world = lay.dp * lay.tp * lay.pp;
 	tt_ckpt_meta meta = { .step = step, .world = world, .zero = 1, .seed = 5, .batch = 12, .layout = lay };
@@ -66,7 +66,7 @@ static void write_ckpt(const char *root, long step, tt_layout lay)
 		tt_shard_plan p;
 		float a0[128], a1[128], a2[128], *arr[3] = { a0, a1, a2 };
 
-		fill_slices(&lay, tt_layout_coords(&lay, r), &part, &p, arr);
+		fill_slices(&lay, tt_plan3d_coords(&lay, r), &part, &p, arr);
 		CU_ASSERT_EQUAL(tt_ckpt_write_rank(root, step, r, &p, a0, a1, a2, &crc[r], &err), 0);
 	}
 	CU_ASSERT_EQUAL(tt_ckpt_write_meta(root, &meta, &err), 0);
@@ -87,7 +87,7 @@ static void rm_rf(const char *root)
 }
 
 /* Every rank of layout `to` loads what it holds under `to`, bit for bit. */
-static void check_loads_under(const char *root, const tt_ckpt_meta *meta, tt_layout to)
+static void check_loads_under(const char *root, const tt_ckpt_meta *meta, tt_plan3d to)
 {
 	tt_err err;
 
@@ -97,7 +97,7 @@ static void check_loads_under(const char *root, const tt_ckpt_meta *meta, tt_lay
 		float want0[128], want1[128], want2[128], *want[3] = { want0, want1, want2 };
 		float got0[128], got1[128], got2[128];
 
-		fill_slices(&to, tt_layout_coords(&to, r), &part, &p, want);
+		fill_slices(&to, tt_plan3d_coords(&to, r), &part, &p, want);
 		CU_ASSERT_EQUAL_FATAL(tt_ckpt_load_part(root, meta, &model, &part, &p, got0, got1, got2, &err), 0);
 		if (memcmp(got0, want0, sizeof(float) * tt_shard_total(&p)) ||
 		    memcmp(got1, want1, sizeof(float) * tt_shard_total(&p)) ||
@@ -110,7 +110,7 @@ static void check_loads_under(const char *root, const tt_ckpt_meta *meta, tt_lay
  * other tensor and pipeline splits (resharding). */
 static void test_round_trip_and_reshard(void)
 {
-	static const tt_layout layouts[] = { { 1, 1, 1 }, { 2, 1, 1 }, { 3, 1, 1 }, { 1, 2, 1 }, { 2, 2, 1 },
+	static const tt_plan3d layouts[] = { { 1, 1, 1 }, { 2, 1, 1 }, { 3, 1, 1 }, { 1, 2, 1 }, { 2, 2, 1 },
 					     { 1, 1, 2 }, { 2, 1, 2 }, { 1, 2, 2 }, { 1, 1, 4 } };
 	int n = (int)(sizeof(layouts) / sizeof(layouts[0]));
 
@@ -149,7 +149,7 @@ static void test_other_model_refused(void)
 	tt_shard_plan p;
 	size_t blocks[TT_MLP_MAX_LAYERS];
 	float x[128], y[128], z[128];
-	tt_layout one = { 1, 1, 1 };
+	tt_plan3d one = { 1, 1, 1 };
 	tt_err err;
 
 	make_root(root);
@@ -205,10 +205,10 @@ static void test_torn_and_corrupt_are_skipped(void)
 	tt_err err;
 
 	make_root(root);
-	write_ckpt(root, 1, (tt_layout){ 2, 1, 1 });
-	write_ckpt(root, 2, (tt_layout){ 2, 1, 1 });
-	write_ckpt(root, 3, (tt_layout){ 2, 1, 1 });
-	write_ckpt(root, 4, (tt_layout){ 2, 1, 1 });
+	write_ckpt(root, 1, (tt_plan3d){ 2, 1, 1 });
+	write_ckpt(root, 2, (tt_plan3d){ 2, 1, 1 });
+	write_ckpt(root, 3, (tt_plan3d){ 2, 1, 1 });
+	write_ckpt(root, 4, (tt_plan3d){ 2, 1, 1 });
 	/* step 4: a rank file flipped by one bit; step 3: meta.txt edited; step 2: meta never written */
 	snprintf(path, sizeof(path), "%s/step-00000004/rank-00001.bin", root);
 	corrupt_byte(path, 40);
@@ -245,7 +245,7 @@ static void test_prune_keeps_newest_valid(void)
 
 	make_root(root);
 	for (long s = 10; s <= 50; s += 10)
-		write_ckpt(root, s, (tt_layout){ 1, 1, 1 });
+		write_ckpt(root, s, (tt_plan3d){ 1, 1, 1 });
 	snprintf(path, sizeof(path), "%s/step-00000050/meta.txt", root);
 	unlink(path); /* 50 is torn (e.g. still being written): kept, not counted */
 	CU_ASSERT_EQUAL(tt_ckpt_prune(root, 2, &err), 0);
@@ -303,10 +303,10 @@ static void test_prune_never_follows_links(void)
 	put_file(victim, "thesis.tex");
 	put_file(victim, "data.bin");
 	link_at(victim, root, "step-00000000");
-	write_ckpt(root, 10, (tt_layout){ 1, 1, 1 });
+	write_ckpt(root, 10, (tt_plan3d){ 1, 1, 1 });
 	snprintf(target, sizeof(target), "%s/data.bin", victim);
 	link_at(target, root, "step-00000010/extra-link");
-	write_ckpt(root, 20, (tt_layout){ 1, 1, 1 });
+	write_ckpt(root, 20, (tt_plan3d){ 1, 1, 1 });
 	CU_ASSERT_EQUAL(tt_ckpt_prune(root, 1, &err), 0);
 	CU_ASSERT(exists(victim, "thesis.tex"));
 	CU_ASSERT(exists(victim, "data.bin"));
@@ -314,8 +314,8 @@ static void test_prune_never_follows_links(void)
 	CU_ASSERT(!exists(root, "step-00000010"));
 	CU_ASSERT(exists(root, "step-00000020/meta.txt"));
 	/* A directory inside a step directory means it is not ours: left alone, with a reason. */
-	write_ckpt(root, 30, (tt_layout){ 1, 1, 1 });
-	write_ckpt(root, 40, (tt_layout){ 1, 1, 1 });
+	write_ckpt(root, 30, (tt_plan3d){ 1, 1, 1 });
+	write_ckpt(root, 40, (tt_plan3d){ 1, 1, 1 });
 	snprintf(target, sizeof(target), "%s/step-00000030/sub", root);
 	mkdir(target, 0755);
 	CU_ASSERT_EQUAL(tt_ckpt_prune(root, 1, &err), -1);
@@ -335,9 +335,9 @@ static void test_remove_torn(void)
 	make_root(root);
 	make_root(victim);
 	put_file(victim, "keep.txt");
-	write_ckpt(root, 10, (tt_layout){ 2, 1, 1 });
-	write_ckpt(root, 20, (tt_layout){ 2, 1, 1 });
-	write_ckpt(root, 30, (tt_layout){ 2, 1, 1 });
+	write_ckpt(root, 10, (tt_plan3d){ 2, 1, 1 });
+	write_ckpt(root, 20, (tt_plan3d){ 2, 1, 1 });
+	write_ckpt(root, 30, (tt_plan3d){ 2, 1, 1 });
 	snprintf(path, sizeof(path), "%s/step-00000020/meta.txt", root);
 	unlink(path);
 	put_file(root, "step-00000030/rank-00001.bin.tmp.1234abcd");
@@ -375,7 +375,7 @@ static void test_files_honour_umask(void)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		make_root(root);
 		umask(cases[i].mask);
-		write_ckpt(root, 1, (tt_layout){ 1, 1, 1 });
+		write_ckpt(root, 1, (tt_plan3d){ 1, 1, 1 });
 		snprintf(path, sizeof(path), "%s/step-00000001/rank-00000.bin", root);
 		CU_ASSERT_EQUAL(stat(path, &st), 0);
 		CU_ASSERT_EQUAL(st.st_mode & 0777, cases[i].want);

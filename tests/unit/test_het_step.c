@@ -233,7 +233,7 @@ static void test_bad_het_size(void)
 	struct tt_step_facts f;
 
 	CU_ASSERT_EQUAL(tt_step_facts_from_env(&f, tt_env_array, env, &err), -1);
-	CU_ASSERT_STRING_EQUAL(err.msg, "SLURM_HET_SIZE='two' is not a non-negative integer");
+	CU_ASSERT_STRING_EQUAL(err.msg, "SLURM_HET_SIZE='two' is not an integer in [0, 4294967295]");
 	CU_ASSERT_EQUAL(tt_step_facts_from_env(&f, tt_env_array, many, &err), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "SLURM_HET_SIZE=129"));
 }

@@ -218,7 +218,7 @@ static void test_facts_errors(void)
 	expect_facts_error(no_job, "SLURM_JOB_ID is not set");
 	expect_facts_error(no_list, "SLURM_STEP_NODELIST is not set");
 	expect_facts_error(no_node, "SLURM_NODEID is not set");
-	expect_facts_error(bad_job, "SLURM_JOB_ID='12x' is not a non-negative integer");
+	expect_facts_error(bad_job, "SLURM_JOB_ID='12x' is not an integer in [0, 4294967295]");
 	expect_facts_error(bad_proc, "SLURM_PROCID='-1'");
 	expect_facts_error(bad_gpus, "CUDA_VISIBLE_DEVICES='0,,1': empty entry");
 	memset(big + strlen(big), 'a', TT_NODELIST_LEN);

@@ -17,16 +17,16 @@
 
 static void test_coords_round_trip_and_groups(void)
 {
-	static const tt_layout lays[] = { { 8, 1, 1 }, { 4, 2, 1 }, { 4, 1, 2 }, { 2, 2, 2 }, { 1, 2, 4 }, { 2, 4, 1 },
+	static const tt_plan3d lays[] = { { 8, 1, 1 }, { 4, 2, 1 }, { 4, 1, 2 }, { 2, 2, 2 }, { 1, 2, 4 }, { 2, 4, 1 },
 					  { 1, 8, 1 }, { 1, 1, 8 } };
 
 	for (size_t i = 0; i < sizeof(lays) / sizeof(lays[0]); i++) {
-		const tt_layout *L = &lays[i];
+		const tt_plan3d *L = &lays[i];
 
 		for (int r = 0; r < 8; r++) {
-			tt_coords c = tt_layout_coords(L, r);
+			tt_coords c = tt_plan3d_coords(L, r);
 
-			CU_ASSERT_EQUAL(tt_layout_rank(L, c), r);
+			CU_ASSERT_EQUAL(tt_plan3d_rank(L, c), r);
 			CU_ASSERT(c.dp >= 0 && c.dp < L->dp && c.tp >= 0 && c.tp < L->tp && c.pp >= 0 && c.pp < L->pp);
 			/* TP groups are consecutive ranks; a stage is a block of dp*tp ranks. */
 			CU_ASSERT_EQUAL(c.tp, r % L->tp);
@@ -35,13 +35,13 @@ static void test_coords_round_trip_and_groups(void)
 	}
 }
 
-static void expect_refusal(const char *layers, tt_layout lay, int world, long batch, int micro, const char *want)
+static void expect_refusal(const char *layers, tt_plan3d lay, int world, long batch, int micro, const char *want)
 {
 	tt_mlp m;
 	tt_err err = { "" };
 
 	CU_ASSERT_EQUAL_FATAL(tt_mlp_parse(&m, layers, NULL), 0);
-	CU_ASSERT_EQUAL(tt_layout_check(&lay, world, &m, batch, micro, &err), -1);
+	CU_ASSERT_EQUAL(tt_plan3d_check(&lay, world, &m, batch, micro, &err), -1);
 	if (!strstr(err.msg, want)) {
 		fprintf(stderr, "refusal '%s' lacks '%s'\n", err.msg, want);
 		CU_FAIL("refusal message");
@@ -51,30 +51,30 @@ static void expect_refusal(const char *layers, tt_layout lay, int world, long ba
 static void test_bad_layouts_named(void)
 {
 	tt_mlp m;
-	tt_layout ok = { 2, 2, 2 };
+	tt_plan3d ok = { 2, 2, 2 };
 
-	expect_refusal("16,32x6,8", (tt_layout){ 2, 3, 1 }, 8, 32, 1,
+	expect_refusal("16,32x6,8", (tt_plan3d){ 2, 3, 1 }, 8, 32, 1,
 		       "--tp 3 x --pp 1 = 3 ranks per data-parallel replica does not divide the world of 8 ranks");
-	expect_refusal("16,32x6,8", (tt_layout){ 1, 1, 3 }, 8, 32, 1, "--tp 1 x --pp 3 = 3");
-	expect_refusal("16,32x5,8", (tt_layout){ 4, 1, 2 }, 8, 32, 1, "--pp 2 does not divide the 7 layers");
-	expect_refusal("16,30x6,8", (tt_layout){ 2, 4, 1 }, 8, 32, 1,
+	expect_refusal("16,32x6,8", (tt_plan3d){ 1, 1, 3 }, 8, 32, 1, "--tp 1 x --pp 3 = 3");
+	expect_refusal("16,32x5,8", (tt_plan3d){ 4, 1, 2 }, 8, 32, 1, "--pp 2 does not divide the 7 layers");
+	expect_refusal("16,30x6,8", (tt_plan3d){ 2, 4, 1 }, 8, 32, 1,
 		       "--tp 4 does not divide the 30 outputs of layer 0 (16->30)");
-	expect_refusal("16,32x6,8", (tt_layout){ 4, 2, 1 }, 8, 36, 2,
+	expect_refusal("16,32x6,8", (tt_plan3d){ 4, 2, 1 }, 8, 36, 2,
 		       "--batch 36 does not split into 4 data-parallel replicas x 2 micro-batches");
-	expect_refusal("16,32x6,8", (tt_layout){ 0, 2, 1 }, 1, 32, 1, "does not divide the world of 1 ranks");
+	expect_refusal("16,32x6,8", (tt_plan3d){ 0, 2, 1 }, 1, 32, 1, "does not divide the world of 1 ranks");
 	CU_ASSERT_EQUAL_FATAL(tt_mlp_parse(&m, "16,32x6,8", NULL), 0);
-	CU_ASSERT_EQUAL(tt_layout_check(&ok, 8, &m, 32, 2, NULL), 0);
+	CU_ASSERT_EQUAL(tt_plan3d_check(&ok, 8, &m, 32, 2, NULL), 0);
 }
 
 static void test_parts(void)
 {
 	tt_mlp m;
 	tt_part p;
-	tt_layout lay = { 1, 2, 2 };
+	tt_plan3d lay = { 1, 2, 2 };
 
 	/* 6 layers: 8->12->6->4->10->6->5; 2 stages of 3: (COL, ROW, FULL) each. */
 	CU_ASSERT_EQUAL_FATAL(tt_mlp_parse(&m, "8,12,6,4,10,6,5", NULL), 0);
-	CU_ASSERT_EQUAL_FATAL(tt_layout_check(&lay, 4, &m, 4, 1, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(tt_plan3d_check(&lay, 4, &m, 4, 1, NULL), 0);
 	tt_part_build(&p, &m, &lay, (tt_coords){ 0, 1, 1 });
 	CU_ASSERT_EQUAL(p.n_layers, 3);
 	CU_ASSERT_EQUAL(p.layer[0].global, 3);
@@ -92,7 +92,7 @@ static void test_parts(void)
 	CU_ASSERT_EQUAL(p.in_width, 4);
 	CU_ASSERT_EQUAL(p.out_width, 5);
 	/* Without tensor parallelism every layer is whole. */
-	lay = (tt_layout){ 2, 1, 2 };
+	lay = (tt_plan3d){ 2, 1, 2 };
 	tt_part_build(&p, &m, &lay, (tt_coords){ 1, 0, 0 });
 	for (int i = 0; i < p.n_layers; i++)
 		CU_ASSERT_EQUAL(p.layer[i].kind, TT_LAYER_FULL);
@@ -103,7 +103,7 @@ static void test_parts(void)
 static void test_element_maps(void)
 {
 	tt_mlp m;
-	tt_layout lay = { 1, 3, 1 };
+	tt_plan3d lay = { 1, 3, 1 };
 
 	CU_ASSERT_EQUAL_FATAL(tt_mlp_parse(&m, "5,6,9,4", NULL), 0); /* COL 5->6/3, ROW 6/3->9, FULL 9->4 */
 	for (int i = 0; i < 3; i++) {
@@ -143,7 +143,7 @@ static void test_tensor_parallel_math(void)
 {
 	enum { N = 5, T = 4, IN = 7, HID = 12, OUT = 6 };
 	tt_mlp m;
-	tt_layout lay = { 1, T, 1 };
+	tt_plan3d lay = { 1, T, 1 };
 	float whole0[HID * IN + HID], whole1[OUT * HID + OUT], g0[HID * IN + HID], g1[OUT * HID + OUT];
 	float x[N * IN], h[N * HID], y[N * OUT], dy[N * OUT], dh[N * HID], dx[N * IN];
 	float ysum[N * OUT] = { 0 }, dxsum[N * IN] = { 0 };

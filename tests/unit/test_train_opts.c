@@ -122,7 +122,7 @@ static void test_bad_values_name_the_option(void)
 	EXPECT_ERROR("GPU path is DDP only", "--layers", "4,2", "--data", "x", "--device", "gpu", "--zero", "2");
 	EXPECT_ERROR("--summary '': want a file name, or - for standard output", "--layers", "4,2", "--data", "x",
 		     "--summary", "");
-	EXPECT_ERROR("--tp '0': want an integer in 1..4096", "--layers", "4,2", "--data", "x", "--tp", "0");
+	EXPECT_ERROR("--tp '0' is not an integer in [1, 4096]", "--layers", "4,2", "--data", "x", "--tp", "0");
 	EXPECT_ERROR("--pp 'two'", "--layers", "4,2", "--data", "x", "--pp", "two");
 	EXPECT_ERROR("--schedule 'zb'", "--layers", "4,2", "--data", "x", "--schedule", "zb");
 	EXPECT_ERROR("--tp 1 --pp 2 --recompute with --device gpu: the GPU path is data parallelism only", "--layers",

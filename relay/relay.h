@@ -12,8 +12,15 @@
 #ifndef TT_RELAY_H
 #define TT_RELAY_H
 
-
 #include "tt_err.h"
+
+/* What the relay tells its task, so a launcher below leaves the checkpoint signal to it:
+ *   TRAIN_TOPO_RELAY_PID    the relay's pid (a launcher trusts it only when that process is
+ *                           one of its ancestors: tt_proc_is_ancestor, proctree.h), and
+ *   TRAIN_TOPO_RELAY_SIGNAL the checkpoint signal it delivers to every descendant that
+ *                           handles it (tt_signal_name's spelling) */
+#define TT_ENV_RELAY_PID "TRAIN_TOPO_RELAY_PID"
+#define TT_ENV_RELAY_SIGNAL "TRAIN_TOPO_RELAY_SIGNAL"
 
 struct tt_relay_config {
 	int checkpoint_signal;	/* reaches every descendant that catches it */

@@ -2,11 +2,12 @@
 /* proctree.c — /proc snapshot, the descendant-selection rule of the signal relay, and the
  * ancestor check a launcher uses to find a relay above it. */
 #include "proctree.h"
+#include "tt_parse.h"
 
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,13 +55,10 @@ int tt_proc_snapshot(const char *proc_root, struct tt_proc **procs, size_t *n, t
 		return tt_err_errno(err, "cannot list %s (is procfs mounted?)", proc_root);
 	while ((de = readdir(dir))) {
 		struct tt_proc p = { 0 };
-		char *end;
-		long pid;
+		long long pid;
 
-		if (!isdigit((unsigned char)de->d_name[0]))
-			continue;
-		pid = strtol(de->d_name, &end, 10);
-		if (*end || pid <= 0)
+		/* Only the numbered entries are processes ("self", "sys", ... are not). */
+		if (tt_parse_int(de->d_name, 1, INT32_MAX, "pid", &pid, NULL) != 0)
 			continue;
 		if (read_status(proc_root, (pid_t)pid, &p) != 0)
 			continue;	/* exited meanwhile, or not readable */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* train_topo.c — the SPANK plugin's entry points: option table, plugstack.conf arguments, and
- * dispatch to the code of each Slurm context. Every hook returns 0 when the plugin has nothing to
- * do and -1 (never a positive value, which Slurm 22.05 ignores) on error, after one slurm_error
- * line prefixed "train_topo:". In slurmstepd an error found before the tasks exist fails each
+/* plugin.c — the entry points of the SPANK plugin train_topo.so: option table, plugstack.conf
+ * arguments, and dispatch to the code of each Slurm context. Every hook returns 0 when the plugin
+ * has nothing to do and -1 (never a positive value, which Slurm 22.05 ignores) on error, after
+ * one slurm_error line prefixed "train_topo:". In slurmstepd an error found before the tasks exist fails each
  * task in task_init instead, the one place where a failure gives srun a non-zero status on
  * Slurm 22.05 as on later releases (see plugin.h); the task exits there itself, so an
  * "optional" plugstack line, whose errors Slurm ignores, fails it too (remote.c). */
