@@ -238,6 +238,7 @@ test_cfg_container_tasks_see_topology_file() {
 	[ -n "$type" ] || type=$(config_value JobContainerType)
 	[[ $type == */tmpfs ]] || skip "needs a private /tmp per job (cluster.sh up --job-container)"
 	echo "$type; SlurmdParameters=$(config_value SlurmdParameters)"
+	with_gpu_topology
 	salloc -N2 --ntasks-per-node=2 --gres=gpu:8 bash -c "for step in 0 1; do
 		TT_TMP_MARKER=ttest-marker srun --train-topo '$TASK_ENV' >out\$step.txt 2>err\$step.txt || exit 1
 	done" || { cat err*.txt; fail "a step failed"; }

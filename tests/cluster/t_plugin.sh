@@ -137,6 +137,7 @@ JOB
 }
 
 test_plugin_sbatch_option_without_value_means_full() {
+	with_gpu_topology
 	cat >job.sh <<'JOB'
 #!/bin/bash
 #SBATCH --train-topo
@@ -182,7 +183,26 @@ set_plugin_args() {
 	trap '"$TT_SRCDIR/tests/cluster/cluster.sh" plugin --args "" >/dev/null' EXIT
 }
 
+# with_gpu_topology: the probe reads a fixture's 8-GPU machine (hwloc_xml=), not this one: the test
+# machines have no NVIDIA GPU, and on such a node the plugin writes no topology file (below).
+with_gpu_topology() {
+	set_plugin_args "hwloc_xml=$TT_SRCDIR/tests/fixtures/topo/dual-pcie-8gpu.xml"
+}
+
+# A node with no NVIDIA GPU and no RDMA NIC (this machine, probed live) gets no NCCL_TOPO_FILE, not
+# an empty one, and one warning per node saying what it has instead; the tasks run.
+test_plugin_node_without_nvidia_gpu_gets_no_topology_file() {
+	grep -qx 0x10de /sys/bus/pci/devices/*/vendor 2>/dev/null && skip "this machine has an NVIDIA device"
+	srun -N2 --ntasks-per-node=2 --gres=gpu:8 --train-topo bash -c 'echo "host=$(hostname) topo=${NCCL_TOPO_FILE-unset}"' >out.txt 2>err.txt ||
+		{ cat err.txt; fail "the step failed"; }
+	cat out.txt err.txt
+	expect_eq "tasks without NCCL_TOPO_FILE" 4 "$(grep -c ' topo=unset$' out.txt)"
+	expect_eq "one warning per node saying what it found" 2 \
+		"$(grep -c 'train_topo: warning: running without NCCL_TOPO_FILE: .*no NVIDIA GPU and no RDMA NIC' err.txt)"
+}
+
 test_plugin_full_mode_writes_topology_file_per_step() {
+	with_gpu_topology
 	srun -N2 --ntasks-per-node=2 --gres=gpu:8 --train-topo bash -c 'f=$NCCL_TOPO_FILE; d=$(dirname "$f"); echo "host=$(hostname) job=$SLURM_JOB_ID file=$f size=$(stat -c %s "$f") dirmode=$(stat -c %a:%U "$d") head=$(head -c 20 "$f" | tr " " _) ifname=$NCCL_SOCKET_IFNAME"' >out.txt
 	cat out.txt
 	local job
@@ -314,6 +334,7 @@ with_intruder() {
 on_node() { local n=$1; shift; "$TT_SRCDIR/tests/cluster/cluster.sh" exec --node "$n" -- "$@"; }
 
 test_plugin_topology_dir_planted_by_another_user_is_never_used() {
+	with_gpu_topology # before with_intruder: each sets an EXIT trap, and the runner restores plugstack
 	with_intruder
 	local job state victim=$PWD/victim d n
 	mkdir -m 755 "$victim"
@@ -347,6 +368,7 @@ JOB
 }
 
 test_plugin_job_user_swapping_its_directory_makes_root_delete_nothing() {
+	with_gpu_topology # before with_intruder: each sets an EXIT trap, and the runner restores plugstack
 	with_intruder
 	local victim=$PWD/victim out host d
 	mkdir -m 755 "$victim"
