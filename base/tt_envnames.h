@@ -13,6 +13,7 @@
 #define TT_ENV_LOCAL_WORLD_SIZE "LOCAL_WORLD_SIZE"
 #define TT_ENV_NODE_RANK "NODE_RANK"
 #define TT_ENV_GROUP_RANK "GROUP_RANK"
+#define TT_ENV_NNODES "NNODES"
 #define TT_ENV_ROLE_NAME "ROLE_NAME"
 #define TT_ENV_ROLE_RANK "ROLE_RANK"
 /* The rendezvous point: rank 0's host and the port its store listens on (layout/rendezvous.h). */

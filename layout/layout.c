@@ -328,7 +328,7 @@ int tt_task_env_foreach(const struct tt_task_env *e,
 		{TT_ENV_LOCAL_WORLD_SIZE, e->local_world_size},
 		{TT_ENV_NODE_RANK, e->node_rank},
 		{TT_ENV_GROUP_RANK, e->node_rank},
-		{"NNODES", e->nnodes},
+		{TT_ENV_NNODES, e->nnodes},
 	};
 	char buf[16];
 	int rc;
@@ -576,6 +576,35 @@ out:
 		free((char *)lists[k]);
 	free(order);
 	free(nodelist);
+	return rc;
+}
+
+int tt_job_rendezvous_from_env(tt_getenv_fn get, void *ctx, struct tt_port_range ports,
+			       struct tt_rendezvous *rdzv, uint32_t *nnodes, tt_err *err)
+{
+	static const char *const job[] = {"SLURM_JOB_ID", "SLURM_JOBID", NULL};
+	static const char *const nodelist[] = {"SLURM_JOB_NODELIST", "SLURM_NODELIST", NULL};
+	struct tt_rdzv_sources s = { .slurm = true, .step_id = TT_STEP_BATCH, .ports = ports };
+	char *list = malloc(TT_NODELIST_LEN), first[TT_HOSTNAME_LEN];
+	size_t n;
+	int rc = -1;
+
+	if (!list)
+		return tt_err_set(err, "out of memory for the job's nodelist");
+	if (env_u32(get, ctx, job, &s.job_id, 1, 0, err) != 0 ||
+	    env_copy(get, ctx, nodelist, list, TT_NODELIST_LEN, 1, err) != 0)
+		goto out;
+	if (tt_hostlist_first(list, first, sizeof(first), &n, err) != 0) {
+		tt_err_wrap(err, "the job's nodelist");
+		goto out;
+	}
+	s.step_host = first;
+	if (tt_rendezvous_resolve(&s, rdzv, err) != 0)
+		goto out;
+	*nnodes = (uint32_t)n;
+	rc = 0;
+out:
+	free(list);
 	return rc;
 }
 

@@ -111,6 +111,15 @@ struct tt_task_env {
  * a value is malformed or too long. */
 int tt_step_facts_from_env(struct tt_step_facts *f, tt_getenv_fn get, void *ctx, tt_err *err);
 
+/* The job-level rendezvous the batch script gets (sbatch --train-topo), for a launcher the user
+ * starts from it by hand (torchrun --rdzv-endpoint=$MASTER_ADDR:$MASTER_PORT): the job's first
+ * host (SLURM_JOB_NODELIST, else SLURM_NODELIST) and the formula's port of the batch step
+ * (rendezvous.h: just below step 0's, so no srun step of the job gets it), and the job's node
+ * count into *nnodes. Each srun step computes its own values, which replace these in its tasks.
+ * -1 with err naming the variable when SLURM_JOB_ID or the nodelist is missing or malformed. */
+int tt_job_rendezvous_from_env(tt_getenv_fn get, void *ctx, struct tt_port_range ports,
+			       struct tt_rendezvous *rdzv, uint32_t *nnodes, tt_err *err);
+
 /* The contract for Slurm task f->task_id (the plugin's case): RANK = SLURM_PROCID, WORLD_SIZE =
  * ntasks, LOCAL_RANK = SLURM_LOCALID, LOCAL_WORLD_SIZE = tasks on this node, NODE_RANK =
  * node_index, NNODES = hosts in nodelist. GPUs: left alone when Slurm bound them, else split

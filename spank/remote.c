@@ -257,6 +257,32 @@ out:
 	return rc;
 }
 
+/* The batch script is not a rank, but a launcher the user starts from it by hand needs the job's
+ * rendezvous point: MASTER_ADDR, MASTER_PORT, NNODES and NODE_RANK as defaults (the user's own
+ * values win), listed in TRAIN_TOPO_SET so that a launcher below knows them for the job's, not
+ * its step's. Each srun step sets its own. A failure costs the script only these variables. */
+static int apply_batch_env(spank_t sp)
+{
+	struct tt_rendezvous rdzv;
+	uint32_t nnodes;
+	char port[8], count[16];
+	tt_err err;
+
+	tt_plugin.topo_set[0] = '\0';
+	if (tt_job_rendezvous_from_env(task_getenv, sp, tt_plugin.cfg.ports, &rdzv, &nnodes, &err) != 0) {
+		fprintf(stderr, TT_PLUGIN ": warning: the batch script gets no MASTER_ADDR/MASTER_PORT: %s\n",
+			err.msg);
+		return 0;
+	}
+	snprintf(port, sizeof(port), "%u", rdzv.port);
+	snprintf(count, sizeof(count), "%u", nnodes);
+	if (apply_default(sp, TT_ENV_MASTER_ADDR, rdzv.addr) != 0 ||
+	    apply_default(sp, TT_ENV_MASTER_PORT, port) != 0 ||
+	    apply_default(sp, TT_ENV_NNODES, count) != 0 || apply_default(sp, TT_ENV_NODE_RANK, "0") != 0)
+		return -1;
+	return publish_defaults(sp);
+}
+
 /* Starts the relay and tells the task about it: this process stays the relay (its pid is the
  * task's TRAIN_TOPO_RELAY_PID), the child goes on to exec the program. A launcher that finds
  * the relay among its ancestors leaves the checkpoint signal to it (one owner per subtree). */
@@ -291,8 +317,8 @@ static int set_up_task(spank_t sp)
 	 * nested srun's) inherit it even with --export=NONE. */
 	if (apply_var(sp, TT_MODE_ENV, tt_mode_name(tt_plugin.mode)) != 0)
 		return -1;
-	/* The batch script gets no rank env: it is not a rank. */
-	if (tt_plugin.step_id != TT_STEP_BATCH && apply_task_env(sp) != 0)
+	/* The batch script gets no rank env (it is not a rank), only the job's rendezvous point. */
+	if (tt_plugin.step_id == TT_STEP_BATCH ? apply_batch_env(sp) != 0 : apply_task_env(sp) != 0)
 		return -1;
 	return start_relay(sp);
 }

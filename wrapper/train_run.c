@@ -179,6 +179,13 @@ static int counts_may_differ(const struct launch *l)
 	return l->opts.nproc_mode != TT_NPROC_COUNT;
 }
 
+/* name from the environment under Slurm when the user or the plugin set it for this step, not
+ * as a default for an enclosing one; else NULL. */
+static const char *slurm_env(const struct launch *l, const char *name)
+{
+	return l->slurm && tt_env_user_set(tt_env_process, NULL, name) ? getenv(name) : NULL;
+}
+
 /* The rendezvous point of this launch from every source (rendezvous.h) into the facts, which
  * every worker's contract then takes; and the launch's node count. */
 static int resolve_rendezvous(struct launch *l, uint32_t *nnodes, tt_err *err)
@@ -190,9 +197,10 @@ static int resolve_rendezvous(struct launch *l, uint32_t *nnodes, tt_err *err)
 		.endpoint_host = l->opts.rdzv_endpoint ? l->opts.endpoint_host : NULL,
 		.endpoint_port = l->opts.endpoint_port,
 		/* Under Slurm these are the plugin's (or the user's for the step); outside it a
-		 * stray MASTER_* of the shell is not this launch's rendezvous. */
-		.env_addr = l->slurm ? getenv(TT_ENV_MASTER_ADDR) : NULL,
-		.env_port = l->slurm ? getenv(TT_ENV_MASTER_PORT) : NULL,
+		 * stray MASTER_* of the shell is not this launch's rendezvous, and neither is the
+		 * job's that the batch script got (listed in TRAIN_TOPO_SET: tt_env_user_set). */
+		.env_addr = slurm_env(l, TT_ENV_MASTER_ADDR),
+		.env_port = slurm_env(l, TT_ENV_MASTER_PORT),
 		.local_addr = l->opts.local_addr,
 		.slurm = l->slurm, .step_host = first, .resv_ports = l->facts.resv_ports,
 		.job_id = l->facts.job_id, .step_id = l->facts.step_id, .ports = l->facts.ports,

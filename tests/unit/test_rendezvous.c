@@ -2,6 +2,7 @@
 /* test_rendezvous.c — the rendezvous point's precedence (layout/rendezvous.h): every source is
  * given, then taken away from the top, one at a time, and the next one must win. */
 #include "cunit_main.h"
+#include "layout.h"
 #include "rendezvous.h"
 
 #include <string.h>
@@ -91,6 +92,30 @@ static void test_node0_is_the_steps_first_host(void)
 	CU_ASSERT_STRING_EQUAL(r.node0, "node07");
 }
 
+/* The batch script's job-level values: the job's first host, the batch step's formula port (not
+ * step 0's, which the job's first srun step gets), the job's node count. */
+static void test_job_rendezvous_of_the_batch_script(void)
+{
+	char *const env[] = {"SLURM_JOB_ID=1234", "SLURM_JOB_NODELIST=gpu[07-09]", "SLURMD_NODENAME=gpu08",
+			     "SLURM_STEP_NODELIST=gpu09", NULL};
+	char *const no_job[] = {"SLURM_JOB_NODELIST=gpu[07-09]", NULL};
+	char *const no_list[] = {"SLURM_JOB_ID=1234", NULL};
+	struct tt_port_range ports = { TT_PORT_LO_DEFAULT, TT_PORT_HI_DEFAULT };
+	struct tt_rendezvous r;
+	uint32_t nnodes = 0;
+	tt_err err;
+
+	CU_ASSERT_EQUAL_FATAL(tt_job_rendezvous_from_env(tt_env_array, (void *)env, ports, &r, &nnodes, &err), 0);
+	CU_ASSERT_STRING_EQUAL(r.addr, "gpu07");
+	CU_ASSERT_EQUAL(r.port, tt_master_port(1234, TT_STEP_BATCH, ports));
+	CU_ASSERT_NOT_EQUAL(r.port, tt_master_port(1234, 0, ports));
+	CU_ASSERT_EQUAL(nnodes, 3);
+	CU_ASSERT_EQUAL(tt_job_rendezvous_from_env(tt_env_array, (void *)no_job, ports, &r, &nnodes, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "SLURM_JOB_ID"));
+	CU_ASSERT_EQUAL(tt_job_rendezvous_from_env(tt_env_array, (void *)no_list, ports, &r, &nnodes, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "SLURM_JOB_NODELIST"));
+}
+
 static void test_bad_sources_are_named(void)
 {
 	struct tt_rdzv_sources s = all_sources();
@@ -135,5 +160,6 @@ int tt_register_suites(void)
 	CU_add_test(s, "outside Slurm", test_outside_slurm);
 	CU_add_test(s, "node 0 is the step's first host", test_node0_is_the_steps_first_host);
 	CU_add_test(s, "bad sources are named", test_bad_sources_are_named);
+	CU_add_test(s, "the batch script's job-level rendezvous", test_job_rendezvous_of_the_batch_script);
 	return 0;
 }
