@@ -323,7 +323,10 @@ static int resume(train *t, tt_err *err)
 	int failed = 0;
 
 	if (t->rank == 0) {
-		int found = tt_ckpt_find_latest(t->o.ckpt_dir, &meta, warn, sizeof(warn), err);
+		/* Made (and checked: ours, not writable by others, no foreign link) before any work, so
+		 * an unusable --ckpt-dir fails now, not at the first checkpoint after training. */
+		int found = tt_ckpt_check_root(t->o.ckpt_dir, err) ? -1
+			    : tt_ckpt_find_latest(t->o.ckpt_dir, &meta, warn, sizeof(warn), err);
 		char note[8192];
 		tt_err rm;
 
@@ -347,7 +350,7 @@ static int resume(train *t, tt_err *err)
 	if (step < 0)
 		return 0;
 	tt_ckpt_step_dir(dir, sizeof(dir), t->o.ckpt_dir, (long)step);
-	failed = tt_ckpt_validate(dir, &meta, err) != 0;
+	failed = tt_ckpt_validate(t->o.ckpt_dir, (long)step, &meta, err) != 0;
 	if (!failed && (strcmp(meta.layers, t->o.layers) || meta.batch != t->o.batch || meta.seed != t->o.seed)) {
 		tt_err_set(err, "%s was written with --layers %s --batch %ld --seed %llu; resume with the same values or "
 			   "use another --ckpt-dir", dir, meta.layers, meta.batch, (unsigned long long)meta.seed);
