@@ -16,7 +16,7 @@ T=2
 tmp=$(mktemp -d /tmp/tt-timeouts-XXXXXX)
 pids=""
 trap 'for p in $pids; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
-export TRAINRT_TOKEN=timeouts-$$ OPENBLAS_NUM_THREADS=1
+export TRAINRT_TOKEN=timeouts-secret-$$ OPENBLAS_NUM_THREADS=1
 unset PMIX_RANK
 status=0
 

@@ -498,8 +498,8 @@ static void test_wrong_token_refused(void)
 {
 	world_spec spec = { .n = 2, .local = 1, .backend = "tcp", .timeout = "2", .kill_after_s = 15 };
 
-	spec.env_override[1] = "TRAINRT_TOKEN=someone-else";
-	CU_ASSERT_EQUAL(run_world(&spec, rank_bad_must_fail, "failed to prove it holds this job's key"), 0);
+	spec.env_override[1] = "TRAINRT_TOKEN=someone-else-entirely";
+	CU_ASSERT_EQUAL(run_world(&spec, rank_bad_must_fail, "wrong job key"), 0);
 }
 
 static void test_world_size_mismatch(void)
