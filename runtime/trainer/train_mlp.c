@@ -17,6 +17,8 @@
 #include "train_opts.h"
 #include "trainrt.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -137,15 +139,30 @@ static int plan_layout(train *t, int world, tt_err *err)
 	return tt_layout_check(&t->lay, world, &t->model, t->o.batch, t->o.accum, err);
 }
 
-/* The world size the launcher announces (before joining): the env contract, else Slurm's task
- * count under PMIx, else 0 (unknown: checked after joining). */
-static int announced_world(void)
+/* The world size the launcher announces (before joining) into *world: the env contract, else
+ * Slurm's task count under PMIx, else 0 (unknown: checked after joining). A value that is not a
+ * whole number from 1 to INT_MAX is refused, not truncated (atoi made 99999999999 a negative
+ * world and 12abc 12). */
+static int announced_world(int *world, tt_err *err)
 {
-	const char *v = getenv("WORLD_SIZE");
+	const char *name = "WORLD_SIZE", *v = getenv(name);
+	char *end;
+	long n;
 
-	if ((!v || !*v) && getenv("PMIX_RANK"))
-		v = getenv("SLURM_STEP_NUM_TASKS") ? getenv("SLURM_STEP_NUM_TASKS") : getenv("SLURM_NTASKS");
-	return v && *v ? atoi(v) : 0;
+	*world = 0;
+	if ((!v || !*v) && getenv("PMIX_RANK")) {
+		name = getenv("SLURM_STEP_NUM_TASKS") ? "SLURM_STEP_NUM_TASKS" : "SLURM_NTASKS";
+		v = getenv(name);
+	}
+	if (!v || !*v)
+		return 0;
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (errno || *end || end == v || n < 1 || n > INT_MAX)
+		return tt_err_set(err, "%s='%s' is not a world size (a whole number of ranks from 1 to %d): check the "
+				  "launcher", name, v, INT_MAX);
+	*world = (int)n;
+	return 0;
 }
 
 /* One group of this rank: the ranks passing the same color, ranked by key. */
@@ -705,7 +722,7 @@ int main(int argc, char **argv)
 	train t;
 	tt_err err = { { 0 } };
 	double wall_t0 = now();
-	int rc;
+	int rc, world;
 
 	memset(&t, 0, sizeof(t));
 	rc = tt_train_opts_parse(&t.o, argc, argv, &err);
@@ -726,7 +743,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	/* A layout that cannot work is refused before joining the job (with the world it will have). */
-	if (plan_layout(&t, announced_world() ? announced_world() : 1, &err)) {
+	if (announced_world(&world, &err) || plan_layout(&t, world ? world : 1, &err)) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
 		return 2;
 	}

@@ -518,6 +518,11 @@ static void test_bad_env_named(void)
 	CU_ASSERT_EQUAL(run_world(&spec, rank_expect_init_error, "TRAINRT_BACKEND='carrier-pigeon'"), 0);
 	spec.env_override[0] = "RANK=5";
 	CU_ASSERT_EQUAL(run_world(&spec, rank_expect_init_error, "RANK='5'"), 0);
+	/* A timeout no peer can meet: refused at the 1 s floor, not turned into blamed peers. */
+	spec.env_override[0] = "TRAINRT_TIMEOUT=0.000001";
+	CU_ASSERT_EQUAL(run_world(&spec, rank_expect_init_error, "TRAINRT_TIMEOUT='0.000001' is below the 1 s floor"), 0);
+	spec.env_override[0] = "TRAINRT_TIMEOUT=0.99";
+	CU_ASSERT_EQUAL(run_world(&spec, rank_expect_init_error, "TRAINRT_TIMEOUT='0.99' is below the 1 s floor"), 0);
 }
 
 /* Every rank must fail with the message; none may get through or time out (kill_after_s is
