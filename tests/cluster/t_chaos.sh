@@ -132,7 +132,7 @@ test_chaos_link_down_during_allreduce() {
 test_chaos_disk_full_during_checkpoint() {
 	srun -J ttest-chaos-full -N1 --ntasks-per-node=1 --gres=gpu:2 bash -c '
 		d=$(mktemp -d /tmp/tt-full.XXXXXX)
-		mount -t tmpfs -o size=8m tmpfs "$d" || { echo "$(id -un) cannot mount a tmpfs" >full.skip; exit 0; }
+		mount -t tmpfs -o size=8m,mode=700 tmpfs "$d" || { echo "$(id -un) cannot mount a tmpfs" >full.skip; exit 0; }
 		args="--layers 784,512,10 --data synthetic --synthetic-samples 2048,256 --batch 64 --seed 5 --log-every 1000"
 		train-run --nproc-per-node 2 -- train-mlp $args --epochs 5 --ckpt-every 5 --keep 1 --ckpt-dir "$d" 2>full.err
 		echo $? >full.rc
