@@ -25,13 +25,19 @@ typedef struct tt_chunk {
 typedef struct tt_file_out {
 	int fd;
 	off_t written, flushed; /* bytes written; bytes whose writeback was started */
-	const char *path;
-	char tmp[PATH_MAX];
+	int dir;		/* directory descriptor name and tmp are relative to (AT_FDCWD: paths) */
+	const char *path;	/* the file as messages name it */
+	const char *name;	/* the file relative to dir */
+	char tmp[PATH_MAX];	/* the temporary file relative to dir */
 } tt_file_out;
 
 /* Creates the temporary file next to path (mode 0666 less the umask). An existing path that is
  * not a regular file (a device, FIFO, directory or symbolic link) is refused, never replaced. */
 int tt_file_open(tt_file_out *f, const char *path, tt_err *err);
+/* The same inside the directory open as dirfd: name is a bare file name in it, created, renamed
+ * and synced through the descriptor, so no symbolic link on the way to the directory is followed
+ * again (the checkpoint writer); path names the file in messages. dirfd stays the caller's. */
+int tt_file_openat(tt_file_out *f, int dirfd, const char *name, const char *path, tt_err *err);
 /* Appends len bytes. */
 int tt_file_write(tt_file_out *f, const void *data, size_t len, tt_err *err);
 /* fsync, close, rename over path, fsync of the directory; on failure the temporary file is gone. */
@@ -44,6 +50,10 @@ void tt_file_dir_of(const char *path, char *dir, size_t len);
 
 /* Writes the concatenation of chunks[0..n) as path. */
 int tt_file_write_chunks(const char *path, const tt_chunk *chunks, int n, tt_err *err);
+
+/* tt_file_write_chunks through a directory descriptor (see tt_file_openat). */
+int tt_file_write_chunks_at(int dirfd, const char *name, const char *path, const tt_chunk *chunks, int n,
+			    tt_err *err);
 
 /* Writes len bytes of data as path. */
 int tt_file_write_atomic(const char *path, const void *data, size_t len, tt_err *err);

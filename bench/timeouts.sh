@@ -17,7 +17,7 @@ tmp=$(mktemp -d /tmp/tt-timeouts-XXXXXX)
 pids=""
 # shellcheck disable=SC2154 # p is the loop's own variable inside the trap's string (shellcheck does not see it assigned)
 trap 'for p in $pids; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
-export TRAINRT_TOKEN=timeouts-$$ OPENBLAS_NUM_THREADS=1
+export TRAINRT_TOKEN=timeouts-secret-$$ OPENBLAS_NUM_THREADS=1
 unset PMIX_RANK
 status=0
 

@@ -38,7 +38,8 @@ lr=${TRAIN_LR:-0.002}
 max_steps=${TRAIN_MAX_STEPS:-0}
 ckpt_dir=${TRAIN_CKPT_DIR:-$SLURM_SUBMIT_DIR/checkpoints/$SLURM_JOB_ID}
 summary=${TRAIN_SUMMARY:-$SLURM_SUBMIT_DIR/train-mlp-$SLURM_JOB_ID.json}
-mkdir -p "$ckpt_dir"
+# 0755 whatever the umask: train-mlp refuses a checkpoint directory others may write into.
+(umask 022 && mkdir -p "$ckpt_dir")
 
 echo "job $SLURM_JOB_ID on $SLURM_JOB_NODELIST: $SLURM_JOB_NUM_NODES nodes, GPUs per node: ${SLURM_GPUS_ON_NODE:-?}"
 echo "train-mlp --layers $layers --data $data --epochs $epochs --batch $batch --lr $lr"

@@ -45,7 +45,8 @@ case $max_requeues in
 	exit 2
 	;;
 esac
-mkdir -p "$ckpt_dir"
+# 0755 whatever the umask: train-mlp refuses a checkpoint directory others may write into.
+(umask 022 && mkdir -p "$ckpt_dir")
 echo "job $SLURM_JOB_ID run $((restarts + 1)) (requeued $restarts of at most $max_requeues times) on $SLURM_JOB_NODELIST"
 
 # The checkpoint signal must not end this shell: the plugin's relay hands it to the step.

@@ -85,7 +85,10 @@ static int check_layout(rt_world *w, tt_err *err)
 }
 
 /* TRAINRT_TIMEOUT in seconds (300 when unset); a bad value is reported in err, and 300 is used
- * meanwhile so the rank can still tell the others (agree_settings). */
+ * meanwhile so the rank can still tell the others (agree_settings). Below TIMEOUT_FLOOR_S every
+ * wait would fail before a live peer could answer (a rendezvous alone takes milliseconds), so
+ * 0.000001 is refused rather than turned into failures that blame the peers. */
+#define TIMEOUT_FLOOR_S 1.0
 static double env_timeout(tt_err *err, int *bad)
 {
 	const char *v = getenv("TRAINRT_TIMEOUT");
@@ -99,6 +102,12 @@ static double env_timeout(tt_err *err, int *bad)
 	if (*end || end == v || !(t > 0) || t > 1e7) {
 		*bad = 1;
 		tt_err_set(err, "TRAINRT_TIMEOUT='%s' is not a positive number of seconds", v);
+		return 300;
+	}
+	if (t < TIMEOUT_FLOOR_S) {
+		*bad = 1;
+		tt_err_set(err, "TRAINRT_TIMEOUT='%s' is below the %.0f s floor: every wait for a peer would fail before "
+			   "it could answer; give at least %.0f (seconds)", v, TIMEOUT_FLOOR_S, TIMEOUT_FLOOR_S);
 		return 300;
 	}
 	return t;

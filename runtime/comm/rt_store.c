@@ -349,6 +349,8 @@ struct rt_store {
 	double timeout;
 	pthread_mutex_t lock;
 	char where[300];
+	double connected; /* when the handshake's connection was made */
+	int retries;	  /* RETRY answers so far */
 };
 
 /* A reason from the other side goes into our messages: printable ASCII only. */
@@ -376,12 +378,12 @@ static int stranger(rt_store *st, tt_err *err, const char *what)
 {
 	return tt_err_set(err, "the process listening at %s (MASTER_ADDR:MASTER_PORT) %s: it is not this job's rank 0, "
 			  "most likely another user's process squatting the port (or rank 0 runs with another job, "
-			  "step or TRAINRT_TOKEN); nothing secret was sent", st->where, what);
+			  "step or TRAINRT_TOKEN); neither the secret nor the key was sent", st->where, what);
 }
 
-/* The status of the server's answer during the handshake; a hang-up or silence means the listener
- * is a stranger. */
-static int handshake_status(rt_store *st, struct rt_store_rsp *r, double wait, tt_err *err)
+/* The status of the server's answer to msg (the hello, the key proof) during the handshake; a
+ * hang-up or silence means the listener is a stranger. */
+static int handshake_status(rt_store *st, struct rt_store_rsp *r, double wait, const char *msg, tt_err *err)
 {
 	struct pollfd p = { .fd = st->fd, .events = POLLIN };
 	int n;
@@ -392,27 +394,46 @@ static int handshake_status(rt_store *st, struct rt_store_rsp *r, double wait, t
 	if (n == 0) {
 		char what[96];
 
-		snprintf(what, sizeof(what), "did not answer the hello within %.0f s", wait);
+		snprintf(what, sizeof(what), "did not answer %s within %.0f s", msg, wait);
 		return stranger(st, err, what);
 	}
-	if (n < 0 || rt_net_recv_all(st->fd, r, sizeof(*r), wait, err) != 0)
-		return stranger(st, err, "closed the connection without answering the hello");
+	if (n < 0 || rt_net_recv_all(st->fd, r, sizeof(*r), wait, err) != 0) {
+		char what[96];
+
+		snprintf(what, sizeof(what), "closed the connection without answering %s", msg);
+		return stranger(st, err, what);
+	}
 	return 0;
 }
 
 /* Either side's refusal or a protocol mismatch during the handshake: 1 = the server asked to
- * retry, -1 = failed (err says why), 0 = OK with vallen as expected. */
+ * retry, -1 = failed (err says why), 0 = OK with vallen as expected. The listener has not proved
+ * it holds the key yet, so what it says is quoted as its claim, not as the store's word. */
 static int handshake_answer(rt_store *st, const struct rt_store_rsp *r, uint32_t expect, double wait, tt_err *err)
 {
 	char reason[RT_STORE_MAX_REASON + 1];
 
-	if (r->status == RT_ST_RETRY && r->vallen == 0)
+	if (r->status == RT_ST_RETRY && r->vallen == 0) {
+		double after = rt_now() - st->connected;
+		char what[160];
+
+		/* The store tells a connection to retry only once it has waited RT_STORE_EVICT_AGE_S
+		 * (rt_store_core.h); a quicker RETRY is a stranger keeping the rank busy. */
+		if (after < 0.8 * RT_STORE_EVICT_AGE_S) {
+			snprintf(what, sizeof(what), "answered RETRY %.3f s after the connection, sooner than trainrt's "
+				 "store ever does (%.2f s)", after, RT_STORE_EVICT_AGE_S);
+			return stranger(st, err, what);
+		}
+		st->retries++;
 		return 1;
+	}
 	if (r->status == RT_ST_REFUSED) {
 		if (recv_value(st, r, reason, RT_STORE_MAX_REASON, wait, err) != 0)
 			return -1;
 		printable(reason);
-		return tt_err_set(err, "store at %s refused this rank: %s", st->where, reason);
+		return tt_err_set(err, "the process at %s (MASTER_ADDR:MASTER_PORT) refused this rank, saying '%s' (it has "
+				  "not proved it holds this job's key: rank 0's store, or another user's process squatting "
+				  "the port)", st->where, reason);
 	}
 	if (r->status != RT_ST_OK || r->vallen != expect)
 		return stranger(st, err, "does not speak the trainrt store protocol");
@@ -420,7 +441,8 @@ static int handshake_answer(rt_store *st, const struct rt_store_rsp *r, uint32_t
 }
 
 /* The handshake on a fresh connection (rt_store_core.h): 0 admitted, 1 the server asked to retry,
- * -1 failed. The server proves itself before the rank says anything keyed. */
+ * -1 failed. The rank proves itself first, so a client without the key gets nothing keyed from
+ * the store; the store's proof comes only after, and the rank trusts nothing before it checks. */
 static int handshake(rt_store *st, const char *key, int world_size, double wait, tt_err *err)
 {
 	struct {
@@ -434,7 +456,7 @@ static int handshake(rt_store *st, const char *key, int world_size, double wait,
 	} m2 = { { RT_STORE_MAGIC, RT_CMD_PROOF, 0, RT_MAC_LEN }, { 0 } };
 	struct rt_store_transcript t = { .version = RT_STORE_VERSION, .world_size = (uint32_t)world_size };
 	struct rt_store_challenge ch;
-	unsigned char server_mac[RT_MAC_LEN];
+	unsigned char server_mac[RT_MAC_LEN], got_mac[RT_MAC_LEN];
 	struct rt_store_rsp r;
 	int rc;
 
@@ -443,7 +465,7 @@ static int handshake(rt_store *st, const char *key, int world_size, double wait,
 	memcpy(t.client_nonce, m1.hello.nonce, RT_NONCE_LEN);
 	if (rt_net_send_all(st->fd, &m1, sizeof(m1), wait, err) != 0)
 		return stranger(st, err, "closed the connection without answering the hello");
-	if (handshake_status(st, &r, wait, err) != 0)
+	if (handshake_status(st, &r, wait, "the hello", err) != 0)
 		return -1;
 	if ((rc = handshake_answer(st, &r, sizeof(ch), wait, err)) != 0)
 		return rc;
@@ -452,12 +474,17 @@ static int handshake(rt_store *st, const char *key, int world_size, double wait,
 	memcpy(t.server_nonce, ch.nonce, RT_NONCE_LEN);
 	if (rt_store_proofs(key, &t, server_mac, m2.mac, err) != 0)
 		return -1;
-	if (!rt_token_mac_equal(server_mac, ch.mac))
+	if (rt_net_send_all(st->fd, &m2, sizeof(m2), wait, err) != 0)
+		return tt_err_wrap(err, "store at %s, sending the key proof", st->where);
+	if (handshake_status(st, &r, wait, "the key proof", err) != 0)
+		return -1;
+	if ((rc = handshake_answer(st, &r, RT_MAC_LEN, wait, err)) != 0)
+		return rc;
+	if (rt_net_recv_all(st->fd, got_mac, sizeof(got_mac), wait, err) != 0)
+		return stranger(st, err, "closed the connection in the middle of its proof");
+	if (!rt_token_mac_equal(server_mac, got_mac))
 		return stranger(st, err, "failed to prove it holds this job's key");
-	if (rt_net_send_all(st->fd, &m2, sizeof(m2), wait, err) != 0 ||
-	    rt_net_recv_all(st->fd, &r, sizeof(r), wait, err) != 0)
-		return tt_err_wrap(err, "store at %s, after the key proofs", st->where);
-	return handshake_answer(st, &r, 0, wait, err);
+	return 0;
 }
 
 /* One request/response round trip; the response value goes to val (up to cap). */
@@ -531,6 +558,16 @@ out:
 	return rc;
 }
 
+/* The timeout ran out over RETRY answers: neither a flooded store nor a squatter that retries
+ * just slowly enough proved anything, so both are named. */
+static void retried_out(rt_store *st, double timeout_s, tt_err *err)
+{
+	tt_err_set(err, "the process at %s (MASTER_ADDR:MASTER_PORT) answered RETRY %d time%s over %.0f s "
+		   "(TRAINRT_TIMEOUT) and never proved it holds this job's key: rank 0's store flooded with "
+		   "connections, or another user's process squatting the port", st->where, st->retries,
+		   st->retries == 1 ? "" : "s", timeout_s);
+}
+
 rt_store *rt_store_connect(const char *host, int port, const char *key, int world_size,
 			   double timeout_s, tt_err *err)
 {
@@ -553,19 +590,21 @@ rt_store *rt_store_connect(const char *host, int port, const char *key, int worl
 		int rc;
 
 		if (left <= 0) {
-			tt_err_set(err, "the store at %s stayed busy with other connections for %.0f s (TRAINRT_TIMEOUT)",
-				   st->where, timeout_s);
+			retried_out(st, timeout_s, err);
 			goto fail;
 		}
 		if (rt_net_connect(host, port, left, &st->fd, err) != 0) {
 			tt_err_wrap(err, "rendezvous store (MASTER_ADDR:MASTER_PORT; is rank 0 running?)");
 			goto fail;
 		}
+		st->connected = rt_now();
 		rc = handshake(st, key, world_size, left < hello_wait ? left : hello_wait, err);
 		if (rc == 0)
 			return st;
 		close(st->fd);
 		st->fd = -1;
+		if (rc < 0 && st->retries > 0 && left < hello_wait)
+			retried_out(st, timeout_s, err); /* the last try was cut short by the deadline */
 		if (rc < 0)
 			goto fail;
 		usleep((useconds_t)backoff_ms * 1000); /* the server is busy: come back shortly */

@@ -222,7 +222,7 @@ static int handle_hello(rt_store_core *s, rt_store_conn *k, const unsigned char 
 	t.version = h.version;
 	t.world_size = h.world_size;
 	memcpy(t.client_nonce, h.nonce, RT_NONCE_LEN);
-	if (rt_token_nonce(t.server_nonce, &err) != 0 || rt_store_proofs(s->key, &t, ch.mac, k->expect, &err) != 0)
+	if (rt_token_nonce(t.server_nonce, &err) != 0 || rt_store_proofs(s->key, &t, k->answer, k->expect, &err) != 0)
 		return refuse(k, err.msg);
 	memcpy(ch.nonce, t.server_nonce, RT_NONCE_LEN);
 	k->stage = RT_CONN_PROOF;
@@ -241,7 +241,8 @@ static int handle_proof(rt_store_core *s, rt_store_conn *k, const unsigned char 
 	s->admitted++;
 	k->stage = RT_CONN_ADMITTED;
 	s->pending--;
-	return reply(k, RT_ST_OK, NULL, 0);
+	/* Only a rank that proved it holds the key gets a keyed answer. */
+	return reply(k, RT_ST_OK, k->answer, RT_MAC_LEN);
 }
 
 static int wake_waiters(rt_store_core *s, struct kv *e)

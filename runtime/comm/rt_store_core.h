@@ -8,10 +8,14 @@
  *   request  = u32 magic "TRST", u32 cmd, u32 keylen, u32 vallen, key, value
  *   response = u32 status, u32 vallen, value
  * Handshake: the rank sends HELLO {version, world size, its nonce}; the server answers with its
- * nonce and HMAC(key, server role, version, world, both nonces); the rank checks it, then sends
- * PROOF = HMAC(key, client role, same transcript); the server checks it and admits the rank. So a
- * process squatting the port learns nothing keyed, and a proof is never valid in the other
- * direction or for another connection. Until admitted a connection may hold one handshake message
+ * nonce alone; the rank sends PROOF = HMAC(key, client role, version, world, both nonces); the
+ * server checks it, admits the rank and only then answers with HMAC(key, server role, the same
+ * transcript), which the rank checks before it trusts the store. So a client without the key
+ * learns nothing it could test guesses of the secret against (it gets a nonce, then a refusal),
+ * and a proof is never valid in the other direction or for another connection. What is left: a
+ * process squatting the port before rank 0 binds it receives one rank's proof (trainrt(3)
+ * SECURITY gives the numbers that make that safe with a secret of RT_TOKEN_MIN bytes). Until
+ * admitted a connection may hold one handshake message
  * (64 bytes) of input and RT_STORE_HANDSHAKE_S seconds; at most RT_STORE_MAX_PENDING wait at once,
  * and at most world-size ranks are ever admitted. */
 #ifndef RT_STORE_CORE_H
@@ -24,12 +28,13 @@
 #include <stdint.h>
 
 #define RT_STORE_MAGIC 0x54525354u /* "TRST" */
-#define RT_STORE_VERSION 3 /* 3: JOIN, which trainrt_init sends */
+#define RT_STORE_VERSION 4 /* 3: JOIN, which trainrt_init sends; 4: the rank proves itself first */
 #define RT_STORE_MAX_KEY 255
 #define RT_STORE_MAX_VAL (1u << 20)
 #define RT_STORE_MAX_PENDING 256   /* connections not yet admitted, held at once */
 #define RT_STORE_HANDSHAKE_S 5.0   /* time a connection has to complete the handshake */
-#define RT_STORE_EVICT_AGE_S 0.25  /* at the cap, an older pending connection makes room */
+#define RT_STORE_EVICT_AGE_S 0.25  /* at the cap, an older pending connection makes room; so the
+				    * store never answers RETRY sooner after accepting */
 #define RT_STORE_DRAIN_S 1.0	   /* a refused connection's input is discarded this long */
 #define RT_STORE_MAX_REASON 1024   /* longest refusal message */
 
@@ -63,9 +68,9 @@ struct rt_store_join {
 	double timeout_s;
 };
 
+/* The server's answer to a hello: its nonce, nothing keyed. */
 struct rt_store_challenge {
 	unsigned char nonce[RT_NONCE_LEN];
-	unsigned char mac[RT_MAC_LEN];
 };
 
 /* What both proofs cover. */
@@ -74,8 +79,8 @@ struct rt_store_transcript {
 	unsigned char client_nonce[RT_NONCE_LEN], server_nonce[RT_NONCE_LEN];
 };
 
-#define RT_STORE_SERVER_ROLE "trainrt store: server proof v2"
-#define RT_STORE_CLIENT_ROLE "trainrt store: client proof v2"
+#define RT_STORE_SERVER_ROLE "trainrt store: server proof v3"
+#define RT_STORE_CLIENT_ROLE "trainrt store: client proof v3"
 
 /* Both proofs of one handshake. */
 int rt_store_proofs(const char *key, const struct rt_store_transcript *t, unsigned char server_mac[RT_MAC_LEN],
@@ -109,6 +114,7 @@ typedef struct rt_store_conn {
 	uint32_t join_rank;
 	rt_store_core *core;
 	unsigned char expect[RT_MAC_LEN]; /* the rank's proof, computed when the challenge went out */
+	unsigned char answer[RT_MAC_LEN]; /* the server's proof, sent once the rank's checked out */
 } rt_store_conn;
 
 /* A store for world_size ranks that prove knowledge of key (any string; see rt_token.h). */

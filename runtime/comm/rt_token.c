@@ -143,6 +143,20 @@ out:
 	return rc;
 }
 
+/* A secret shorter than RT_TOKEN_MIN bytes is refused: whoever sees one proof made with a key
+ * derived from it can test guesses offline, and a word falls to a dictionary in a fraction of a
+ * second. file: the token file it came from (NULL: TRAINRT_TOKEN), for the message. */
+static int check_strength(const char *secret, const char *file, tt_err *err)
+{
+	size_t n = strlen(secret);
+
+	if (n >= RT_TOKEN_MIN)
+		return 0;
+	return tt_err_set(err, "%s%s holds %zu byte%s of secret, fewer than the %d required (a short secret can be "
+			  "guessed offline): generate one with 'head -c 24 /dev/urandom | base64'",
+			  file ? "token file " : "TRAINRT_TOKEN", file ? file : "", n, n == 1 ? "" : "s", RT_TOKEN_MIN);
+}
+
 int rt_token_load(char key[RT_KEY_TEXT], tt_err *err)
 {
 	const char *env = getenv("TRAINRT_TOKEN");
@@ -156,7 +170,7 @@ int rt_token_load(char key[RT_KEY_TEXT], tt_err *err)
 	if (!stepid || !*stepid)
 		stepid = getenv("SLURM_STEPID");
 	if (env && *env)
-		return rt_token_derive(key, env, jobid, stepid, err);
+		return check_strength(env, NULL, err) ? -1 : rt_token_derive(key, env, jobid, stepid, err);
 	if (file && *file) {
 		if (read_secret(file, 0, secret, sizeof(secret), err) != 0)
 			return -1;
@@ -168,8 +182,9 @@ int rt_token_load(char key[RT_KEY_TEXT], tt_err *err)
 		snprintf(path, sizeof(path), "%s/.config/trainrt/token", home);
 		if (read_secret(path, 1, secret, sizeof(secret), err) != 0)
 			return -1;
+		file = path;
 	}
-	rc = rt_token_derive(key, secret, jobid, stepid, err);
+	rc = check_strength(secret, file, err) ? -1 : rt_token_derive(key, secret, jobid, stepid, err);
 	OPENSSL_cleanse(secret, sizeof(secret));
 	return rc;
 }

@@ -15,12 +15,14 @@
 #include <sys/stat.h>
 
 #define RT_TOKEN_MAX 256 /* longest secret, with its NUL */
+#define RT_TOKEN_MIN 16	 /* shortest secret rt_token_load accepts, in bytes */
 #define RT_KEY_TEXT 65	 /* a per-job key: 64 hex digits and a NUL */
 #define RT_NONCE_LEN 32
 #define RT_MAC_LEN 32
 
 /* Loads the secret as described above and derives this job's key (job SLURM_JOB_ID, step
- * SLURM_STEP_ID; "none" when unset) into key. */
+ * SLURM_STEP_ID; "none" when unset) into key. A secret of fewer than RT_TOKEN_MIN bytes is
+ * refused, saying how to generate one. */
 int rt_token_load(char key[RT_KEY_TEXT], tt_err *err);
 
 /* key = hex(HKDF-SHA256(secret, salt "trainrt job key v2", info "job=<jobid> step=<stepid>")). */

@@ -56,14 +56,15 @@ size_t trainrt_dtype_size(trainrt_dtype dtype);
  *  TRAINRT_BACKEND   auto (default) | shm | tcp | nccl. auto: nccl when built with CUDA and a GPU
  *                    is visible; else shm when all ranks share one node; else hierarchical
  *                    (shm inside a node + tcp between nodes).
- *  TRAINRT_TIMEOUT   seconds a rank waits for a peer before failing (default 300).
- *  TRAINRT_TOKEN     the user's secret. When unset, TRAINRT_TOKEN_FILE or ~/.config/trainrt/token
- *                    (created 0600 on first use; must be owned by the user and not readable by
- *                    others) is read. Every rank derives the job key from it and the Slurm job and
- *                    step ids (HKDF-SHA256); the store and every link between ranks admit only a
- *                    peer that proves it holds the key (HMAC-SHA256 challenge-response, both
- *                    ways), so the secret never crosses the wire and other jobs and users can
- *                    neither join nor inject. Authentication, not encryption: see man 3 trainrt.
+ *  TRAINRT_TIMEOUT   seconds a rank waits for a peer before failing (default 300; at least 1).
+ *  TRAINRT_TOKEN     the user's secret, at least 16 bytes. When unset, TRAINRT_TOKEN_FILE or
+ *                    ~/.config/trainrt/token (created 0600 on first use; must be owned by the user
+ *                    and not readable by others) is read. Every rank derives the job key from it
+ *                    and the Slurm job and step ids (HKDF-SHA256); the store and every link
+ *                    between ranks admit only a peer that proves it holds the key (HMAC-SHA256
+ *                    challenge-response, both ways, the connecting rank first), so the secret
+ *                    never crosses the wire and other jobs and users can neither join nor
+ *                    inject. Authentication, not encryption: see man 3 trainrt.
  *  TRAINRT_SOCKET_IFNAME  interface(s) the TCP ring listens on (prefixes, "=name" exact, comma-
  *                    separated); default NCCL_SOCKET_IFNAME, else the address used to reach the store.
  *  TRAINRT_SHM_ARENA_MB  bytes per rank (MiB) that trainrt_alloc may hand out from the node's

@@ -299,7 +299,7 @@ static int run_local(int n, const struct opts *o)
 		return 1;
 	}
 	if (!getenv("TRAINRT_TOKEN")) {
-		snprintf(buf, sizeof(buf), "bench-%d", (int)getpid());
+		snprintf(buf, sizeof(buf), "trainrt-bench-secret-%d", (int)getpid());
 		setenv("TRAINRT_TOKEN", buf, 1);
 	}
 	fflush(NULL);

@@ -33,7 +33,17 @@ void tt_ckpt_meta_free(tt_ckpt_meta *m);
 /* ROOT/step-NNNNNNNN. */
 void tt_ckpt_step_dir(char *out, size_t len, const char *root, long step);
 
-/* Creates ROOT and the step directory (mode 0755) when missing. */
+/* Trust: ROOT and every step directory must be owned by this user and not writable by group or
+ * others; ROOT must not be a symbolic link, and a link on the way to it is followed only when root
+ * or this user owns it; step directories and their files are opened without following links,
+ * through the root's descriptor. Every function below refuses anything else with one line naming
+ * the path, its owner and what to do, and never removes anything outside ROOT. */
+
+/* Creates ROOT when missing and checks it can be trusted: run before any work, so a checkpoint
+ * directory that cannot be used is refused before training, not at the first checkpoint. */
+int tt_ckpt_check_root(const char *root, tt_err *err);
+
+/* Creates ROOT and the step directory (mode 0755 less the umask) when missing. */
 int tt_ckpt_prepare(const char *root, long step, tt_err *err);
 
 /* Writes rank `rank`'s file (p, m, v: tt_shard_total(plan) floats each; plan cuts its part over
@@ -45,12 +55,13 @@ int tt_ckpt_write_rank(const char *root, long step, int rank, const tt_shard_pla
 /* Writes meta.txt (carries its own CRC) the same way; call after every rank file is in place. */
 int tt_ckpt_write_meta(const char *root, const tt_ckpt_meta *meta, tt_err *err);
 
-/* Reads and checks the step directory: meta.txt parses and matches its CRC, every rank file
- * exists and matches the CRC meta.txt names. Fills *meta (free with tt_ckpt_meta_free). */
-int tt_ckpt_validate(const char *stepdir, tt_ckpt_meta *meta, tt_err *err);
+/* Reads and checks ROOT's step directory of `step`: meta.txt parses and matches its CRC, every
+ * rank file exists and matches the CRC meta.txt names. Fills *meta (free with tt_ckpt_meta_free). */
+int tt_ckpt_validate(const char *root, long step, tt_ckpt_meta *meta, tt_err *err);
 
 /* The newest valid step directory under root: returns 1 and fills *meta, 0 when there is none
- * (or root does not exist), -1 on an unreadable root. Each skipped directory adds one line
+ * (or root does not exist), -1 on an unreadable or untrusted root or an untrusted step directory
+ * (a link, another user's, writable by others). Each skipped directory adds one line
  * "skipping DIR: reason" to warn (may be NULL). */
 int tt_ckpt_find_latest(const char *root, tt_ckpt_meta *meta, char *warn, size_t warn_len, tt_err *err);
 

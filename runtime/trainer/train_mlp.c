@@ -140,18 +140,27 @@ static int plan_layout(train *t, int world, tt_err *err)
 	return tt_plan3d_check(&t->lay, world, &t->model, t->o.batch, t->o.accum, err);
 }
 
-/* The world size the launcher announces (before joining): the env contract, else Slurm's task
- * count under PMIx, else 0 (unknown: checked after joining). */
-static int announced_world(void)
+/* The world size the launcher announces (before joining) into *world: the env contract, else
+ * Slurm's task count under PMIx, else 0 (unknown: checked after joining). A value that is not a
+ * whole number from 1 to INT_MAX is refused, not truncated (atoi made 99999999999 a negative
+ * world and 12abc 12). */
+static int announced_world(int *world, tt_err *err)
 {
-	const char *v = getenv(TT_ENV_WORLD_SIZE);
+	const char *name = TT_ENV_WORLD_SIZE, *v = getenv(name);
+	long long n;
 
-	if ((!v || !*v) && getenv("PMIX_RANK"))
-		v = getenv("SLURM_STEP_NUM_TASKS") ? getenv("SLURM_STEP_NUM_TASKS") : getenv("SLURM_NTASKS");
-	long long n = 0;
-
-	/* A bad value is refused by trainrt_init, which names it; here it is just unknown. */
-	return v && tt_parse_int(v, 1, INT_MAX, TT_ENV_WORLD_SIZE, &n, NULL) == 0 ? (int)n : 0;
+	*world = 0;
+	if ((!v || !*v) && getenv("PMIX_RANK")) {
+		name = getenv("SLURM_STEP_NUM_TASKS") ? "SLURM_STEP_NUM_TASKS" : "SLURM_NTASKS";
+		v = getenv(name);
+	}
+	if (!v || !*v)
+		return 0;
+	if (tt_parse_int(v, 1, INT_MAX, name, &n, NULL) != 0)
+		return tt_err_set(err, "%s='%s' is not a world size (a whole number of ranks from 1 to %d): check the "
+				  "launcher", name, v, INT_MAX);
+	*world = (int)n;
+	return 0;
 }
 
 /* One group of this rank: the ranks passing the same color, ranked by key. */
@@ -329,7 +338,10 @@ static int resume(train *t, tt_err *err)
 	int failed = 0;
 
 	if (t->rank == 0) {
-		int found = tt_ckpt_find_latest(t->o.ckpt_dir, &meta, warn, sizeof(warn), err);
+		/* Made (and checked: ours, not writable by others, no foreign link) before any work, so
+		 * an unusable --ckpt-dir fails now, not at the first checkpoint after training. */
+		int found = tt_ckpt_check_root(t->o.ckpt_dir, err) ? -1
+			    : tt_ckpt_find_latest(t->o.ckpt_dir, &meta, warn, sizeof(warn), err);
 		char note[8192];
 		tt_err rm;
 
@@ -353,7 +365,7 @@ static int resume(train *t, tt_err *err)
 	if (step < 0)
 		return 0;
 	tt_ckpt_step_dir(dir, sizeof(dir), t->o.ckpt_dir, (long)step);
-	failed = tt_ckpt_validate(dir, &meta, err) != 0;
+	failed = tt_ckpt_validate(t->o.ckpt_dir, (long)step, &meta, err) != 0;
 	if (!failed && (strcmp(meta.layers, t->o.layers) || meta.batch != t->o.batch || meta.seed != t->o.seed)) {
 		tt_err_set(err, "%s was written with --layers %s --batch %ld --seed %llu; resume with the same values or "
 			   "use another --ckpt-dir", dir, meta.layers, meta.batch, (unsigned long long)meta.seed);
@@ -708,7 +720,7 @@ int main(int argc, char **argv)
 	train t;
 	tt_err err = { { 0 } };
 	double wall_t0 = now();
-	int rc;
+	int rc, world;
 
 	memset(&t, 0, sizeof(t));
 	rc = tt_train_opts_parse(&t.o, argc, argv, &err);
@@ -729,7 +741,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	/* A layout that cannot work is refused before joining the job (with the world it will have). */
-	if (plan_layout(&t, announced_world() ? announced_world() : 1, &err)) {
+	if (announced_world(&world, &err) || plan_layout(&t, world ? world : 1, &err)) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
 		return 2;
 	}

@@ -26,6 +26,12 @@ int tt_train_summary_check(const char *path, tt_err *err)
 		return 0;
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
 		return tt_err_set(err, "--summary %s is a directory: give a file name such as %s/summary.json", path, path);
+	/* The atomic write refuses to replace anything but a regular file; found now, not after the
+	 * run (a FIFO would also block an open here, so only its type is looked at). */
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return tt_err_set(err, "--summary %s is %s, not a regular file: it would not be replaced; give a file path",
+				  path, S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISFIFO(st.st_mode) ? "a FIFO"
+				  : "a device or socket");
 	tt_file_dir_of(path, dir, sizeof(dir));
 	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
 		return tt_err_set(err, "--summary %s: directory %s does not exist; create it or pick another place", path,

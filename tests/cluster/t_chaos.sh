@@ -134,7 +134,7 @@ test_chaos_link_down_during_allreduce() {
 test_chaos_disk_full_during_checkpoint() {
 	srun -J ttest-chaos-full -N1 --ntasks-per-node=1 --gres=gpu:2 bash -c '
 		d=$(mktemp -d /tmp/tt-full.XXXXXX)
-		mount -t tmpfs -o size=8m tmpfs "$d" || { echo "$(id -un) cannot mount a tmpfs" >full.skip; exit 0; }
+		mount -t tmpfs -o size=8m,mode=700 tmpfs "$d" || { echo "$(id -un) cannot mount a tmpfs" >full.skip; exit 0; }
 		args="--layers 784,512,10 --data synthetic --synthetic-samples 2048,256 --batch 64 --seed 5 --log-every 1000"
 		train-run --nproc-per-node 2 -- train-mlp $args --epochs 5 --ckpt-every 5 --keep 1 --ckpt-dir "$d" 2>full.err
 		echo $? >full.rc
@@ -158,9 +158,11 @@ test_chaos_disk_full_during_checkpoint() {
 
 # A second user listens on the job's MASTER_PORT on node 1 before the ranks start (every port it may
 # be: the one derived from the job id, and Slurm's reserved range MpiParams=ports, which steps of a
-# batch job get), answers every hello with a challenge it cannot sign, and records what it receives.
-# The job must fail within seconds (TRAINRT_TIMEOUT is 60) with a message naming the port and
-# squatting, and the squatter must have received nothing but hellos: no secret, no key, no proof.
+# batch job get), answers every hello with a nonce of its own (as the store does), never with a
+# proof (it cannot make one), and records what it receives. The job must fail within seconds
+# (TRAINRT_TIMEOUT is 60) with a message naming the port and squatting, and the squatter must have
+# received nothing but hellos and, after its nonce, the rank's proof (bound to both nonces; why that
+# is acceptable with a secret of 16+ bytes: trainrt(3) SECURITY): never the secret or the key.
 test_chaos_squatter_on_master_port() {
 	local user=ttsquat created=0 id port ports span slot start state secret key
 	if ! id -u "$user" >/dev/null 2>&1; then
@@ -195,8 +197,8 @@ def serve(c, n):
             try:
                 d = c.recv(65536)
             except socket.timeout:
-                if got and not answered:  # a quiet peer waits for an answer: a fake challenge
-                    c.sendall(struct.pack("<II", 0, 64) + os.urandom(64))
+                if got and not answered:  # a quiet peer waits for an answer: a nonce
+                    c.sendall(struct.pack("<II", 0, 32) + os.urandom(32))
                     answered = True
                 continue
             if not d:
@@ -249,12 +251,14 @@ cap, secret, key, job = sys.argv[1], sys.argv[2].encode(), sys.argv[3], sys.argv
 conns = [bytes.fromhex(l.split()[1]) if len(l.split()) > 1 else b"" for l in open(cap)]
 assert conns, "the squatter saw no connection"
 for got in conns:
-    assert len(got) == 56, "the squatter received more than a hello: %d bytes %s" % (len(got), got.hex())
+    assert len(got) in (56, 104), "the squatter received more than a hello and a proof: %d bytes %s" % (len(got), got.hex())
+    if len(got) == 104:
+        assert struct.unpack("<4I", got[56:72]) == (0x54525354, 5, 0, 32), "not a proof: %s" % got[56:].hex()
     for needle, what in ((secret, "the secret"), (secret.hex().encode(), "the secret in hex"),
                          (key.encode(), "the job key"), (bytes.fromhex(key), "the job key's bytes"),
                          (job + b":", "the old 'jobid:' token")):
         assert needle not in got, "the squatter received %s" % what
     assert struct.unpack("<4I", got[:16]) == (0x54525354, 1, 0, 40), "not a hello: %s" % got.hex()
-print("squatter: %d connections, each a 56-byte hello and nothing else" % len(conns))
+print("squatter: %d connections, each a 56-byte hello and at most a 48-byte proof" % len(conns))
 PY
 }

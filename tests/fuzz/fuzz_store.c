@@ -5,8 +5,9 @@
  *        clock; checked: nothing crashes, a stranger is never admitted and never buffers more
  *        than one handshake message.
  *  odd:  a real client (rt_store_connect, set/get/add) talks to a fake server that answers the
- *        handshake correctly (second byte odd) or with the input (even), then answers every
- *        request with the input: the client's reply parsing.
+ *        handshake correctly (second byte odd: its nonce, then, after the client's proof, its
+ *        own) or with the input (even), then answers every request with the input: the client's
+ *        reply parsing; checked: without the server's proof no client is ever admitted.
  * Records on the server side: 1 byte (bit 0: which connection, bits 1-7: clock step in 10 ms),
  * 1 byte length, then that many bytes. */
 #include "fuzz_util.h"
@@ -99,6 +100,7 @@ static void admit(rt_store_core *c, rt_store_conn *k)
 	FUZZ_CHECK(rt_store_proofs(KEY, &t, NULL, proof.mac, &err) == 0);
 	put(c, k, &proof, sizeof(proof));
 	FUZZ_CHECK(k->stage == RT_CONN_ADMITTED);
+	FUZZ_CHECK(k->out_len == sizeof(struct rt_store_rsp) + RT_MAC_LEN); /* its proof, only now */
 	FUZZ_CHECK(rt_store_core_sent(c, k, k->out_len, 0) == 0);
 }
 
@@ -162,7 +164,11 @@ static void *serve_once(void *arg)
 		struct {
 			struct rt_store_rsp r;
 			struct rt_store_challenge ch;
-		} answer = { { RT_ST_OK, sizeof(struct rt_store_challenge) }, { { 0 }, { 0 } } };
+		} answer = { { RT_ST_OK, sizeof(struct rt_store_challenge) }, { { 0 } } };
+		struct {
+			struct rt_store_rsp r;
+			unsigned char mac[RT_MAC_LEN];
+		} admitted = { { RT_ST_OK, RT_MAC_LEN }, { 0 } };
 		struct rt_store_transcript t = { .version = RT_STORE_VERSION };
 		unsigned char proof[sizeof(struct rt_store_req) + RT_MAC_LEN];
 		tt_err err;
@@ -173,9 +179,10 @@ static void *serve_once(void *arg)
 		memcpy(t.client_nonce, m.hello.nonce, RT_NONCE_LEN);
 		memset(t.server_nonce, 3, RT_NONCE_LEN);
 		memcpy(answer.ch.nonce, t.server_nonce, RT_NONCE_LEN);
-		FUZZ_CHECK(rt_store_proofs(KEY, &t, answer.ch.mac, NULL, &err) == 0);
+		FUZZ_CHECK(rt_store_proofs(KEY, &t, admitted.mac, NULL, &err) == 0);
 		if (rt_net_send_all(fd, &answer, sizeof(answer), 1, &err) != 0 ||
-		    rt_net_recv_all(fd, proof, sizeof(proof), 1, &err) != 0)
+		    rt_net_recv_all(fd, proof, sizeof(proof), 1, &err) != 0 ||
+		    rt_net_send_all(fd, &admitted, sizeof(admitted), 1, &err) != 0)
 			goto out;
 	}
 	/* Everything else the client hears is the input; then the server hangs up. */

@@ -72,7 +72,7 @@ ranks() {
 		[ "$rk_n" -gt "$NGPU" ] && rk_shared="NCCL_HOSTID=gpu-check-$$-$rk_r NCCL_IB_DISABLE=1 NCCL_SOCKET_IFNAME=lo"
 		# shellcheck disable=SC2086 # $rk_shared is NAME=VALUE words for env, split on purpose
 		env RANK=$rk_r WORLD_SIZE=$rk_n LOCAL_RANK=$rk_r LOCAL_WORLD_SIZE=$rk_n NODE_RANK=0 NNODES=1 \
-			MASTER_ADDR=127.0.0.1 MASTER_PORT=$rk_port TRAINRT_TOKEN=gpu-check-$$ $rk_shared "$@" \
+			MASTER_ADDR=127.0.0.1 MASTER_PORT=$rk_port TRAINRT_TOKEN=gpu-check-secret-$$ $rk_shared "$@" \
 			>"$LOGS/$rk_tag.rank$rk_r.log" 2>&1 &
 		echo $! >"$LOGS/$rk_tag.rank$rk_r.pid"
 		rk_pids="$rk_pids $!"

@@ -31,7 +31,7 @@ fi
 n=$1
 shift
 port=${TT_LAUNCH_PORT:-$(free_port)}
-TRAINRT_TOKEN=${TRAINRT_TOKEN:-launch-local-$$}
+TRAINRT_TOKEN=${TRAINRT_TOKEN:-launch-local-secret-$$}
 TRAINRT_TIMEOUT=${TRAINRT_TIMEOUT:-60}
 export TRAINRT_TOKEN TRAINRT_TIMEOUT
 pids=""

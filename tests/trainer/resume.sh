@@ -4,7 +4,9 @@
 # SIGUSR1 mid-run -> checkpoint at the next step boundary -> exit 99; a torn newer checkpoint
 # directory is skipped with a warning; the rerun resumes model, AdamW state and data position.
 # Also: --ckpt-every with --keep prunes old checkpoints; a checkpoint of another --layers, --batch or
-# --seed is refused; --signal USR2 --on-signal checkpoint checkpoints and trains on to the same
+# --seed is refused; a checkpoint directory another user could have planted (world-writable,
+# another user's, or a symbolic link) or one that cannot be made is refused before training, with
+# one line naming it; --signal USR2 --on-signal checkpoint checkpoints and trains on to the same
 # weights as the uninterrupted run.
 set -u
 TRAIN_MLP=${TRAIN_MLP:-./train-mlp}
@@ -82,4 +84,25 @@ signal_at_step_40 USR2 "$tmp/e.log" $args --signal USR2 --on-signal checkpoint -
 [ "$(ls -d "$tmp"/ck2/step-* 2>/dev/null | wc -l)" -eq 1 ] || fail "want one checkpoint after USR2: $(ls "$tmp/ck2")"
 e=$(sed -n 's/.*"weights_crc32": "\([0-9a-f]*\)".*/\1/p' "$tmp/e.json")
 [ "$e" = "$a" ] || fail "weights after a checkpoint-and-continue $e differ from the uninterrupted run's $a"
+# refused_before_training WHAT WANT DIR: train-mlp --ckpt-dir DIR fails before its first step
+# with one line matching WANT.
+refused_before_training() {
+	# shellcheck disable=SC2086
+	if $TRAIN_MLP $args --ckpt-dir "$3" 2>"$tmp/r.log"; then
+		fail "$1 --ckpt-dir was used"
+	fi
+	grep -q "^train-mlp: step " "$tmp/r.log" && fail "$1 --ckpt-dir refused only after training: $(cat "$tmp/r.log")"
+	[ "$(wc -l <"$tmp/r.log")" -eq 1 ] || fail "$1 --ckpt-dir: want one line: $(cat "$tmp/r.log")"
+	grep -q "$2" "$tmp/r.log" || fail "$1 --ckpt-dir: unclear refusal: $(cat "$tmp/r.log")"
+}
+chmod 0777 "$tmp/ck"
+refused_before_training "a world-writable" "checkpoint directory $tmp/ck .* is writable by everyone" "$tmp/ck"
+chmod 0755 "$tmp/ck"
+chown 65534 "$tmp/ck" 2>/dev/null && [ "$(id -u)" -eq 0 ] &&
+	refused_before_training "another user's" "checkpoint directory $tmp/ck belongs to .*uid 65534" "$tmp/ck"
+chown "$(id -u)" "$tmp/ck"
+ln -s "$tmp/ck" "$tmp/ck-link"
+refused_before_training "a linked" "checkpoint directory $tmp/ck-link is a symbolic link" "$tmp/ck-link"
+refused_before_training "an impossible" "cannot create checkpoint directory /proc/tt-ckpt" /proc/tt-ckpt
+
 echo "resume: bit-identical (weights crc32 $a, test accuracy $acc_a)"

@@ -12,7 +12,7 @@ pids=""
 # shellcheck disable=SC2154 # p is the loop's own variable inside the trap's string (shellcheck does not see it assigned)
 trap 'for p in $pids; do kill "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; for f in "$tmp"/*.log; do echo "== $f"; cat "$f"; done; exit 1; }
-export OPENBLAS_NUM_THREADS=1 TRAINRT_TIMEOUT=60 TRAINRT_TOKEN=signal-test-$$
+export OPENBLAS_NUM_THREADS=1 TRAINRT_TIMEOUT=60 TRAINRT_TOKEN=signal-test-secret-$$
 unset RANK WORLD_SIZE PMIX_RANK
 args="--layers 64,256,256,10 --data synthetic --synthetic-samples 4096,256 --batch 32 --epochs 10 --lr 0.002 --warmup 20 --seed 4 --log-every 20"
 crc() { sed -n 's/.*"weights_crc32": "\([0-9a-f]*\)".*/\1/p' "$1"; }

@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # summary.sh — train-mlp refuses a --summary it could not write before it trains (a directory, a
-# missing directory, an empty name), on one rank and on two (rank 0 checks, every rank stops), and
-# `--summary -` writes the JSON to standard output instead of a file named '-', and the step traffic
+# missing directory, an empty name, a FIFO, a symbolic link), on one rank and on two (rank 0
+# checks, every rank stops), and a WORLD_SIZE that is no number of ranks before it joins (atoi
+# truncated 99999999999); `--summary -` writes the JSON to standard output instead of a file named '-', and the step traffic
 # it reports is the ring all-reduce's.
 set -u
 TRAIN_MLP=$(cd "$(dirname "${TRAIN_MLP:-./train-mlp}")" && pwd)/$(basename "${TRAIN_MLP:-./train-mlp}")
@@ -27,6 +28,17 @@ refused "$tmp" "is a directory: give a file name such as $tmp/summary.json"
 refused /nonexistent/x "directory /nonexistent does not exist"
 refused "" "want a file name, or - for standard output"
 refused /nonexistent/x "directory /nonexistent does not exist" "$here/launch_local.sh" 2
+mkfifo "$tmp/fifo"
+refused "$tmp/fifo" "is a FIFO, not a regular file"
+ln -s "$tmp/elsewhere.json" "$tmp/link.json"
+refused "$tmp/link.json" "is a symbolic link, not a regular file"
+for w in 99999999999 12abc 0; do
+	rc=0
+	# shellcheck disable=SC2086
+	WORLD_SIZE=$w RANK=0 timeout 20 $TRAIN_MLP $args 2>"$tmp/err" || rc=$?
+	[ "$rc" -eq 2 ] && grep -qF "WORLD_SIZE='$w' is not a world size" "$tmp/err" ||
+		fail "WORLD_SIZE=$w -> rc $rc: $(cat "$tmp/err")"
+done
 
 (cd "$tmp" && $TRAIN_MLP $args --summary - >stdout.json 2>err) || fail "--summary - failed: $(cat "$tmp/err")"
 [ -e "$tmp/-" ] && fail "--summary - wrote a file named '-'"

@@ -2,7 +2,8 @@
 /* test_ckpt.c — checkpoints: write/validate/load round trip, resharding between 3D layouts (data,
  * tensor and pipeline parallel sizes), torn and corrupt directories skipped with a reason,
  * keep-last-K pruning, pruning and removal of torn directories that never follow a symbolic link,
- * files created under the umask. */
+ * files created under the umask, and checkpoint directories another user could plant or redirect
+ * refused (tests run as root, so "another user" is made by chown to nobody, uid 65534). */
 #include "ckpt.h"
 #include "cunit_main.h"
 
@@ -11,7 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#define NOBODY 65534
 
 /* 4 layers: 4->6, 6->2, 2->4, 4->3; tensor parallelism of 2 splits the 6 and 4 outputs. */
 static tt_mlp model;
@@ -180,7 +184,7 @@ static void test_bad_layout_line_refused(void)
 	CU_ASSERT_EQUAL_FATAL(tt_ckpt_prepare(root, 5, &err), 0);
 	CU_ASSERT_EQUAL(tt_ckpt_write_meta(root, &meta, &err), 0);
 	snprintf(path, sizeof(path), "%s/step-00000005", root);
-	CU_ASSERT_EQUAL(tt_ckpt_validate(path, &meta, &err), -1);
+	CU_ASSERT_EQUAL(tt_ckpt_validate(root, 5, &meta, &err), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "layout 2x2x1 does not make its world of 2 ranks"));
 	rm_rf(root);
 }
@@ -388,6 +392,185 @@ static void test_files_honour_umask(void)
 	umask(saved);
 }
 
+/* No temporary file is left next to the files of a step directory. */
+static int count_temps(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+	while ((e = readdir(d)))
+		n += strstr(e->d_name, ".tmp.") != NULL;
+	closedir(d);
+	return n;
+}
+
+/* Writing a step again replaces its files whole (rename through the step's descriptor). */
+static void test_rewrite_is_atomic(void)
+{
+	char root[64], path[256];
+	tt_ckpt_meta meta;
+	tt_err err;
+
+	make_root(root);
+	write_ckpt(root, 4, (tt_plan3d){ 2, 1, 1 });
+	write_ckpt(root, 4, (tt_plan3d){ 2, 1, 1 });
+	CU_ASSERT_EQUAL(tt_ckpt_validate(root, 4, &meta, &err), 0);
+	tt_ckpt_meta_free(&meta);
+	snprintf(path, sizeof(path), "%s/step-00000004", root);
+	CU_ASSERT_EQUAL(count_temps(path), 0);
+	rm_rf(root);
+}
+
+/* Every entry point refuses root with a message containing want (and the path). */
+static void assert_refused(const char *root, const char *want)
+{
+	tt_ckpt_meta meta;
+	char warn[1024];
+	tt_err err;
+
+	err.msg[0] = '\0';
+	CU_ASSERT_EQUAL(tt_ckpt_find_latest(root, &meta, warn, sizeof(warn), &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, want));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, root));
+	CU_ASSERT_EQUAL(tt_ckpt_check_root(root, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, want));
+	CU_ASSERT_EQUAL(tt_ckpt_prepare(root, 99, &err), -1);
+	CU_ASSERT_EQUAL(tt_ckpt_validate(root, 10, &meta, &err), -1);
+	CU_ASSERT_EQUAL(tt_ckpt_prune(root, 1, &err), -1);
+	CU_ASSERT_EQUAL(tt_ckpt_remove_torn(root, 0, NULL, 0, &err), -1);
+}
+
+/* The attack: another user prepares the checkpoint root (theirs, or world-writable) holding their
+ * step; the victim must neither resume from it nor prune in it. */
+static void test_foreign_root_refused(void)
+{
+	char root[64];
+
+	make_root(root);
+	write_ckpt(root, 10, (tt_plan3d){ 1, 1, 1 });
+	write_ckpt(root, 20, (tt_plan3d){ 1, 1, 1 });
+	CU_ASSERT_EQUAL_FATAL(chown(root, NOBODY, NOBODY), 0);
+	assert_refused(root, "uid 65534), not to you");
+	assert_refused(root, "give a --ckpt-dir of your own");
+	CU_ASSERT(exists(root, "step-00000010/meta.txt")); /* prune removed nothing */
+	CU_ASSERT(!exists(root, "step-00000099"));
+	CU_ASSERT_EQUAL(chown(root, geteuid(), getegid()), 0);
+	CU_ASSERT_EQUAL(chmod(root, 0777), 0);
+	assert_refused(root, "is writable by everyone");
+	assert_refused(root, "chmod go-w");
+	CU_ASSERT_EQUAL(chmod(root, 0770), 0);
+	assert_refused(root, "is writable by its group");
+	CU_ASSERT(exists(root, "step-00000010/meta.txt"));
+	CU_ASSERT_EQUAL(chmod(root, 0700), 0);
+	rm_rf(root);
+}
+
+/* The root named as a link (anyone's) is refused; a link on the way to it only when another user
+ * owns it. */
+static void test_linked_root_refused(void)
+{
+	char root[64], base[64], link[128], via[256];
+	tt_ckpt_meta meta;
+	tt_err err;
+
+	make_root(root);
+	make_root(base);
+	write_ckpt(root, 1, (tt_plan3d){ 1, 1, 1 });
+	write_ckpt(root, 2, (tt_plan3d){ 1, 1, 1 });
+	snprintf(link, sizeof(link), "%s/ck", base);
+	CU_ASSERT_EQUAL_FATAL(symlink(root, link), 0);
+	assert_refused(link, "is a symbolic link");
+	CU_ASSERT(exists(root, "step-00000001/meta.txt"));
+	/* as a directory on the way: ours is followed, another user's is not */
+	snprintf(link, sizeof(link), "%s/up", base);
+	CU_ASSERT_EQUAL_FATAL(symlink("/tmp", link), 0);
+	snprintf(via, sizeof(via), "%s/%s", link, root + strlen("/tmp/"));
+	CU_ASSERT_EQUAL(tt_ckpt_find_latest(via, &meta, NULL, 0, &err), 1);
+	tt_ckpt_meta_free(&meta);
+	CU_ASSERT_EQUAL_FATAL(lchown(link, NOBODY, NOBODY), 0);
+	assert_refused(via, "uid 65534): refusing to follow another user's link");
+	CU_ASSERT(exists(root, "step-00000001/meta.txt"));
+	rm_rf(root);
+	rm_rf(base);
+}
+
+/* A step directory that is a link to another checkpoint (the attacker's weights, or the victim's
+ * other run) or belongs to another user is refused on resume, never followed when pruning. */
+static void test_foreign_step_refused(void)
+{
+	char root[64], victim[64], target[128], path[256];
+	tt_ckpt_meta meta;
+	tt_err err;
+
+	make_root(root);
+	make_root(victim);
+	write_ckpt(victim, 50, (tt_plan3d){ 1, 1, 1 });
+	write_ckpt(root, 10, (tt_plan3d){ 1, 1, 1 });
+	snprintf(target, sizeof(target), "%s/step-00000050", victim);
+	link_at(target, root, "step-00000050");
+	CU_ASSERT_EQUAL(tt_ckpt_find_latest(root, &meta, NULL, 0, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "step-00000050 is a symbolic link"));
+	CU_ASSERT_EQUAL(tt_ckpt_validate(root, 50, &meta, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "symbolic link"));
+	/* pruning removes an old link itself, nothing behind it */
+	snprintf(path, sizeof(path), "%s/step-00000050", root);
+	CU_ASSERT_EQUAL(unlink(path), 0);
+	link_at(target, root, "step-00000005");
+	write_ckpt(root, 20, (tt_plan3d){ 1, 1, 1 });
+	CU_ASSERT_EQUAL(tt_ckpt_prune(root, 2, &err), 0);
+	CU_ASSERT(!exists(root, "step-00000005"));
+	CU_ASSERT(exists(victim, "step-00000050/meta.txt"));
+	CU_ASSERT(exists(victim, "step-00000050/rank-00000.bin"));
+	CU_ASSERT(exists(root, "step-00000010/meta.txt"));
+	/* another user's step directory inside our root */
+	write_ckpt(root, 30, (tt_plan3d){ 1, 1, 1 });
+	snprintf(path, sizeof(path), "%s/step-00000030", root);
+	CU_ASSERT_EQUAL_FATAL(chown(path, NOBODY, NOBODY), 0);
+	CU_ASSERT_EQUAL(tt_ckpt_find_latest(root, &meta, NULL, 0, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "step-00000030 belongs to"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "uid 65534)"));
+	CU_ASSERT_EQUAL(tt_ckpt_remove_torn(root, 0, NULL, 0, &err), -1);
+	CU_ASSERT(exists(root, "step-00000030/meta.txt"));
+	rm_rf(root);
+	rm_rf(victim);
+}
+
+/* The same seen by a real second user: a child that setuid()s to nobody finds a root that root
+ * (another user to it) made, and one of its own that is world-writable, and refuses both. */
+static void test_as_unprivileged_user(void)
+{
+	char mine[64], open_dir[64];
+	int status;
+	pid_t pid;
+
+	make_root(mine);
+	make_root(open_dir);
+	write_ckpt(mine, 1, (tt_plan3d){ 1, 1, 1 });
+	CU_ASSERT_EQUAL(chmod(mine, 0755), 0);
+	CU_ASSERT_EQUAL(chown(open_dir, NOBODY, NOBODY), 0);
+	CU_ASSERT_EQUAL(chmod(open_dir, 0777), 0);
+	pid = fork();
+	CU_ASSERT_FATAL(pid >= 0);
+	if (pid == 0) {
+		tt_ckpt_meta meta;
+		tt_err err;
+		int bad = 0;
+
+		if (setgid(NOBODY) != 0 || setuid(NOBODY) != 0)
+			_exit(3);
+		bad |= tt_ckpt_find_latest(mine, &meta, NULL, 0, &err) != -1 || !strstr(err.msg, "belongs to root");
+		bad |= (tt_ckpt_check_root(open_dir, &err) != -1 || !strstr(err.msg, "writable by everyone")) << 1;
+		_exit(bad);
+	}
+	CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+	CU_ASSERT(WIFEXITED(status));
+	CU_ASSERT_EQUAL(WEXITSTATUS(status), 0);
+	rm_rf(mine);
+	rm_rf(open_dir);
+}
+
 int tt_register_suites(void)
 {
 	CU_pSuite s = CU_add_suite("ckpt", setup, NULL);
@@ -402,5 +585,10 @@ int tt_register_suites(void)
 	CU_add_test(s, "prune never follows links", test_prune_never_follows_links);
 	CU_add_test(s, "torn directories are removed", test_remove_torn);
 	CU_add_test(s, "files honour the umask", test_files_honour_umask);
+	CU_add_test(s, "rewriting a step is atomic", test_rewrite_is_atomic);
+	CU_add_test(s, "another user's or a world-writable root refused", test_foreign_root_refused);
+	CU_add_test(s, "a linked root refused", test_linked_root_refused);
+	CU_add_test(s, "a linked or foreign step refused", test_foreign_step_refused);
+	CU_add_test(s, "refused as an unprivileged user", test_as_unprivileged_user);
 	return 0;
 }

@@ -498,8 +498,8 @@ static void test_wrong_token_refused(void)
 {
 	world_spec spec = { .n = 2, .local = 1, .backend = "tcp", .timeout = "2", .kill_after_s = 15 };
 
-	spec.env_override[1] = "TRAINRT_TOKEN=someone-else";
-	CU_ASSERT_EQUAL(run_world(&spec, rank_bad_must_fail, "failed to prove it holds this job's key"), 0);
+	spec.env_override[1] = "TRAINRT_TOKEN=someone-else-entirely";
+	CU_ASSERT_EQUAL(run_world(&spec, rank_bad_must_fail, "wrong job key"), 0);
 }
 
 static void test_world_size_mismatch(void)
@@ -518,6 +518,11 @@ static void test_bad_env_named(void)
 	CU_ASSERT_EQUAL(run_world(&spec, rank_expect_init_error, "TRAINRT_BACKEND='carrier-pigeon'"), 0);
 	spec.env_override[0] = "RANK=5";
 	CU_ASSERT_EQUAL(run_world(&spec, rank_expect_init_error, "RANK='5'"), 0);
+	/* A timeout no peer can meet: refused at the 1 s floor, not turned into blamed peers. */
+	spec.env_override[0] = "TRAINRT_TIMEOUT=0.000001";
+	CU_ASSERT_EQUAL(run_world(&spec, rank_expect_init_error, "TRAINRT_TIMEOUT='0.000001' is below the 1 s floor"), 0);
+	spec.env_override[0] = "TRAINRT_TIMEOUT=0.99";
+	CU_ASSERT_EQUAL(run_world(&spec, rank_expect_init_error, "TRAINRT_TIMEOUT='0.99' is below the 1 s floor"), 0);
 }
 
 /* Every rank must fail with the message; none may get through or time out (kill_after_s is

@@ -103,9 +103,9 @@ static void test_refusals_have_reasons(void)
 	int port = rt_store_server_port(srv);
 	tt_err err;
 
-	/* Another key: the rank finds the server cannot prove it holds this job's key. */
+	/* Another key: the store refuses the rank's proof (and sends no proof of its own). */
 	CU_ASSERT_PTR_NULL(rt_store_connect("127.0.0.1", port, "42:other", 2, 5, &err));
-	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "failed to prove it holds this job's key"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "wrong job key"));
 	CU_ASSERT_PTR_NULL(rt_store_connect("127.0.0.1", port, TOKEN, 3, 5, &err));
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "WORLD_SIZE 3 differs from rank 0's 2"));
 
@@ -279,10 +279,32 @@ static void hex(const unsigned char *p, size_t n, char *out)
 		sprintf(out + 2 * i, "%02x", p[i]);
 }
 
+/* TRAINRT_TOKEN=hunter2 fell to a dictionary in 0.09 s: fewer than 16 bytes are refused with a
+ * line saying how to generate a secret, exactly at the boundary. */
+static void test_short_secret_refused(void)
+{
+	char key[RT_KEY_TEXT];
+	tt_err err;
+
+	setenv("TRAINRT_TOKEN", "hunter2", 1);
+	CU_ASSERT_EQUAL(rt_token_load(key, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "TRAINRT_TOKEN holds 7 bytes of secret"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "head -c 24 /dev/urandom | base64"));
+	setenv("TRAINRT_TOKEN", "x", 1);
+	CU_ASSERT_EQUAL(rt_token_load(key, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "holds 1 byte of secret"));
+	setenv("TRAINRT_TOKEN", "123456789012345", 1);
+	CU_ASSERT_EQUAL(rt_token_load(key, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "holds 15 bytes"));
+	setenv("TRAINRT_TOKEN", "1234567890123456", 1);
+	CU_ASSERT_EQUAL(rt_token_load(key, &err), 0);
+	unsetenv("TRAINRT_TOKEN");
+}
+
 /* Known answers computed with Python's hmac module (RFC 5869 HKDF written out over HMAC-SHA256). */
 static void test_key_derivation(void)
 {
-	char k[RT_KEY_TEXT], k2[RT_KEY_TEXT], text[2 * RT_MAC_LEN + 1];
+	char k[RT_KEY_TEXT], k2[RT_KEY_TEXT], want[RT_KEY_TEXT], text[2 * RT_MAC_LEN + 1];
 	unsigned char mac[RT_MAC_LEN], mac2[RT_MAC_LEN];
 	uint64_t a = 0, b = 0;
 	tt_err err;
@@ -307,11 +329,12 @@ static void test_key_derivation(void)
 	CU_ASSERT(rt_token_mac_equal(mac, mac));
 
 	/* rt_token_load: the same key from the environment a Slurm step gives. */
-	setenv("TRAINRT_TOKEN", "s3cret", 1);
+	setenv("TRAINRT_TOKEN", "s3cret-s3cret-s3", 1);
 	setenv("SLURM_JOB_ID", "77", 1);
 	setenv("SLURM_STEP_ID", "0", 1);
 	CU_ASSERT_EQUAL(rt_token_load(k2, &err), 0);
-	CU_ASSERT_STRING_EQUAL(k2, k);
+	CU_ASSERT_EQUAL(rt_token_derive(want, "s3cret-s3cret-s3", "77", "0", &err), 0);
+	CU_ASSERT_STRING_EQUAL(k2, want);
 	unsetenv("TRAINRT_TOKEN");
 	unsetenv("SLURM_JOB_ID");
 	unsetenv("SLURM_STEP_ID");
@@ -388,7 +411,8 @@ struct hello_msg {
 	struct rt_store_hello hello;
 };
 
-/* A client without the key can read the server's challenge, but its proof is refused. */
+/* A client without the key gets the server's nonce and nothing keyed (no proof to test guesses
+ * of the secret against offline), and its proof is refused with nothing keyed either. */
 static void test_wrong_proof_refused(void)
 {
 	rt_store_server *srv = start(1);
@@ -409,7 +433,8 @@ static void test_wrong_proof_refused(void)
 	CU_ASSERT_EQUAL(rt_net_send_all(fd, &m, sizeof(m), 5, &err), 0);
 	CU_ASSERT_EQUAL(rt_net_recv_all(fd, &r, sizeof(r), 5, &err), 0);
 	CU_ASSERT_EQUAL(r.status, RT_ST_OK);
-	CU_ASSERT_EQUAL(r.vallen, sizeof(ch));
+	CU_ASSERT_EQUAL(r.vallen, RT_NONCE_LEN);
+	CU_ASSERT_EQUAL(sizeof(ch), RT_NONCE_LEN);
 	CU_ASSERT_EQUAL(rt_net_recv_all(fd, &ch, sizeof(ch), 5, &err), 0);
 	CU_ASSERT_EQUAL(rt_net_send_all(fd, &proof, sizeof(proof), 5, &err), 0);
 	CU_ASSERT_EQUAL(rt_net_recv_all(fd, &r, sizeof(r), 5, &err), 0);
@@ -426,11 +451,20 @@ static void test_wrong_proof_refused(void)
 }
 
 /* A process squatting MASTER_PORT: it keeps what it receives and then stays silent, answers with a
- * challenge it cannot sign, or hangs up. */
-enum squat_mode { SQUAT_SILENT, SQUAT_FAKE_CHALLENGE, SQUAT_HANG_UP };
+ * nonce and then a proof it cannot make, answers with a nonce and then nothing, hangs up, answers
+ * RETRY at once or just late enough to pass for the store's, or refuses with a text of its own. */
+enum squat_mode {
+	SQUAT_SILENT,
+	SQUAT_FAKE_PROOF,
+	SQUAT_FAKE_CHALLENGE,
+	SQUAT_HANG_UP,
+	SQUAT_RETRY_NOW,
+	SQUAT_RETRY_SLOW,
+	SQUAT_REFUSE
+};
 
 struct squatter {
-	int lfd;
+	int lfd, conns;
 	enum squat_mode mode;
 	unsigned char got[4096];
 	size_t got_len;
@@ -450,30 +484,74 @@ static void capture(struct squatter *q, int fd, double wait_s)
 	}
 }
 
+/* Sends a response header and len bytes of value (7s, or text). */
+static int squat_say(int fd, uint32_t status, const char *text, size_t len)
+{
+	struct {
+		struct rt_store_rsp r;
+		unsigned char v[64];
+	} m = { { status, (uint32_t)len }, { 0 } };
+
+	if (text)
+		memcpy(m.v, text, len);
+	else
+		memset(m.v, 7, len);
+	return send(fd, &m, sizeof(m.r) + len, MSG_NOSIGNAL) == (ssize_t)(sizeof(m.r) + len) ? 0 : -1;
+}
+
+/* One connection of the squatter; 0 when the client may come back (RETRY). */
+static int squat_one(struct squatter *q, int fd)
+{
+	switch (q->mode) {
+	case SQUAT_SILENT:
+		capture(q, fd, 4.0);
+		return 1;
+	case SQUAT_FAKE_PROOF:
+	case SQUAT_FAKE_CHALLENGE:
+		capture(q, fd, 0.5);
+		if (squat_say(fd, RT_ST_OK, NULL, sizeof(struct rt_store_challenge)) == 0) {
+			capture(q, fd, q->mode == SQUAT_FAKE_PROOF ? 0.5 : 2.0);
+			if (q->mode == SQUAT_FAKE_PROOF && squat_say(fd, RT_ST_OK, NULL, RT_MAC_LEN) == 0)
+				capture(q, fd, 2.0);
+		}
+		return 1;
+	case SQUAT_RETRY_NOW:
+	case SQUAT_RETRY_SLOW:
+		capture(q, fd, q->mode == SQUAT_RETRY_NOW ? 0.05 : 1.1 * RT_STORE_EVICT_AGE_S);
+		squat_say(fd, RT_ST_RETRY, NULL, 0);
+		return 0;
+	case SQUAT_REFUSE:
+		capture(q, fd, 0.2);
+		squat_say(fd, RT_ST_REFUSED, "rank 0 is overloaded; try a bigger TRAINRT_TIMEOUT", 51);
+		capture(q, fd, 0.5);
+		return 1;
+	default:
+		capture(q, fd, 0.5);
+		return 1;
+	}
+}
+
 static void *squat(void *arg)
 {
 	struct squatter *q = arg;
-	int fd = accept(q->lfd, NULL, NULL);
 
-	if (fd < 0)
-		return NULL;
-	if (q->mode == SQUAT_SILENT) {
-		capture(q, fd, 4.0);
-	} else {
-		capture(q, fd, 0.5);
-		if (q->mode == SQUAT_FAKE_CHALLENGE) {
-			struct {
-				struct rt_store_rsp r;
-				unsigned char ch[sizeof(struct rt_store_challenge)];
-			} answer = { { RT_ST_OK, sizeof(struct rt_store_challenge) }, { 7, 7, 7 } };
+	for (;;) {
+		struct pollfd p = { .fd = q->lfd, .events = POLLIN };
+		int fd, done;
 
-			if (send(fd, &answer, sizeof(answer), MSG_NOSIGNAL) == (ssize_t)sizeof(answer))
-				capture(q, fd, 2.0);
-		}
+		/* The client comes back after a RETRY; the squatter stops when it does not. */
+		if (poll(&p, 1, 1500) != 1 || (fd = accept(q->lfd, NULL, NULL)) < 0)
+			return NULL;
+		q->conns++;
+		done = squat_one(q, fd);
+		close(fd);
+		if (done)
+			return NULL;
 	}
-	close(fd);
-	return NULL;
 }
+
+#define HELLO_ONLY sizeof(struct hello_msg)
+#define HELLO_AND_PROOF (sizeof(struct hello_msg) + sizeof(struct rt_store_req) + RT_MAC_LEN)
 
 static void test_squatter_learns_nothing(void)
 {
@@ -481,10 +559,16 @@ static void test_squatter_learns_nothing(void)
 		enum squat_mode mode;
 		double timeout;
 		const char *says;
+		size_t got; /* what the squatter may receive: the hello, or the hello and a proof */
 	} cases[] = {
-		{ SQUAT_SILENT, 1.0, "did not answer the hello within 1 s" },
-		{ SQUAT_FAKE_CHALLENGE, 30.0, "failed to prove it holds this job's key" },
-		{ SQUAT_HANG_UP, 30.0, "closed the connection without answering the hello" },
+		{ SQUAT_SILENT, 1.0, "did not answer the hello within 1 s", HELLO_ONLY },
+		{ SQUAT_FAKE_PROOF, 30.0, "failed to prove it holds this job's key", HELLO_AND_PROOF },
+		{ SQUAT_FAKE_CHALLENGE, 30.0, "closed the connection without answering the key proof", HELLO_AND_PROOF },
+		{ SQUAT_HANG_UP, 30.0, "closed the connection without answering the hello", HELLO_ONLY },
+		{ SQUAT_RETRY_NOW, 30.0, "answered RETRY 0.0", HELLO_ONLY },
+		{ SQUAT_RETRY_SLOW, 1.5, "answered RETRY ", 0 },
+		{ SQUAT_REFUSE, 30.0, "refused this rank, saying 'rank 0 is overloaded; try a bigger TRAINRT_TIMEOUT' (it has "
+				      "not proved it holds this job's key", HELLO_ONLY },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -507,9 +591,18 @@ static void test_squatter_learns_nothing(void)
 		CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, cases[i].says));
 		CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, where));
 		CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "squatting"));
-		/* All it got is the hello: version, world size and a random nonce; no proof, no key. */
-		CU_ASSERT_EQUAL(q.got_len, sizeof(struct hello_msg));
+		if (!strstr(err.msg, cases[i].says))
+			fprintf(stderr, "case %zu: %s\n", i, err.msg);
+		/* What it got: the hello (version, world size, a random nonce), and where it answered
+		 * with a nonce the rank's proof (bound to both nonces); never the key or the secret. */
+		if (cases[i].got)
+			CU_ASSERT_EQUAL(q.got_len, cases[i].got);
 		CU_ASSERT_PTR_NULL(memmem(q.got, q.got_len, TOKEN, strlen(TOKEN)));
+		/* An immediate RETRY is not believed: one connection, no retry loop. */
+		if (cases[i].mode == SQUAT_RETRY_NOW)
+			CU_ASSERT_EQUAL(q.conns, 1);
+		if (cases[i].mode == SQUAT_RETRY_SLOW)
+			CU_ASSERT(q.conns >= 2);
 	}
 }
 
@@ -1106,7 +1199,7 @@ static void test_token_file_and_home(void)
 	snprintf(path, sizeof(path), "%s/secret", home);
 	f = fopen(path, "w");
 	CU_ASSERT_FATAL(f != NULL);
-	fputs("from-a-file\n", f);
+	fputs("from-a-file-secret\n", f);
 	fclose(f);
 	chmod(path, 0644);
 	setenv("TRAINRT_TOKEN_FILE", path, 1);
@@ -1114,8 +1207,22 @@ static void test_token_file_and_home(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, path));
 	chmod(path, 0600);
 	CU_ASSERT_EQUAL(rt_token_load(again, &err), 0);
-	CU_ASSERT_EQUAL(rt_token_derive(expect, "from-a-file", "42", NULL, &err), 0);
+	CU_ASSERT_EQUAL(rt_token_derive(expect, "from-a-file-secret", "42", NULL, &err), 0);
 	CU_ASSERT_STRING_EQUAL(again, expect);
+	/* A file of 15 bytes of secret is refused naming the file and how to make one; 16 pass. */
+	f = fopen(path, "w");
+	CU_ASSERT_FATAL(f != NULL);
+	fputs("123456789012345\n", f);
+	fclose(f);
+	CU_ASSERT_EQUAL(rt_token_load(again, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, path));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "holds 15 bytes of secret, fewer than the 16 required"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "head -c 24 /dev/urandom | base64"));
+	f = fopen(path, "w");
+	CU_ASSERT_FATAL(f != NULL);
+	fputs("1234567890123456\n", f);
+	fclose(f);
+	CU_ASSERT_EQUAL(rt_token_load(again, &err), 0);
 
 	unsetenv("TRAINRT_TOKEN_FILE");
 	unsetenv("SLURM_JOB_ID");
@@ -1161,5 +1268,6 @@ int tt_register_suites(void)
 	CU_add_test(s, "ring links refuse a forged proof", test_ring_refuses_forgery);
 	CU_add_test(s, "link handshake: the key, the link, the member", test_link_handshake);
 	CU_add_test(s, "secret from a file or ~/.config/trainrt/token", test_token_file_and_home);
+	CU_add_test(s, "a secret under 16 bytes refused", test_short_secret_refused);
 	return 0;
 }

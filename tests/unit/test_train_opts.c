@@ -148,6 +148,17 @@ static void test_summary_place(void)
 	snprintf(path, sizeof(path), "%s/missing/run.json", dir);
 	CU_ASSERT_EQUAL(tt_train_summary_check(path, &err), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "does not exist"));
+	/* A FIFO or a link was refused only when the summary was written, after the training. */
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	CU_ASSERT_EQUAL_FATAL(mkfifo(path, 0600), 0);
+	CU_ASSERT_EQUAL(tt_train_summary_check(path, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "is a FIFO, not a regular file"));
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/link", dir);
+	CU_ASSERT_EQUAL_FATAL(symlink("/tmp/elsewhere.json", path), 0);
+	CU_ASSERT_EQUAL(tt_train_summary_check(path, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "is a symbolic link, not a regular file"));
+	unlink(path);
 	if (geteuid() != 0) { /* root writes anywhere */
 		chmod(dir, 0500);
 		snprintf(path, sizeof(path), "%s/run.json", dir);
