@@ -132,3 +132,33 @@ test_plugin_omp_num_threads_is_the_tasks_cpus() {
 	OMP_NUM_THREADS=5 srun -N2 --ntasks-per-node=1 --train-topo=env bash -c 'echo "$OMP_NUM_THREADS"' >user.txt
 	expect_eq "a user's OMP_NUM_THREADS is kept" "5 5" "$(xargs <user.txt)"
 }
+
+# sbatch --train-topo: the batch script gets the job's rendezvous point (its first host by
+# scontrol, the batch step's documented port, the job's node count, NODE_RANK 0, no RANK); a step
+# inside gets its own values, and train-run in a step the plugin leaves alone does not take the
+# job's port for its rendezvous (TRAIN_TOPO_SET lists it as the batch step's default).
+test_plugin_batch_script_gets_the_jobs_rendezvous() {
+	cat >job.sh <<'JOB'
+#!/bin/bash
+echo "batch job=$SLURM_JOB_ID first=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1) nodes=$SLURM_JOB_NUM_NODES MASTER_ADDR=${MASTER_ADDR:-unset} MASTER_PORT=${MASTER_PORT:-unset} NNODES=${NNODES:-unset} NODE_RANK=${NODE_RANK:-unset} RANK=${RANK:-unset}"
+srun -N1 -n1 bash -c 'echo "step first=$(scontrol show hostnames "$SLURM_STEP_NODELIST" | head -n1) MASTER_ADDR=$MASTER_ADDR MASTER_PORT=$MASTER_PORT NNODES=$NNODES NODE_RANK=$NODE_RANK"'
+srun -N1 -n1 --train-topo=off train-run --nproc-per-node 1 -- bash -c 'echo "off-train-run MASTER_PORT=$MASTER_PORT"'
+JOB
+	sbatch_wait out.txt -N2 --train-topo=env job.sh || fail "the job failed"
+	cat out.txt
+	local batch step off job
+	batch=$(grep '^batch ' out.txt) step=$(grep '^step ' out.txt) off=$(grep '^off-train-run ' out.txt)
+	job=$(field job "$batch")
+	expect_eq "batch: MASTER_ADDR is the job's first host" "$(field first "$batch")" "$(field MASTER_ADDR "$batch")"
+	expect_eq "batch: MASTER_PORT is the batch step's documented port" "$(documented_port "$job" 4294967291)" \
+		"$(field MASTER_PORT "$batch")"
+	expect_eq "batch: NNODES is the job's node count" "$(field nodes "$batch")" "$(field NNODES "$batch")"
+	expect_eq "batch: NODE_RANK" 0 "$(field NODE_RANK "$batch")"
+	expect_eq "batch: no RANK (the script is not a rank)" unset "$(field RANK "$batch")"
+	expect_eq "step: its own NNODES" 1 "$(field NNODES "$step")"
+	expect_eq "step: MASTER_ADDR its first host" "$(field first "$step")" "$(field MASTER_ADDR "$step")"
+	[ "$(field MASTER_PORT "$step")" != "$(field MASTER_PORT "$batch")" ] || fail "the step kept the job's MASTER_PORT"
+	[ -n "$(field MASTER_PORT "$off")" ] || fail "train-run in the plugin-less step gave no MASTER_PORT"
+	[ "$(field MASTER_PORT "$off")" != "$(field MASTER_PORT "$batch")" ] ||
+		fail "train-run took the job's MASTER_PORT as its step's rendezvous"
+}
