@@ -87,7 +87,7 @@ e=$(sed -n 's/.*"weights_crc32": "\([0-9a-f]*\)".*/\1/p' "$tmp/e.json")
 # refused_before_training WHAT WANT DIR: train-mlp --ckpt-dir DIR fails before its first step
 # with one line matching WANT.
 refused_before_training() {
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2086 # $args is a list of options, split on purpose
 	if $TRAIN_MLP $args --ckpt-dir "$3" 2>"$tmp/r.log"; then
 		fail "$1 --ckpt-dir was used"
 	fi

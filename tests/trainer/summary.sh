@@ -34,7 +34,7 @@ ln -s "$tmp/elsewhere.json" "$tmp/link.json"
 refused "$tmp/link.json" "is a symbolic link, not a regular file"
 for w in 99999999999 12abc 0; do
 	rc=0
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2086 # $args is a list of options, split on purpose
 	WORLD_SIZE=$w RANK=0 timeout 20 $TRAIN_MLP $args 2>"$tmp/err" || rc=$?
 	[ "$rc" -eq 2 ] && grep -qF "WORLD_SIZE='$w' is not a world size" "$tmp/err" ||
 		fail "WORLD_SIZE=$w -> rc $rc: $(cat "$tmp/err")"
