@@ -451,7 +451,7 @@ static void fmt_eta(char *out, size_t len, double s)
 	snprintf(out, len, "%ld:%02ld:%02ld", x / 3600, x / 60 % 60, x % 60);
 }
 
-/* Returns 0 when training ended, TT_EXIT_CHECKPOINTED after a checkpoint-exit, -1 on error. */
+/* Returns 0 when training ended, the checkpoint status (o.ckpt_exit) after a checkpoint-exit, -1 on error. */
 static int run(train *t, tt_err *err)
 {
 	double iv_loss = 0.0, iv_correct = 0.0, iv_t0 = now(), ckpt_period = t->o.ckpt_minutes * 60.0;
@@ -518,8 +518,8 @@ static int run(train *t, tt_err *err)
 		if (got_signal && t->o.on_signal == TT_ON_SIGNAL_CHECKPOINT_EXIT) {
 			say(t, 0, "signal: %s at step %ld, exiting with status %d",
 			    t->o.ckpt_dir ? "checkpointed" : "no --ckpt-dir, nothing saved,", t->step,
-			    TT_EXIT_CHECKPOINTED);
-			return TT_EXIT_CHECKPOINTED;
+			    t->o.ckpt_exit);
+			return t->o.ckpt_exit;
 		}
 	}
 	return 0;

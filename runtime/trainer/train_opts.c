@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* train_opts.c — train-mlp option parsing and validation (see train_opts.h). */
 #include "train_opts.h"
+#include "tt_ckpt_exit.h"
 #include "tt_file.h"
 #include "tt_signal.h"
 
@@ -70,7 +71,7 @@ const char *tt_train_usage(void)
 	       "  --ckpt-minutes M     checkpoint when M minutes passed since the last (0: off)\n"
 	       "  --keep K             keep the newest K checkpoints (default 3; 0 keeps all)\n"
 	       "  --signal SIG         signal that requests a checkpoint (default USR1)\n"
-	       "  --on-signal ACTION   checkpoint | checkpoint-exit (default); exit status 99 after checkpoint-exit\n"
+	       "  --on-signal ACTION   checkpoint | checkpoint-exit (default): save, then exit with $TRAIN_TOPO_CKPT_EXIT (99)\n"
 	       "output\n"
 	       "  --log-every N        rank 0 prints a progress line every N steps (default 100)\n"
 	       "  --eval-every N       evaluate on the test set every N steps (0: only at the end)\n"
@@ -310,6 +311,11 @@ int tt_train_opts_parse(tt_train_opts *o, int argc, char **argv, tt_err *err)
 		if (apply(o, c, optarg, err))
 			return -1;
 	}
+	/* The launcher's checkpoint protocol: the status train-run, Slurm scripts and requeue loops
+	 * take for a clean stop. */
+	o->ckpt_exit = tt_ckpt_exit_parse(getenv(TT_ENV_CKPT_EXIT), err);
+	if (o->ckpt_exit < 0)
+		return -1;
 	if (optind < argc)
 		return tt_err_set(err, "unexpected argument '%s'; see train-mlp --help", argv[optind]);
 	if (!o->layers)

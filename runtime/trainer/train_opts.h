@@ -12,9 +12,6 @@
 enum tt_on_signal { TT_ON_SIGNAL_CHECKPOINT, TT_ON_SIGNAL_CHECKPOINT_EXIT };
 enum tt_device { TT_DEVICE_CPU, TT_DEVICE_GPU };
 
-/* Exit status after --on-signal checkpoint-exit saved a checkpoint (requeue scripts test it). */
-#define TT_EXIT_CHECKPOINTED 99
-
 typedef struct tt_train_opts {
 	const char *layers, *data, *ckpt_dir, *summary;
 	long epochs, batch, log_every, eval_every, ckpt_every, max_steps, warmup;
@@ -27,9 +24,10 @@ typedef struct tt_train_opts {
 	enum tt_on_signal on_signal;
 	enum tt_device device;
 	long synthetic_train, synthetic_test;
+	int ckpt_exit; /* exit status after --on-signal checkpoint-exit: TRAIN_TOPO_CKPT_EXIT, 99 unset */
 } tt_train_opts;
 
-/* Fills defaults, then parses argv. Returns 0, 1 when -h/--help was asked (usage printed by the
+/* Fills defaults, then parses argv (and TRAIN_TOPO_CKPT_EXIT from the environment, tt_ckpt_exit.h). Returns 0, 1 when -h/--help was asked (usage printed by the
  * caller with tt_train_usage), 2 for -V/--version, or -1 with err naming the bad option. */
 int tt_train_opts_parse(tt_train_opts *o, int argc, char **argv, tt_err *err);
 

@@ -158,6 +158,24 @@ static void test_summary_place(void)
 	rmdir(dir);
 }
 
+/* The checkpoint-exit status comes from TRAIN_TOPO_CKPT_EXIT (the launcher's protocol). */
+static void test_ckpt_exit_from_env(void)
+{
+	tt_train_opts o;
+	tt_err err;
+
+	unsetenv("TRAIN_TOPO_CKPT_EXIT");
+	CU_ASSERT_EQUAL(PARSE(&o, &err, "--layers", "8,2", "--data", "synthetic"), 0);
+	CU_ASSERT_EQUAL(o.ckpt_exit, 99);
+	setenv("TRAIN_TOPO_CKPT_EXIT", "42", 1);
+	CU_ASSERT_EQUAL(PARSE(&o, &err, "--layers", "8,2", "--data", "synthetic"), 0);
+	CU_ASSERT_EQUAL(o.ckpt_exit, 42);
+	setenv("TRAIN_TOPO_CKPT_EXIT", "126", 1);
+	CU_ASSERT_EQUAL(PARSE(&o, &err, "--layers", "8,2", "--data", "synthetic"), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "TRAIN_TOPO_CKPT_EXIT='126': want an exit status from 1 to 125"));
+	unsetenv("TRAIN_TOPO_CKPT_EXIT");
+}
+
 int tt_register_suites(void)
 {
 	CU_pSuite s = CU_add_suite("train options", NULL, NULL);
@@ -168,5 +186,6 @@ int tt_register_suites(void)
 	CU_add_test(s, "all options", test_all_options);
 	CU_add_test(s, "bad values name the option", test_bad_values_name_the_option);
 	CU_add_test(s, "summary place", test_summary_place);
+	CU_add_test(s, "checkpoint exit from the environment", test_ckpt_exit_from_env);
 	return 0;
 }
