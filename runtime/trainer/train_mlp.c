@@ -16,6 +16,9 @@
 #include "throughput.h"
 #include "train_opts.h"
 #include "trainrt.h"
+#ifdef TT_HAVE_CUDA
+#include "gpu_mlp.h"
+#endif
 
 #include <signal.h>
 #include <stdarg.h>
@@ -697,6 +700,31 @@ static int install_signal(int sig, tt_err *err)
 	return 0;
 }
 
+/* --device auto: the GPU when this build has the GPU path, a CUDA device is usable and the options
+ * are ones it runs (DDP); else the CPU, and rank 0 says why in one line. Decided before joining
+ * the job, since the communicator's buffers follow the device. */
+static void resolve_device(tt_train_opts *o)
+{
+	const char *rank = getenv("RANK");
+	char why[256] = "";
+
+	if (o->device != TT_DEVICE_AUTO)
+		return;
+	o->device = TT_DEVICE_CPU;
+	if (o->zero || o->tp > 1 || o->pp > 1 || o->recompute)
+		snprintf(why, sizeof(why), "the GPU path is DDP only and --zero/--tp/--pp/--recompute ask for more");
+	else {
+#ifdef TT_HAVE_CUDA
+		if (tt_gpu_probe(why, sizeof(why)) > 0)
+			o->device = TT_DEVICE_GPU;
+#else
+		snprintf(why, sizeof(why), "this build has no GPU path (configure found no CUDA toolkit)");
+#endif
+	}
+	if (o->device == TT_DEVICE_CPU && (!rank || !strcmp(rank, "0")))
+		fprintf(stderr, PROG ": --device auto: using the CPU: %s\n", why);
+}
+
 int main(int argc, char **argv)
 {
 	train t;
@@ -718,6 +746,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": %s\n", err.msg);
 		return 2;
 	}
+	resolve_device(&t.o);
 	if (install_signal(t.o.signal, &err)) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
 		return 1;

@@ -76,6 +76,8 @@ static void test_all_options(void)
 	CU_ASSERT_EQUAL(o.device, TT_DEVICE_CPU);
 	CU_ASSERT_EQUAL(PARSE(&o, &err, "--layers", "4,2", "--data", "x", "--device", "gpu"), 0);
 	CU_ASSERT_EQUAL(o.device, TT_DEVICE_GPU);
+	CU_ASSERT_EQUAL(PARSE(&o, &err, "--layers", "4,2", "--data", "x", "--device", "auto", "--zero", "2"), 0);
+	CU_ASSERT_EQUAL(o.device, TT_DEVICE_AUTO);
 	CU_ASSERT_EQUAL(PARSE(&o, &err, "--layers", "4,2", "--data", "x", "--tp", "4", "--pp", "2", "--schedule", "gpipe",
 			      "--recompute"),
 			0);
@@ -118,7 +120,7 @@ static void test_bad_values_name_the_option(void)
 	EXPECT_ERROR("'-x' is unknown", "--layers", "4,2", "--data", "x", "-xy");
 	EXPECT_ERROR("unexpected argument 'extra'", "--layers", "4,2", "--data", "x", "extra");
 	EXPECT_ERROR("--seed '-3'", "--layers", "4,2", "--data", "x", "--seed", "-3");
-	EXPECT_ERROR("--device 'tpu'", "--layers", "4,2", "--data", "x", "--device", "tpu");
+	EXPECT_ERROR("--device 'tpu': want cpu, gpu or auto", "--layers", "4,2", "--data", "x", "--device", "tpu");
 	EXPECT_ERROR("GPU path is DDP only", "--layers", "4,2", "--data", "x", "--device", "gpu", "--zero", "2");
 	EXPECT_ERROR("--summary '': want a file name, or - for standard output", "--layers", "4,2", "--data", "x",
 		     "--summary", "");
