@@ -38,6 +38,27 @@ rc=0
 train-sweep size bad.sweep 2>err.txt || rc=$?
 [ $rc = 1 ] && grep -q "^train-sweep: bad.sweep: line 2: expected 'option = value" err.txt ||
 	fail "bad grid (rc $rc): $(cat err.txt)"
+# A grid train-mlp would refuse fails at once, naming the key and what is valid; another
+# program's grid is checked for syntax only, and train-sweep says so.
+printf 'lr = 1e-3\nbogusopt = 1, 2\n' >unknown.sweep
+printf 'lr = 1e-3, abc\n' >badvalue.sweep
+rc=0
+train-sweep size unknown.sweep >out.txt 2>err.txt || rc=$?
+[ $rc = 2 ] && [ ! -s out.txt ] && [ "$(wc -l <err.txt)" = 1 ] &&
+	grep -q "^train-sweep: unknown.sweep: 'bogusopt' is not a train-mlp option; valid keys: layers, data, .*lr" err.txt ||
+	fail "unknown option (rc $rc): $(cat out.txt err.txt)"
+rc=0
+train-sweep size badvalue.sweep >out.txt 2>err.txt || rc=$?
+[ $rc = 2 ] && [ ! -s out.txt ] && [ "$(cat err.txt)" = "train-sweep: badvalue.sweep: lr = abc: --lr 'abc': want a number >= 0" ] ||
+	fail "bad value (rc $rc): $(cat out.txt err.txt)"
+rc=0
+train-sweep point badvalue.sweep 0 >out.txt 2>err.txt || rc=$?
+[ $rc = 2 ] && [ ! -s out.txt ] || fail "point of a bad grid (rc $rc): $(cat out.txt err.txt)"
+[ "$(train-sweep size --program python3 unknown.sweep 2>err.txt)" = 0-1 ] &&
+	grep -q '^train-sweep: python3 is not train-mlp: checked the syntax of unknown.sweep only' err.txt ||
+	fail "another program's grid: $(cat err.txt)"
+[ "$(train-sweep point --program ./train.py unknown.sweep 1 2>/dev/null)" = "--lr 1e-3 --bogusopt 2" ] ||
+	fail "another program's point"
 rc=0
 train-sweep frobnicate 2>/dev/null || rc=$?
 [ $rc = 2 ] || fail "usage error exit $rc"

@@ -2,6 +2,7 @@
 /* test_sweep.c — train-sweep's pure modules: the grid parser and point indexing, the summary
  * reader, each point's status from the files its task left, ranking and the rendered report. */
 #include "cunit_main.h"
+#include "sweep_check.h"
 #include "sweep_grid.h"
 #include "sweep_report.h"
 #include "sweep_summary.h"
@@ -321,6 +322,52 @@ static void test_plot_is_empty_without_finished_points(void)
 	sweep_grid_free(&g);
 }
 
+/* A train-mlp grid: unknown keys, flags and bad values are refused naming key and choices. */
+static void test_check_against_train_mlp(void)
+{
+	struct sweep_grid g;
+	tt_err err;
+
+	CU_ASSERT_EQUAL_FATAL(sweep_grid_parse(example, "s", &g, &err), 0);
+	CU_ASSERT_EQUAL(sweep_grid_check_train_mlp(&g, "s", &err), 0);
+	sweep_grid_free(&g);
+
+	CU_ASSERT_EQUAL_FATAL(sweep_grid_parse("lr = 1e-3\nbogusopt = 1, 2\n", "g.sweep", &g, &err), 0);
+	CU_ASSERT_EQUAL(sweep_grid_check_train_mlp(&g, "g.sweep", &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "g.sweep: 'bogusopt' is not a train-mlp option; valid keys: layers, data,"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "max-steps"));
+	sweep_grid_free(&g);
+
+	CU_ASSERT_EQUAL_FATAL(sweep_grid_parse("lr = 1e-3, abc\n", "g.sweep", &g, &err), 0);
+	CU_ASSERT_EQUAL(sweep_grid_check_train_mlp(&g, "g.sweep", &err), -1);
+	CU_ASSERT_STRING_EQUAL(err.msg, "g.sweep: lr = abc: --lr 'abc': want a number >= 0");
+	sweep_grid_free(&g);
+
+	CU_ASSERT_EQUAL_FATAL(sweep_grid_parse("schedule = 1f1b, zigzag\n", "g.sweep", &g, &err), 0);
+	CU_ASSERT_EQUAL(sweep_grid_check_train_mlp(&g, "g.sweep", &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "schedule = zigzag: --schedule 'zigzag': want 1f1b or gpipe"));
+	sweep_grid_free(&g);
+
+	CU_ASSERT_EQUAL_FATAL(sweep_grid_parse("recompute = 1\n", "g.sweep", &g, &err), 0);
+	CU_ASSERT_EQUAL(sweep_grid_check_train_mlp(&g, "g.sweep", &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "'recompute' is a train-mlp flag without a value"));
+	sweep_grid_free(&g);
+	/* version is no option a grid may name; a key with _ (argparse's) is no train-mlp option */
+	CU_ASSERT_EQUAL_FATAL(sweep_grid_parse("version = 1\nweight_decay = 0.1\n", "g.sweep", &g, &err), 0);
+	CU_ASSERT_EQUAL(sweep_grid_check_train_mlp(&g, "g.sweep", &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "'version' is not a train-mlp option"));
+	sweep_grid_free(&g);
+}
+
+static void test_program_is_train_mlp(void)
+{
+	CU_ASSERT_EQUAL(sweep_program_is_train_mlp(NULL), 1);
+	CU_ASSERT_EQUAL(sweep_program_is_train_mlp("train-mlp"), 1);
+	CU_ASSERT_EQUAL(sweep_program_is_train_mlp("/usr/bin/train-mlp"), 1);
+	CU_ASSERT_EQUAL(sweep_program_is_train_mlp("python3"), 0);
+	CU_ASSERT_EQUAL(sweep_program_is_train_mlp("train-mlp.py"), 0);
+}
+
 int tt_register_suites(void)
 {
 	CU_pSuite grid = CU_add_suite("sweep_grid", NULL, NULL);
@@ -333,6 +380,8 @@ int tt_register_suites(void)
 	    !CU_add_test(grid, "errors", test_grid_errors_name_line_and_problem) ||
 	    !CU_add_test(grid, "huge grids", test_grid_refuses_huge_grids) ||
 	    !CU_add_test(grid, "index range", test_grid_index_checks_range) ||
+	    !CU_add_test(grid, "checked against train-mlp", test_check_against_train_mlp) ||
+	    !CU_add_test(grid, "program is train-mlp", test_program_is_train_mlp) ||
 	    !CU_add_test(report, "summary fields", test_summary_reads_fields_and_history) ||
 	    !CU_add_test(report, "summary truncated", test_summary_refuses_truncated_or_incomplete) ||
 	    !CU_add_test(report, "log reason", test_log_reason_prefers_the_trainers_last_line) ||
