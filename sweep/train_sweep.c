@@ -6,6 +6,7 @@
 #include "sweep_check.h"
 #include "sweep_grid.h"
 #include "sweep_report.h"
+#include "tt_ckpt_exit.h"
 #include "tt_file.h"
 #include "tt_strbuf.h"
 
@@ -172,7 +173,7 @@ static int cmd_report(const char *dir, const char *sweep_file)
 	char grid_path[PATH_MAX];
 	const char *image;
 	long plotted, ok = 0;
-	int rc = 1;
+	int rc = 1, ckpt;
 	tt_err err;
 	struct stat st;
 
@@ -191,7 +192,8 @@ static int cmd_report(const char *dir, const char *sweep_file)
 					 "sweep directory? Name the sweep file with --sweep FILE", dir);
 		goto fail;
 	}
-	if (sweep_report_collect(dir, &grid, &points, &err) != 0)
+	ckpt = tt_ckpt_exit_parse(getenv(TT_ENV_CKPT_EXIT), &err);
+	if (ckpt < 0 || sweep_report_collect(dir, &grid, ckpt, &points, &err) != 0)
 		goto fail;
 	sweep_report_rank(points, grid.npoints);
 	sweep_report_table(&table, &grid, points, grid.npoints);
