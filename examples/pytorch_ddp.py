@@ -23,20 +23,27 @@ What it shows, each in one place below:
 Rank 0 prints 'step N loss X' every --log-every steps (X with 9 significant digits: a resumed
 run's lines equal an uninterrupted run's at the same world size).
 """
-import argparse
-import glob
-import gzip
-import json
 import os
 import signal
-import struct
-import sys
-import time
 
-import torch
-import torch.distributed as dist
-import torch.nn as nn
-import torch.nn.functional as F
+# The checkpoint request is remembered from the first moment: importing torch takes seconds,
+# and a time-limit signal may come while it does.
+STOP = {"asked": False}
+signal.signal(getattr(signal, "SIG" + os.environ.get("TRAIN_CKPT_SIGNAL", "USR1")),
+              lambda *_: STOP.__setitem__("asked", True))
+
+import argparse  # noqa: E402
+import glob  # noqa: E402
+import gzip  # noqa: E402
+import json  # noqa: E402
+import struct  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 
 def parse_args():
@@ -170,11 +177,6 @@ def main():
     if args.batch % world:
         sys.exit(f"pytorch_ddp: --batch {args.batch} is not divisible by the world size {world}")
 
-    # The checkpoint request: a flag the step loop turns into an agreed stop.
-    stop = {"asked": False}
-    signal.signal(getattr(signal, "SIG" + os.environ.get("TRAIN_CKPT_SIGNAL", "USR1")),
-                  lambda *_: stop.__setitem__("asked", True))
-
     torch.manual_seed(args.seed)
     tx, ty, vx, vy = load_data(args)
     model = Mlp(args.hidden).to(device)
@@ -202,7 +204,7 @@ def main():
         step += 1
         # The global mean loss, the same number on every rank.
         mean = loss.detach().clone()
-        flag = torch.tensor([1.0 if stop["asked"] else 0.0], device=device)
+        flag = torch.tensor([1.0 if STOP["asked"] else 0.0], device=device)  # the agreed stop
         if world > 1:
             dist.all_reduce(mean)
             mean /= world
