@@ -9,6 +9,7 @@ libttbase_la_SOURCES = \
 	base/tt_file.h base/tt_file.c \
 	base/tt_env.h base/tt_env.c base/tt_envnames.h \
 	base/tt_signal.h base/tt_signal.c \
+	base/tt_ckpt_exit.h base/tt_ckpt_exit.c \
 	base/tt_cpuset.h base/tt_cpuset.c \
 	base/tt_port.h base/tt_port.c \
 	base/tt_parse.h base/tt_parse.c \

@@ -17,7 +17,7 @@ static const char *const reserved_keys[] = { "summary", "ckpt-dir", "help", NULL
 
 static int key_char_ok(char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_'; /* _: argparse */
 }
 
 static int value_char_ok(char c)
@@ -108,7 +108,7 @@ static int parse_line(struct sweep_grid *grid, const char *p, const char *end, c
 	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
 		p++;
 	if (key_end == key || p == end || *p != '=')
-		return tt_err_set(err, "%s: line %d: expected 'option = value, value, ...' with a train-mlp "
+		return tt_err_set(err, "%s: line %d: expected 'option = value, value, ...' with the program's "
 				  "option in lower case (e.g. 'lr = 1e-3, 3e-3')", name, line);
 	if (key[0] == '-') {
 		const char *bare = key + strspn(key, "-"); /* stops inside the key: '=' follows it */

@@ -13,7 +13,7 @@
 #define SWEEP_MAX_POINTS 1000000L
 
 struct sweep_axis {
-	char *key;     /* a train-mlp option without the dashes, e.g. "lr", "max-steps" */
+	char *key;     /* the program's option without the dashes, e.g. "lr", "max-steps", "weight_decay" */
 	char **values; /* in file order */
 	size_t nvalues;
 };

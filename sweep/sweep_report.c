@@ -13,8 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void sweep_point_classify(struct sweep_point *pt, long index, int have_params, const char *exit_text,
-			  const char *summary_text, const char *log_line)
+void sweep_point_classify(struct sweep_point *pt, long index, const struct sweep_point_files *f, int ckpt_code)
 {
 	char log_note[300] = "";
 	tt_err err;
@@ -23,38 +22,49 @@ void sweep_point_classify(struct sweep_point *pt, long index, int have_params, c
 	memset(pt, 0, sizeof(*pt));
 	pt->index = index;
 	pt->status = SWEEP_FAILED;
-	if (log_line && *log_line)
-		snprintf(log_note, sizeof(log_note), "; log: %.250s", log_line);
-	if (exit_text) {
+	if (f->log_line && *f->log_line)
+		snprintf(log_note, sizeof(log_note), "; log: %.250s", f->log_line);
+	if (f->exit_text) {
 		long long v;
 
 		/* The exit file is the job script's `echo $?`: the code, then a newline. */
-		code = tt_parse_int_span(exit_text, strcspn(exit_text, "\n"), 0, LONG_MAX, &v) == 0 ?
+		code = tt_parse_int_span(f->exit_text, strcspn(f->exit_text, "\n"), 0, LONG_MAX, &v) == 0 ?
 		       (long)v : -2;
 	}
-	if (!have_params && !exit_text && !summary_text) {
+	if (!f->have_params && !f->exit_text && !f->summary_text && !f->result_text) {
 		pt->status = SWEEP_MISSING;
 		snprintf(pt->reason, sizeof(pt->reason),
 			 "never started (no point-%ld.params): was array task %ld submitted?", index, index);
-	} else if (!exit_text && !summary_text) {
+	} else if (!f->exit_text && !f->summary_text && !f->result_text) {
 		snprintf(pt->reason, sizeof(pt->reason),
 			 "no exit code (point-%ld.exit): still running, or the job was killed (time limit, "
 			 "node failure, scancel)%s", index, log_note);
 	} else if (code == -2) {
 		snprintf(pt->reason, sizeof(pt->reason), "point-%ld.exit does not hold an exit code", index);
-	} else if (code == 99) {
+	} else if (code == ckpt_code) {
 		snprintf(pt->reason, sizeof(pt->reason),
-			 "exit 99: checkpointed on the signal before the end; resubmit task %ld to resume", index);
+			 "exit %ld: checkpointed on the signal before the end; resubmit task %ld to resume", code, index);
 	} else if (code > 0) {
 		snprintf(pt->reason, sizeof(pt->reason), "exit %ld: training failed%s", code, log_note);
-	} else if (!summary_text) {
-		snprintf(pt->reason, sizeof(pt->reason), "exit 0 but no summary point-%ld.json%s", index, log_note);
-	} else if (sweep_summary_parse(summary_text, &pt->sum, &err) != 0) {
+	} else if (f->result_text && sweep_result_parse(f->result_text, &pt->res, &err) != 0) {
+		snprintf(pt->reason, sizeof(pt->reason), "result point-%ld.result unreadable: %.400s", index, err.msg);
+	} else if (f->result_text) {
+		/* A complete result counts even without an exit file (only the script was cut off). */
+		pt->status = SWEEP_OK;
+		pt->has_summary = f->summary_text && sweep_summary_parse(f->summary_text, &pt->sum, &err) == 0;
+	} else if (!f->summary_text) {
+		snprintf(pt->reason, sizeof(pt->reason),
+			 "exit 0 but no result: no TRAIN_RESULT line, no $TRAIN_TOPO_RESULT_FILE (point-%ld.result) and "
+			 "no train-mlp summary point-%ld.json%s", index, index, log_note);
+	} else if (sweep_summary_parse(f->summary_text, &pt->sum, &err) != 0) {
 		snprintf(pt->reason, sizeof(pt->reason), "summary point-%ld.json unreadable: %.400s", index, err.msg);
 	} else {
-		/* A complete summary counts even without an exit file: train-mlp finished and only
-		 * the script was cut off after it. */
+		/* train-mlp's summary is its result: test accuracy, higher is better. */
 		pt->status = SWEEP_OK;
+		pt->has_summary = 1;
+		snprintf(pt->res.metric, sizeof(pt->res.metric), "test_accuracy");
+		pt->res.value = pt->sum.test_accuracy;
+		pt->res.maximize = 1;
 	}
 }
 
@@ -119,7 +129,8 @@ static int read_optional(const char *path, size_t max, char **text, tt_err *err)
 	return 0;
 }
 
-int sweep_report_collect(const char *dir, const struct sweep_grid *grid, struct sweep_point **points, tt_err *err)
+int sweep_report_collect(const char *dir, const struct sweep_grid *grid, int ckpt_code, struct sweep_point **points,
+			 tt_err *err)
 {
 	struct sweep_point *pts = calloc((size_t)grid->npoints, sizeof(*pts));
 	char path[PATH_MAX], last[512];
@@ -128,7 +139,7 @@ int sweep_report_collect(const char *dir, const struct sweep_grid *grid, struct 
 	if (!pts)
 		return tt_err_set(err, "out of memory for %ld points", grid->npoints);
 	for (i = 0; i < grid->npoints; i++) {
-		char *exit_text = NULL, *summary = NULL, *params = NULL;
+		char *exit_text = NULL, *summary = NULL, *params = NULL, *result = NULL;
 		int rc;
 
 		rc = read_optional(point_file(dir, i, "params", path, sizeof(path)), 1 << 16, &params, err);
@@ -136,10 +147,15 @@ int sweep_report_collect(const char *dir, const struct sweep_grid *grid, struct 
 			rc = read_optional(point_file(dir, i, "exit", path, sizeof(path)), 64, &exit_text, err);
 		if (rc == 0)
 			rc = read_optional(point_file(dir, i, "json", path, sizeof(path)), 16 << 20, &summary, err);
+		if (rc == 0)
+			rc = read_optional(point_file(dir, i, "result", path, sizeof(path)), 1 << 16, &result, err);
 		if (rc == 0) {
+			struct sweep_point_files f = { params != NULL, exit_text, summary, result, last };
+
 			log_reason(point_file(dir, i, "log", path, sizeof(path)), last, sizeof(last));
-			sweep_point_classify(&pts[i], i, params != NULL, exit_text, summary, last);
+			sweep_point_classify(&pts[i], i, &f, ckpt_code);
 		}
+		free(result);
 		free(params);
 		free(exit_text);
 		free(summary);
@@ -166,9 +182,9 @@ static int compare_points(const void *a, const void *b)
 	if ((x->status == SWEEP_OK) != (y->status == SWEEP_OK))
 		return x->status == SWEEP_OK ? -1 : 1;
 	if (x->status == SWEEP_OK) {
-		if (x->sum.test_accuracy != y->sum.test_accuracy)
-			return x->sum.test_accuracy > y->sum.test_accuracy ? -1 : 1;
-		if (x->sum.test_loss != y->sum.test_loss)
+		if (x->res.value != y->res.value)
+			return (x->res.value > y->res.value) == (x->res.maximize != 0) ? -1 : 1;
+		if (x->has_summary && y->has_summary && x->sum.test_loss != y->sum.test_loss)
 			return x->sum.test_loss < y->sum.test_loss ? -1 : 1;
 	}
 	return (x->index > y->index) - (x->index < y->index);
@@ -199,16 +215,24 @@ static int axis_width(const struct sweep_axis *axis)
 
 void sweep_report_table(struct tt_strbuf *sb, const struct sweep_grid *grid, const struct sweep_point *points, long n)
 {
-	long ok = 0, rank = 0;
+	long ok = 0, rank = 0, summaries = 0;
+	int mlp;
 
-	for (long i = 0; i < n; i++)
+	for (long i = 0; i < n; i++) {
 		ok += points[i].status == SWEEP_OK;
+		summaries += points[i].status == SWEEP_OK && points[i].has_summary;
+	}
+	/* train-mlp's columns when every finished point is train-mlp's, else each point's result. */
+	mlp = summaries == ok;
 	tt_sb_printf(sb, "%ld of %ld points finished\n", ok, n);
 	if (ok) {
 		tt_sb_printf(sb, "%-4s %-5s", "rank", "point");
 		for (size_t a = 0; a < grid->naxes; a++)
 			tt_sb_printf(sb, " %-*s", axis_width(&grid->axes[a]), grid->axes[a].key);
-		tt_sb_printf(sb, " %9s %9s %7s %8s\n", "test_acc", "test_loss", "steps", "wall_s");
+		if (mlp)
+			tt_sb_printf(sb, " %9s %9s %7s %8s\n", "test_acc", "test_loss", "steps", "wall_s");
+		else
+			tt_sb_printf(sb, " %-16s %12s %4s\n", "metric", "value", "goal");
 	}
 	for (long i = 0; i < n; i++) {
 		const struct sweep_point *pt = &points[i];
@@ -218,8 +242,12 @@ void sweep_report_table(struct tt_strbuf *sb, const struct sweep_grid *grid, con
 		tt_sb_printf(sb, "%-4ld %-5ld", ++rank, pt->index);
 		for (size_t a = 0; a < grid->naxes; a++)
 			tt_sb_printf(sb, " %-*s", axis_width(&grid->axes[a]), sweep_grid_value(grid, pt->index, a));
-		tt_sb_printf(sb, " %9.4f %9.4f %7ld %8.2f\n", pt->sum.test_accuracy, pt->sum.test_loss,
-			     pt->sum.steps, pt->sum.wall_seconds);
+		if (mlp)
+			tt_sb_printf(sb, " %9.4f %9.4f %7ld %8.2f\n", pt->sum.test_accuracy, pt->sum.test_loss,
+				     pt->sum.steps, pt->sum.wall_seconds);
+		else
+			tt_sb_printf(sb, " %-16s %12.6g %4s\n", pt->res.metric, pt->res.value,
+				     pt->res.maximize ? "max" : "min");
 	}
 	if (ok < n)
 		tt_sb_printf(sb, "failed or missing:\n");
@@ -254,7 +282,7 @@ void sweep_report_csv(struct tt_strbuf *sb, const struct sweep_grid *grid, const
 	for (size_t a = 0; a < grid->naxes; a++)
 		tt_sb_printf(sb, ",%s", grid->axes[a].key);
 	tt_sb_printf(sb, ",status,test_accuracy,test_loss,steps,world_size,samples_per_sec,wall_seconds,"
-			 "weights_crc32,reason\n");
+			 "weights_crc32,metric,value,reason\n");
 	for (long i = 0; i < n; i++) {
 		const struct sweep_point *pt = &points[i];
 
@@ -265,12 +293,14 @@ void sweep_report_csv(struct tt_strbuf *sb, const struct sweep_grid *grid, const
 			tt_sb_printf(sb, ",");
 			csv_field(sb, sweep_grid_value(grid, pt->index, a));
 		}
-		if (pt->status == SWEEP_OK)
-			tt_sb_printf(sb, ",ok,%.6f,%.6f,%ld,%ld,%.1f,%.3f,%s,\n", pt->sum.test_accuracy,
+		if (pt->status == SWEEP_OK && pt->has_summary)
+			tt_sb_printf(sb, ",ok,%.6f,%.6f,%ld,%ld,%.1f,%.3f,%s,%s,%.9g,\n", pt->sum.test_accuracy,
 				     pt->sum.test_loss, pt->sum.steps, pt->sum.world_size, pt->sum.samples_per_sec,
-				     pt->sum.wall_seconds, pt->sum.weights_crc32);
+				     pt->sum.wall_seconds, pt->sum.weights_crc32, pt->res.metric, pt->res.value);
+		else if (pt->status == SWEEP_OK)
+			tt_sb_printf(sb, ",ok,,,,,,,,%s,%.9g,\n", pt->res.metric, pt->res.value);
 		else {
-			tt_sb_printf(sb, ",%s,,,,,,,,", pt->status == SWEEP_MISSING ? "missing" : "failed");
+			tt_sb_printf(sb, ",%s,,,,,,,,,,", pt->status == SWEEP_MISSING ? "missing" : "failed");
 			csv_field(sb, pt->reason);
 			tt_sb_printf(sb, "\n");
 		}

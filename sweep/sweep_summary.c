@@ -79,6 +79,24 @@ static int number_at(const char *p, const char *end, const char *key, int allow_
 	return 0;
 }
 
+/* A string field's text (no escapes: metric names and goals are plain words) into out. */
+static int string_at(const char *p, const char *end, const char *key, char *out, size_t size, tt_err *err)
+{
+	const char *v = find_key(p, end, key);
+	size_t n;
+
+	if (!v)
+		return tt_err_set(err, "no \"%s\" field", key);
+	if (*v != '"')
+		return tt_err_set(err, "\"%s\" is not a string", key);
+	n = strcspn(v + 1, "\"\\\n");
+	if (v[1 + n] != '"' || n == 0 || n >= size)
+		return tt_err_set(err, "\"%s\" wants a plain name of 1 to %zu characters", key, size - 1);
+	memcpy(out, v + 1, n);
+	out[n] = '\0';
+	return 0;
+}
+
 /* A non-negative whole count (steps, world size), range-checked before it becomes a long. */
 static int count_at(const char *p, const char *end, const char *key, long *out, tt_err *err)
 {
@@ -148,6 +166,27 @@ int sweep_summary_parse(const char *text, struct sweep_summary *sum, tt_err *err
 		sweep_summary_free(sum);
 		return -1;
 	}
+	return 0;
+}
+
+int sweep_result_parse(const char *text, struct sweep_result *res, tt_err *err)
+{
+	const char *end = text + strlen(text);
+	char goal[8];
+
+	memset(res, 0, sizeof(*res));
+	if (balanced(text) != 0)
+		return tt_err_set(err, "not one complete JSON object such as {\"metric\": \"val_loss\", \"value\": 0.31, "
+				  "\"goal\": \"min\"}");
+	if (string_at(text, end, "metric", res->metric, sizeof(res->metric), err) != 0 ||
+	    number_at(text, end, "value", 0, &res->value, err) != 0 ||
+	    string_at(text, end, "goal", goal, sizeof(goal), err) != 0)
+		return -1;
+	if (!isfinite(res->value))
+		return tt_err_set(err, "\"value\" is not a finite number");
+	if (strcmp(goal, "max") && strcmp(goal, "min"))
+		return tt_err_set(err, "\"goal\" '%s': want \"max\" (higher is better) or \"min\"", goal);
+	res->maximize = !strcmp(goal, "max");
 	return 0;
 }
 

@@ -22,6 +22,19 @@ struct sweep_summary {
 	size_t nhistory;
 };
 
+/* A point's result, any program's: the one-line JSON object
+ *     {"metric": "val_loss", "value": 0.31, "goal": "min"}
+ * that the program wrote to $TRAIN_TOPO_RESULT_FILE or printed as a line "TRAIN_RESULT {...}"
+ * (sweep.sh keeps the last one as point-N.result). Other fields are allowed and ignored. */
+struct sweep_result {
+	char metric[64];
+	double value;
+	int maximize;	/* goal "max": higher is better; "min": lower */
+};
+
+/* Parses a result; an incomplete object, a missing or bad field is an error naming it. */
+int sweep_result_parse(const char *text, struct sweep_result *res, tt_err *err);
+
 /* Parses the text of a summary; a truncated or incomplete one is an error naming the field. */
 int sweep_summary_parse(const char *text, struct sweep_summary *sum, tt_err *err);
 void sweep_summary_free(struct sweep_summary *sum);

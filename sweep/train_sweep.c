@@ -3,8 +3,10 @@
  * (size, point) and the report of a finished sweep directory (table, report.csv, report.png). */
 #include "config.h"
 
+#include "sweep_check.h"
 #include "sweep_grid.h"
 #include "sweep_report.h"
+#include "tt_ckpt_exit.h"
 #include "tt_file.h"
 #include "tt_strbuf.h"
 
@@ -21,38 +23,67 @@
 #define PROG "train-sweep"
 
 static const char usage[] =
-	"usage: train-sweep size SWEEPFILE\n"
-	"       train-sweep point [--params] SWEEPFILE INDEX\n"
+	"usage: train-sweep size [--program PROG] SWEEPFILE\n"
+	"       train-sweep point [--params] [--program PROG] SWEEPFILE INDEX\n"
 	"       train-sweep report [--sweep SWEEPFILE] DIR\n"
-	"A sweep file has one line per train-mlp option, 'lr = 1e-3, 3e-3' (# starts a comment); the\n"
-	"points are all combinations, the last line varying fastest.\n"
+	"A sweep file has one line per option of the program, 'lr = 1e-3, 3e-3' (# starts a comment);\n"
+	"the points are all combinations, the last line varying fastest. For train-mlp (the default\n"
+	"PROG) every key and value is checked against its options; for another program only the syntax.\n"
 	"  size    print the array range to submit, e.g. 0-5 (sbatch --array=0-5 sweep.sh SWEEPFILE)\n"
-	"  point   print point INDEX's train-mlp options (--params: key=value lines)\n"
+	"  point   print point INDEX's options, --key value (--params: key=value lines)\n"
 	"  report  rank the points of sweep directory DIR (its grid.sweep unless --sweep): a table here,\n"
 	"          DIR/report.csv and DIR/report.png (or .svg) drawn by gnuplot; failed and missing\n"
-	"          points with the reason. Exit 0: every point finished; 3: some did not; 1: error.\n";
+	"          points with the reason. Points are ranked by their result: a one-line JSON object\n"
+	"          {\"metric\": NAME, \"value\": NUMBER, \"goal\": \"max\"|\"min\"} the program wrote to\n"
+	"          $TRAIN_TOPO_RESULT_FILE or printed as a line 'TRAIN_RESULT {...}', or train-mlp's summary\n"
+	"          (test_accuracy, max). Exit 0: every point finished; 3: some did not; 1: error.\n"
+	"Exit 2: a usage error, or a grid train-mlp would refuse.\n";
 
-static int cmd_size(const char *file)
+/* Loads the grid and checks it for PROGRAM (NULL: train-mlp). Returns 0, 1 when the file cannot
+ * be read or parsed, 2 when train-mlp would refuse a key or value; the error is printed. */
+static int load_checked(const char *file, const char *program, struct sweep_grid *grid)
 {
-	struct sweep_grid grid;
 	tt_err err;
 
-	if (sweep_grid_load(file, &grid, &err) != 0) {
+	if (sweep_grid_load(file, grid, &err) != 0) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
 		return 1;
 	}
+	if (!sweep_program_is_train_mlp(program)) {
+		fprintf(stderr, PROG ": %s is not train-mlp: checked the syntax of %s only (its options are the "
+			"program's)\n", program, file);
+		return 0;
+	}
+	if (sweep_grid_check_train_mlp(grid, file, &err) != 0) {
+		fprintf(stderr, PROG ": %s\n", err.msg);
+		sweep_grid_free(grid);
+		return 2;
+	}
+	return 0;
+}
+
+static int cmd_size(const char *file, const char *program)
+{
+	struct sweep_grid grid = { 0 };
+	int rc = load_checked(file, program, &grid);
+
+	if (rc)
+		return rc;
 	printf("0-%ld\n", grid.npoints - 1);
 	sweep_grid_free(&grid);
 	return 0;
 }
 
-static int cmd_point(const char *file, const char *index_text, int params)
+static int cmd_point(const char *file, const char *index_text, int params, const char *program)
 {
 	struct sweep_grid grid = { 0 };
 	long index;
 	tt_err err;
+	int rc = load_checked(file, program, &grid);
 
-	if (sweep_grid_load(file, &grid, &err) != 0 || sweep_grid_index(&grid, index_text, &index, &err) != 0) {
+	if (rc)
+		return rc;
+	if (sweep_grid_index(&grid, index_text, &index, &err) != 0) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
 		sweep_grid_free(&grid);
 		return 1;
@@ -142,7 +173,7 @@ static int cmd_report(const char *dir, const char *sweep_file)
 	char grid_path[PATH_MAX];
 	const char *image;
 	long plotted, ok = 0;
-	int rc = 1;
+	int rc = 1, ckpt;
 	tt_err err;
 	struct stat st;
 
@@ -161,7 +192,8 @@ static int cmd_report(const char *dir, const char *sweep_file)
 					 "sweep directory? Name the sweep file with --sweep FILE", dir);
 		goto fail;
 	}
-	if (sweep_report_collect(dir, &grid, &points, &err) != 0)
+	ckpt = tt_ckpt_exit_parse(getenv(TT_ENV_CKPT_EXIT), &err);
+	if (ckpt < 0 || sweep_report_collect(dir, &grid, ckpt, &points, &err) != 0)
 		goto fail;
 	sweep_report_rank(points, grid.npoints);
 	sweep_report_table(&table, &grid, points, grid.npoints);
@@ -207,6 +239,9 @@ out:
 
 int main(int argc, char **argv)
 {
+	const char *program = NULL, *sweep = NULL, *pos[2] = { NULL, NULL };
+	int params = 0, npos = 0, i;
+
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		fputs(usage, stdout);
 		return 0;
@@ -215,16 +250,28 @@ int main(int argc, char **argv)
 		printf("train-sweep (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
 		return 0;
 	}
-	if (argc == 3 && strcmp(argv[1], "size") == 0)
-		return cmd_size(argv[2]);
-	if (argc == 4 && strcmp(argv[1], "point") == 0)
-		return cmd_point(argv[2], argv[3], 0);
-	if (argc == 5 && strcmp(argv[1], "point") == 0 && strcmp(argv[2], "--params") == 0)
-		return cmd_point(argv[3], argv[4], 1);
-	if (argc == 3 && strcmp(argv[1], "report") == 0)
-		return cmd_report(argv[2], NULL);
-	if (argc == 5 && strcmp(argv[1], "report") == 0 && strcmp(argv[2], "--sweep") == 0)
-		return cmd_report(argv[4], argv[3]);
+	for (i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--params") && !strcmp(argv[1], "point"))
+			params = 1;
+		else if (!strcmp(argv[i], "--program") && i + 1 < argc && strcmp(argv[1], "report"))
+			program = argv[++i];
+		else if (!strcmp(argv[i], "--sweep") && i + 1 < argc && !strcmp(argv[1], "report"))
+			sweep = argv[++i];
+		else if (npos < 2 && (argv[i][0] != '-' || !argv[i][1]))
+			pos[npos++] = argv[i];
+		else
+			npos = 3;	/* an unknown option or a third argument: usage */
+	}
+	if (program && !*program) {
+		fprintf(stderr, PROG ": --program '': give the program's name, e.g. --program python3\n");
+		return 2;
+	}
+	if (argc >= 2 && npos == 1 && strcmp(argv[1], "size") == 0)
+		return cmd_size(pos[0], program);
+	if (argc >= 2 && npos == 2 && strcmp(argv[1], "point") == 0)
+		return cmd_point(pos[0], pos[1], params, program);
+	if (argc >= 2 && npos == 1 && strcmp(argv[1], "report") == 0)
+		return cmd_report(pos[0], sweep);
 	fprintf(stderr, "train-sweep: %s%s%s: expected size, point or report with their arguments\n%s",
 		argc >= 2 ? "'" : "", argc >= 2 ? argv[1] : "no command", argc >= 2 ? "'" : "", usage);
 	return 2;

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* proctable.c — worker states and the exit policy of train-run (see proctable.h).
  * Policy: the first failure of a round (non-zero exit or death by signal) stops the others; when
- * all are gone the group restarts while restarts remain and nobody asked train-run to stop. */
+ * all are gone the group restarts while restarts remain and nobody asked train-run to stop. A
+ * worker exiting with the checkpoint status saved its state on request: the others are expected
+ * to do the same (they got the same signal), so it stops nobody and the round ends cleanly. */
 #include "proctable.h"
 
 #include <stdlib.h>
@@ -23,6 +25,7 @@ int tt_pt_init(struct tt_proctable *pt, int nworkers, int max_restarts, tt_err *
 	pt->restarts = 0;
 	pt->stop_signal = 0;
 	pt->exit_code = 0;
+	pt->ckpt_code = 0;
 	for (i = 0; i < nworkers; i++) {
 		pt->workers[i].local_rank = i;
 		pt->workers[i].rank = i;
@@ -51,6 +54,17 @@ void tt_pt_round_begin(struct tt_proctable *pt)
 	pt->phase = TT_PHASE_RUNNING;
 	pt->failed = -1;
 	pt->exit_code = 0;
+	pt->checkpointed = 0;
+}
+
+void tt_pt_set_ckpt_code(struct tt_proctable *pt, int code)
+{
+	pt->ckpt_code = code;
+}
+
+int tt_pt_checkpointed(const struct tt_proctable *pt)
+{
+	return pt->checkpointed > 0 && pt->failed < 0 && pt->exit_code == 0;
 }
 
 void tt_pt_started(struct tt_proctable *pt, int local_rank, pid_t pid)
@@ -109,6 +123,10 @@ enum tt_pt_action tt_pt_exited(struct tt_proctable *pt, pid_t pid, int wait_stat
 	w = &pt->workers[i];
 	w->state = TT_WORKER_EXITED;
 	w->code = tt_pt_status_code(wait_status, &w->signo);
+	if (!w->signo && pt->ckpt_code && w->code == pt->ckpt_code) {
+		pt->checkpointed++;
+		return tt_pt_running(pt) ? TT_ACT_NONE : round_over(pt);
+	}
 	if (w->code != 0 && pt->exit_code == 0)
 		pt->exit_code = w->code;
 	if (w->code != 0 && pt->phase == TT_PHASE_RUNNING) {

@@ -46,6 +46,8 @@ struct tt_proctable {
 	int stop_signal;	/* the termination signal train-run received, 0 if none */
 	int failed;		/* index of the first worker that failed this round, -1 if none */
 	int exit_code;		/* first non-zero worker status of the last round */
+	int ckpt_code;		/* the checkpoint stop's status (tt_ckpt_exit.h), 0: none */
+	int checkpointed;	/* workers that exited with ckpt_code this round */
 };
 
 int tt_pt_init(struct tt_proctable *pt, int nworkers, int max_restarts, tt_err *err);
@@ -63,6 +65,14 @@ int tt_pt_running(const struct tt_proctable *pt);
 
 /* Shell-style status of a waitpid() status: the exit code, or 128+signal (signal in *signo). */
 int tt_pt_status_code(int wait_status, int *signo);
+
+/* A worker exiting with code (1..125) checkpointed and stopped: not a failure, it stops no
+ * other worker, and a round that ends with checkpoints and no failure exits 0, never restarts. */
+void tt_pt_set_ckpt_code(struct tt_proctable *pt, int code);
+
+/* Whether the last round ended as a checkpoint stop: some worker exited with the checkpoint
+ * status, the rest with 0 or the same, and none failed. */
+int tt_pt_checkpointed(const struct tt_proctable *pt);
 
 /* A child was reaped. *reported is set to the worker's index when this exit is the failure that
  * ends the round and deserves the one-line report, else to -1. */

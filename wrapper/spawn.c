@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "signals.h"
+#include "tt_ckpt_exit.h"
 
 static int setenv_pair(void *ctx, const char *name, const char *value)
 {
@@ -96,6 +97,8 @@ static void worker_exec(const struct tt_spawn_req *req, pid_t parent)
 	    setenv_owned(g->user_nccl_ib_hca, "NCCL_IB_HCA", req->nccl_ib_hca) != 0 ||
 	    setenv_owned(g->user_nccl_socket_ifname, "NCCL_SOCKET_IFNAME", req->nccl_socket_ifname) != 0 ||
 	    set_topo_set(req) != 0 ||
+	    /* Every worker learns the status that makes its checkpoint stop a clean one. */
+	    setenv(TT_ENV_CKPT_EXIT, req->ckpt_exit, 1) != 0 ||
 	    setenv_default("PYTHONUNBUFFERED", "1") != 0 ||
 	    /* GPU indices here (Slurm's, the topology model's) count in PCI bus order. */
 	    setenv_default("CUDA_DEVICE_ORDER", "PCI_BUS_ID") != 0) {

@@ -35,6 +35,8 @@ struct tt_spawn_req {
 	const char *nccl_ib_hca;	/* the GPU's nearest HCAs; NULL or "": none (then unset
 					 * unless the user's) */
 	const char *nccl_socket_ifname;	/* likewise */
+	const char *ckpt_exit;		/* TRAIN_TOPO_CKPT_EXIT the worker gets (tt_ckpt_exit.h),
+					 * validated; required */
 	int out_fd, err_fd;		/* become the worker's stdout and stderr */
 	const sigset_t *sigmask;	/* the mask to restore in the worker */
 };

@@ -22,6 +22,7 @@
 #include "signals.h"
 #include "spawn.h"
 #include "tt_io.h"
+#include "tt_ckpt_exit.h"
 #include "tt_signal.h"
 
 #define READ_CHUNK 65536
@@ -212,7 +213,7 @@ static int start_round(struct tt_supervisor *s, tt_err *err)
 			.path = s->path, .argv = s->argv, .env = &w->env, .group = s->group,
 			.restart_count = (unsigned)s->pt.restarts, .cpus = &w->cpus,
 			.nccl_ib_hca = w->nccl_ib_hca, .nccl_socket_ifname = w->nccl_socket_ifname,
-			.sigmask = &s->oldmask,
+			.sigmask = &s->oldmask, .ckpt_exit = s->ckpt_exit,
 		};
 		pid_t pid;
 
@@ -256,6 +257,11 @@ static int apply(struct tt_supervisor *s, enum tt_pt_action act, tt_err *err)
 	case TT_ACT_EXIT:
 		drain_all_and_close(s);
 		disarm_grace(s);
+		/* The one line of a checkpoint stop: it is not a failure, so nothing else is said. */
+		if (tt_pt_checkpointed(&s->pt))
+			fprintf(stderr, "train-run: host %s: checkpointed; requeue or resubmit to resume (%d worker%s "
+				"exited with %s=%d)\n", s->host, s->pt.checkpointed, s->pt.checkpointed == 1 ? "" : "s",
+				TT_ENV_CKPT_EXIT, s->pt.ckpt_code);
 		return 1;
 	}
 	return 1;
@@ -268,7 +274,7 @@ static int on_child(struct tt_supervisor *s, tt_err *err)
 	pid_t pid;
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		int i = tt_pt_find(&s->pt, pid), reported;
+		int i = tt_pt_find(&s->pt, pid), reported, saved = s->pt.checkpointed;
 		enum tt_pt_action act;
 
 		if (i >= 0)
@@ -276,6 +282,10 @@ static int on_child(struct tt_supervisor *s, tt_err *err)
 		act = tt_pt_exited(&s->pt, pid, status, &reported);
 		if (reported >= 0)
 			report_failure(s, reported);
+		/* The first checkpoint stop: the others got the same signal and follow within the grace
+		 * period; one that does not is killed then and counts as a failure (no silent hang). */
+		if (!saved && s->pt.checkpointed && act == TT_ACT_NONE && s->pt.phase == TT_PHASE_RUNNING)
+			arm_grace(s);
 		if (apply(s, act, err))
 			return 1;
 	}
@@ -387,12 +397,13 @@ static void teardown(struct tt_supervisor *s)
 
 int tt_supervise(struct tt_supervisor *s, tt_err *err)
 {
-	int rc = -1, i;
+	int rc = -1, i, ckpt;
 
 	s->timerfd = s->devnull = -1;
 	s->output_broken = 0;
 	s->streams = NULL;
-	if (tt_pt_init(&s->pt, s->nworkers, s->max_restarts, err) != 0)
+	ckpt = tt_ckpt_exit_parse(getenv(TT_ENV_CKPT_EXIT), err);
+	if (ckpt < 0 || tt_pt_init(&s->pt, s->nworkers, s->max_restarts, err) != 0)
 		return -1;
 	for (i = 0; i < s->nworkers; i++)
 		s->pt.workers[i].rank = (int)s->setup[i].env.rank;
@@ -422,6 +433,8 @@ int tt_supervise(struct tt_supervisor *s, tt_err *err)
 		tt_err_errno(err, "creating the grace-period timer");
 		goto out;
 	}
+	tt_pt_set_ckpt_code(&s->pt, ckpt);
+	snprintf(s->ckpt_exit, sizeof(s->ckpt_exit), "%d", ckpt);
 	if (start_round(s, err) != 0) {
 		fprintf(stderr, "train-run: %s\n", err->msg);
 		tt_pt_abort(&s->pt, 1);

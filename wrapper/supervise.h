@@ -56,6 +56,7 @@ struct tt_supervisor {
 	struct tt_proctable pt;
 	struct tt_stream *streams;	/* [2 * nworkers]: stdout, stderr of worker i at 2i, 2i+1 */
 	int timerfd, devnull;
+	char ckpt_exit[12];		/* TRAIN_TOPO_CKPT_EXIT for the workers, validated */
 	int output_broken;		/* our stdout/stderr is gone: keep draining, stop writing */
 };
 

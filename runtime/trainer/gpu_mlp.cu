@@ -63,6 +63,18 @@ extern "C" int tt_gpu_count(void)
 	return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
 }
 
+extern "C" int tt_gpu_probe(char *why, size_t len)
+{
+	int n = 0;
+	cudaError_t e = cudaGetDeviceCount(&n);
+
+	if (e != cudaSuccess)
+		snprintf(why, len, "the CUDA runtime found no usable device (%s)", cudaGetErrorString(e));
+	else if (n == 0)
+		snprintf(why, len, "no CUDA device is visible (CUDA_VISIBLE_DEVICES, the job's --gres=gpu)");
+	return e == cudaSuccess ? n : 0;
+}
+
 extern "C" int tt_gpu_device_for(int local_rank)
 {
 	return trainrt_gpu_device(local_rank);

@@ -24,6 +24,10 @@ typedef struct tt_gpu tt_gpu;
 /* Visible CUDA devices (0 when none or no driver). */
 int tt_gpu_count(void);
 
+/* Like tt_gpu_count, and when it is 0 why: the CUDA runtime's answer, into why (--device auto's
+ * one line). */
+int tt_gpu_probe(char *why, size_t len);
+
 /* The device a node-local rank uses: libtrainrt's (trainrt_gpu_device, local_rank modulo the
  * visible devices), so a rank's NCCL communicator and its trainer share one GPU (under Slurm with
  * per-task GPU binding each rank sees exactly one, device 0). */

@@ -66,7 +66,7 @@ train_mlp_LDADD = libtrainer.la libtrainrt.la libttbase.la $(TRAINER_LIBS)
 # Multi-process integration tests of train-mlp (ranks on 127.0.0.1 via launch_local.sh); parallel.sh
 # runs every 3D layout of 8 ranks.
 TESTS += tests/trainer/resume.sh tests/trainer/equivalence.sh tests/trainer/signal.sh tests/trainer/summary.sh \
-	tests/trainer/parallel.sh
+	tests/trainer/parallel.sh tests/trainer/device_auto.sh
 # train-mlp's float32 step against PyTorch (torch_oracle.py) on the weights and batches mlp_dump writes.
 noinst_PROGRAMS += tests/trainer/mlp_dump
 tests_trainer_mlp_dump_SOURCES = tests/trainer/mlp_dump.c
@@ -78,7 +78,7 @@ TESTS += tests/trainer/torch_oracle.sh
 endif
 dist_noinst_SCRIPTS += tests/trainer/launch_local.sh tests/trainer/resume.sh tests/trainer/equivalence.sh \
 	tests/trainer/signal.sh tests/trainer/summary.sh tests/trainer/parallel.sh tests/trainer/torch_oracle.sh \
-	tests/trainer/accuracy.sh
+	tests/trainer/accuracy.sh tests/trainer/device_auto.sh
 EXTRA_DIST += tests/trainer/torch_oracle.py
 EXTRA_DIST += tests/fixtures/trainer/train-images-idx3-ubyte tests/fixtures/trainer/train-labels-idx1-ubyte \
 	tests/fixtures/trainer/t10k-images-idx3-ubyte.gz tests/fixtures/trainer/t10k-labels-idx1-ubyte.gz

@@ -18,6 +18,9 @@
 #include "trainrt.h"
 #include "tt_envnames.h"
 #include "tt_parse.h"
+#ifdef TT_HAVE_CUDA
+#include "gpu_mlp.h"
+#endif
 
 #include <limits.h>
 #include <signal.h>
@@ -469,7 +472,7 @@ static void fmt_eta(char *out, size_t len, double s)
 	snprintf(out, len, "%ld:%02ld:%02ld", x / 3600, x / 60 % 60, x % 60);
 }
 
-/* Returns 0 when training ended, TT_EXIT_CHECKPOINTED after a checkpoint-exit, -1 on error. */
+/* Returns 0 when training ended, the checkpoint status (o.ckpt_exit) after a checkpoint-exit, -1 on error. */
 static int run(train *t, tt_err *err)
 {
 	double iv_loss = 0.0, iv_correct = 0.0, iv_t0 = now(), ckpt_period = t->o.ckpt_minutes * 60.0;
@@ -536,8 +539,8 @@ static int run(train *t, tt_err *err)
 		if (got_signal && t->o.on_signal == TT_ON_SIGNAL_CHECKPOINT_EXIT) {
 			say(t, 0, "signal: %s at step %ld, exiting with status %d",
 			    t->o.ckpt_dir ? "checkpointed" : "no --ckpt-dir, nothing saved,", t->step,
-			    TT_EXIT_CHECKPOINTED);
-			return TT_EXIT_CHECKPOINTED;
+			    t->o.ckpt_exit);
+			return t->o.ckpt_exit;
 		}
 	}
 	return 0;
@@ -715,6 +718,31 @@ static int install_signal(int sig, tt_err *err)
 	return 0;
 }
 
+/* --device auto: the GPU when this build has the GPU path, a CUDA device is usable and the options
+ * are ones it runs (DDP); else the CPU, and rank 0 says why in one line. Decided before joining
+ * the job, since the communicator's buffers follow the device. */
+static void resolve_device(tt_train_opts *o)
+{
+	const char *rank = getenv("RANK");
+	char why[256] = "";
+
+	if (o->device != TT_DEVICE_AUTO)
+		return;
+	o->device = TT_DEVICE_CPU;
+	if (o->zero || o->tp > 1 || o->pp > 1 || o->recompute)
+		snprintf(why, sizeof(why), "the GPU path is DDP only and --zero/--tp/--pp/--recompute ask for more");
+	else {
+#ifdef TT_HAVE_CUDA
+		if (tt_gpu_probe(why, sizeof(why)) > 0)
+			o->device = TT_DEVICE_GPU;
+#else
+		snprintf(why, sizeof(why), "this build has no GPU path (configure found no CUDA toolkit)");
+#endif
+	}
+	if (o->device == TT_DEVICE_CPU && (!rank || !strcmp(rank, "0")))
+		fprintf(stderr, PROG ": --device auto: using the CPU: %s\n", why);
+}
+
 int main(int argc, char **argv)
 {
 	train t;
@@ -736,6 +764,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": %s\n", err.msg);
 		return 2;
 	}
+	resolve_device(&t.o);
 	if (install_signal(t.o.signal, &err)) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
 		return 1;

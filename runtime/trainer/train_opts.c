@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* train_opts.c — train-mlp option parsing and validation (see train_opts.h). */
 #include "train_opts.h"
+#include "tt_ckpt_exit.h"
 #include "tt_file.h"
 #include "tt_parse.h"
 #include "tt_signal.h"
@@ -62,8 +63,9 @@ const char *tt_train_usage(void)
 	       "  --warmup N           linear warmup steps, then cosine decay to 0 (default 0)\n"
 	       "  --seed S             weight init and data order (default 0)\n"
 	       "parallelism (world = DP x TP x PP ranks)\n"
-	       "  --device cpu|gpu     cpu: float32 with OpenBLAS (default); gpu: bf16 mixed precision with cuBLAS,\n"
-	       "                       gradients all-reduced by NCCL, one GPU per rank (DDP only: --zero 0)\n"
+	       "  --device cpu|gpu|auto  cpu: float32 with OpenBLAS (default); gpu: bf16 mixed precision with cuBLAS,\n"
+	       "                       gradients all-reduced by NCCL, one GPU per rank (DDP only: --zero 0); auto: gpu\n"
+	       "                       when a CUDA device is usable and the options allow it, else cpu with one line why\n"
 	       "  --tp T               tensor parallelism: layer pairs split over T ranks of a node (default 1)\n"
 	       "  --pp P               pipeline parallelism: the layers in P stages; --accum micro-batches (default 1)\n"
 	       "  --schedule S         pipeline schedule: 1f1b (default) or gpipe\n"
@@ -77,7 +79,7 @@ const char *tt_train_usage(void)
 	       "  --ckpt-minutes M     checkpoint when M minutes passed since the last (0: off)\n"
 	       "  --keep K             keep the newest K checkpoints (default 3; 0 keeps all)\n"
 	       "  --signal SIG         signal that requests a checkpoint (default USR1)\n"
-	       "  --on-signal ACTION   checkpoint | checkpoint-exit (default); exit status 99 after checkpoint-exit\n"
+	       "  --on-signal ACTION   checkpoint | checkpoint-exit (default): save, then exit with $TRAIN_TOPO_CKPT_EXIT (99)\n"
 	       "output\n"
 	       "  --log-every N        rank 0 prints a progress line every N steps (default 100)\n"
 	       "  --eval-every N       evaluate on the test set every N steps (0: only at the end)\n"
@@ -210,8 +212,10 @@ static int apply(tt_train_opts *o, int c, const char *a, tt_err *err)
 			o->device = TT_DEVICE_CPU;
 		else if (!strcmp(a, "gpu"))
 			o->device = TT_DEVICE_GPU;
+		else if (!strcmp(a, "auto"))
+			o->device = TT_DEVICE_AUTO;
 		else
-			return tt_err_set(err, "--device '%s': want cpu or gpu", a);
+			return tt_err_set(err, "--device '%s': want cpu, gpu or auto", a);
 		return 0;
 	case O_ON_SIGNAL:
 		if (!strcmp(a, "checkpoint"))
@@ -246,41 +250,68 @@ static int apply(tt_train_opts *o, int c, const char *a, tt_err *err)
 	}
 }
 
+static const struct option longopts[] = {
+	{ "layers", required_argument, NULL, O_LAYERS },
+	{ "data", required_argument, NULL, O_DATA },
+	{ "epochs", required_argument, NULL, O_EPOCHS },
+	{ "batch", required_argument, NULL, O_BATCH },
+	{ "lr", required_argument, NULL, O_LR },
+	{ "seed", required_argument, NULL, O_SEED },
+	{ "zero", required_argument, NULL, O_ZERO },
+	{ "bucket-mb", required_argument, NULL, O_BUCKET },
+	{ "ckpt-dir", required_argument, NULL, O_CKPT_DIR },
+	{ "ckpt-every", required_argument, NULL, O_CKPT_EVERY },
+	{ "ckpt-minutes", required_argument, NULL, O_CKPT_MIN },
+	{ "keep", required_argument, NULL, O_KEEP },
+	{ "on-signal", required_argument, NULL, O_ON_SIGNAL },
+	{ "signal", required_argument, NULL, O_SIGNAL },
+	{ "summary", required_argument, NULL, O_SUMMARY },
+	{ "log-every", required_argument, NULL, O_LOG_EVERY },
+	{ "eval-every", required_argument, NULL, O_EVAL_EVERY },
+	{ "accum", required_argument, NULL, O_ACCUM },
+	{ "warmup", required_argument, NULL, O_WARMUP },
+	{ "weight-decay", required_argument, NULL, O_WD },
+	{ "max-steps", required_argument, NULL, O_MAX_STEPS },
+	{ "betas", required_argument, NULL, O_BETAS },
+	{ "synthetic-samples", required_argument, NULL, O_SYNTH },
+	{ "device", required_argument, NULL, O_DEVICE },
+	{ "tp", required_argument, NULL, O_TP },
+	{ "pp", required_argument, NULL, O_PP },
+	{ "schedule", required_argument, NULL, O_SCHEDULE },
+	{ "recompute", no_argument, NULL, O_RECOMPUTE },
+	{ "help", no_argument, NULL, O_HELP },
+	{ "version", no_argument, NULL, O_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+int tt_train_opt_takes_value(const char *name)
+{
+	for (const struct option *o = longopts; o->name; o++)
+		if (!strcmp(o->name, name))
+			return o->val == O_HELP || o->val == O_VERSION ? -1 : o->has_arg == required_argument;
+	return -1;
+}
+
+void tt_train_opt_names(char *buf, size_t len)
+{
+	size_t used = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (const struct option *o = longopts; o->name && used < len; o++) {
+		int n;
+
+		if (o->has_arg != required_argument)
+			continue;
+		n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", o->name);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+}
+
 int tt_train_opts_parse(tt_train_opts *o, int argc, char **argv, tt_err *err)
 {
-	static const struct option longopts[] = {
-		{ "layers", required_argument, NULL, O_LAYERS },
-		{ "data", required_argument, NULL, O_DATA },
-		{ "epochs", required_argument, NULL, O_EPOCHS },
-		{ "batch", required_argument, NULL, O_BATCH },
-		{ "lr", required_argument, NULL, O_LR },
-		{ "seed", required_argument, NULL, O_SEED },
-		{ "zero", required_argument, NULL, O_ZERO },
-		{ "bucket-mb", required_argument, NULL, O_BUCKET },
-		{ "ckpt-dir", required_argument, NULL, O_CKPT_DIR },
-		{ "ckpt-every", required_argument, NULL, O_CKPT_EVERY },
-		{ "ckpt-minutes", required_argument, NULL, O_CKPT_MIN },
-		{ "keep", required_argument, NULL, O_KEEP },
-		{ "on-signal", required_argument, NULL, O_ON_SIGNAL },
-		{ "signal", required_argument, NULL, O_SIGNAL },
-		{ "summary", required_argument, NULL, O_SUMMARY },
-		{ "log-every", required_argument, NULL, O_LOG_EVERY },
-		{ "eval-every", required_argument, NULL, O_EVAL_EVERY },
-		{ "accum", required_argument, NULL, O_ACCUM },
-		{ "warmup", required_argument, NULL, O_WARMUP },
-		{ "weight-decay", required_argument, NULL, O_WD },
-		{ "max-steps", required_argument, NULL, O_MAX_STEPS },
-		{ "betas", required_argument, NULL, O_BETAS },
-		{ "synthetic-samples", required_argument, NULL, O_SYNTH },
-		{ "device", required_argument, NULL, O_DEVICE },
-		{ "tp", required_argument, NULL, O_TP },
-		{ "pp", required_argument, NULL, O_PP },
-		{ "schedule", required_argument, NULL, O_SCHEDULE },
-		{ "recompute", no_argument, NULL, O_RECOMPUTE },
-		{ "help", no_argument, NULL, O_HELP },
-		{ "version", no_argument, NULL, O_VERSION },
-		{ NULL, 0, NULL, 0 },
-	};
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -317,6 +348,11 @@ int tt_train_opts_parse(tt_train_opts *o, int argc, char **argv, tt_err *err)
 		if (apply(o, c, optarg, err))
 			return -1;
 	}
+	/* The launcher's checkpoint protocol: the status train-run, Slurm scripts and requeue loops
+	 * take for a clean stop. */
+	o->ckpt_exit = tt_ckpt_exit_parse(getenv(TT_ENV_CKPT_EXIT), err);
+	if (o->ckpt_exit < 0)
+		return -1;
 	if (optind < argc)
 		return tt_err_set(err, "unexpected argument '%s'; see train-mlp --help", argv[optind]);
 	if (!o->layers)

@@ -4,16 +4,15 @@
 #ifndef TT_TRAIN_OPTS_H
 #define TT_TRAIN_OPTS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "pipeline.h"
 #include "tt_err.h"
 
 enum tt_on_signal { TT_ON_SIGNAL_CHECKPOINT, TT_ON_SIGNAL_CHECKPOINT_EXIT };
-enum tt_device { TT_DEVICE_CPU, TT_DEVICE_GPU };
-
-/* Exit status after --on-signal checkpoint-exit saved a checkpoint (requeue scripts test it). */
-#define TT_EXIT_CHECKPOINTED 99
+/* AUTO is resolved to CPU or GPU by train-mlp before it joins the job (train_mlp.c). */
+enum tt_device { TT_DEVICE_CPU, TT_DEVICE_GPU, TT_DEVICE_AUTO };
 
 typedef struct tt_train_opts {
 	const char *layers, *data, *ckpt_dir, *summary;
@@ -27,9 +26,10 @@ typedef struct tt_train_opts {
 	enum tt_on_signal on_signal;
 	enum tt_device device;
 	long synthetic_train, synthetic_test;
+	int ckpt_exit; /* exit status after --on-signal checkpoint-exit: TRAIN_TOPO_CKPT_EXIT, 99 unset */
 } tt_train_opts;
 
-/* Fills defaults, then parses argv. Returns 0, 1 when -h/--help was asked (usage printed by the
+/* Fills defaults, then parses argv (and TRAIN_TOPO_CKPT_EXIT from the environment, tt_ckpt_exit.h). Returns 0, 1 when -h/--help was asked (usage printed by the
  * caller with tt_train_usage), 2 for -V/--version, or -1 with err naming the bad option. */
 int tt_train_opts_parse(tt_train_opts *o, int argc, char **argv, tt_err *err);
 
@@ -37,6 +37,12 @@ int tt_train_opts_parse(tt_train_opts *o, int argc, char **argv, tt_err *err);
  * summary lost: "-" (standard output), or a name that is not a directory, in an existing
  * directory the user may write. */
 int tt_train_summary_check(const char *path, tt_err *err);
+
+/* For checking a sweep grid against train-mlp (train-sweep): 1 when NAME (no dashes) is an
+ * option taking a value, 0 for a flag (--recompute), -1 when train-mlp has no such option. */
+int tt_train_opt_takes_value(const char *name);
+/* "layers, data, epochs, ...": every option taking a value, into buf (cut to len). */
+void tt_train_opt_names(char *buf, size_t len);
 
 /* The --help text. */
 const char *tt_train_usage(void);

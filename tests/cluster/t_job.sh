@@ -22,6 +22,8 @@ test_job_template_trains_16_ranks_on_2_nodes() {
 			"$(sed -n "s/^rank [0-9]* of 16 on $node: local rank [0-9]*, GPU \([^ ]*\), CPUs .*/\1/p" "$out" | sort -n | xargs)"
 	done
 	expect_match "16 ranks trained" "16 rank\\(s\\)" "$(cat "$out")"
+	# Without arguments job.sh runs train-mlp with --device auto: no usable CUDA here, one line why.
+	expect_eq "--device auto's CPU line" 1 "$(grep -c '^train-mlp: --device auto: using the CPU: ' "$out")"
 	expect_match "final accuracy" "test accuracy 0\\.[6-9][0-9]*" "$(cat "$out")"
 	expect_match "summary written" '"world_size": *16' "$(cat "train-mlp-$id.json")"
 }

@@ -45,9 +45,10 @@ test_sweep_four_points_ranked_csv_and_plot() {
 }
 
 test_sweep_report_names_failed_and_missing_points() {
-	printf 'lr = 1e-3, not-a-rate\nseed = 1, 2\n' >grid.sweep
+	# A batch larger than the data passes train-sweep's check of the grid but fails training.
+	printf 'batch = 64, 100000\nseed = 1, 2\n' >grid.sweep
 	local id rc=0
-	# Points 0 and 1 train, 2 and 3 fail on the bad rate; nothing else is submitted.
+	# Points 0 and 1 train, 2 and 3 fail on the batch; nothing else is submitted.
 	id=$(env "${SWEEP_ENV[@]}" sbatch --parsable --array=0-2 --gres=gpu:1 --mem=300M \
 		--output='task-%a.out' "$TEMPLATES/sweep.sh" grid.sweep)
 	array_wait "$id" 120
@@ -55,9 +56,9 @@ test_sweep_report_names_failed_and_missing_points() {
 	cat report.txt
 	expect_eq "report exit (some points did not finish)" 3 "$rc"
 	expect_match "summary line" '^2 of 4 points finished' "$(head -n1 report.txt)"
-	grep -q '^  p2 lr=not-a-rate seed=1: failed: exit [0-9]*: training failed; log: \[rank 0\] train-mlp: --lr .not-a-rate.: want a number' report.txt ||
+	grep -q '^  p2 batch=100000 seed=1: failed: exit [0-9]*: training failed; log: \[rank 0\] train-mlp: --batch 100000 is larger than' report.txt ||
 		fail "point 2's failure and its log line are not reported"
-	grep -q '^  p3 lr=not-a-rate seed=2: missing: never started' report.txt || fail "point 3 not reported missing"
+	grep -q '^  p3 batch=100000 seed=2: missing: never started' report.txt || fail "point 3 not reported missing"
 	expect_eq "report.csv statuses" "failed missing ok ok" \
 		"$(awk -F, 'NR > 1 {print $5}' "sweep-$id/report.csv" | sort | xargs)"
 }

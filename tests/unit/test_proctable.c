@@ -180,6 +180,61 @@ static void test_abort_ends_without_restart(void)
 	tt_pt_free(&pt);
 }
 
+/* The checkpoint stop (tt_ckpt_exit.h): every worker exits 99 -> no stop, no report, exit 0. */
+static void test_checkpoint_exits_are_a_clean_stop(void)
+{
+	int rep;
+
+	start(3, 2);
+	tt_pt_set_ckpt_code(&pt, 99);
+	CU_ASSERT_EQUAL(tt_pt_exited(&pt, 101, W_EXITCODE(99, 0), &rep), TT_ACT_NONE);
+	CU_ASSERT_EQUAL(rep, -1);
+	CU_ASSERT_EQUAL(tt_pt_exited(&pt, 100, W_EXITCODE(99, 0), &rep), TT_ACT_NONE);
+	/* One that had finished its work anyway exits 0: still a checkpoint stop, no restart. */
+	CU_ASSERT_EQUAL(tt_pt_exited(&pt, 102, W_EXITCODE(0, 0), &rep), TT_ACT_EXIT);
+	CU_ASSERT_EQUAL(rep, -1);
+	CU_ASSERT_EQUAL(tt_pt_exit_code(&pt), 0);
+	CU_ASSERT_EQUAL(tt_pt_checkpointed(&pt), 1);
+	CU_ASSERT_EQUAL(pt.checkpointed, 2);
+	CU_ASSERT_EQUAL(pt.restarts, 0);
+	tt_pt_free(&pt);
+}
+
+/* A crash while the others checkpoint (another status, or a signal) is a failure as ever. */
+static void test_crash_during_checkpoint_is_a_failure(void)
+{
+	int rep;
+
+	start(3, 0);
+	tt_pt_set_ckpt_code(&pt, 99);
+	CU_ASSERT_EQUAL(tt_pt_exited(&pt, 100, W_EXITCODE(99, 0), &rep), TT_ACT_NONE);
+	CU_ASSERT_EQUAL(tt_pt_exited(&pt, 101, W_EXITCODE(98, 0), &rep), TT_ACT_STOP_GROUP);
+	CU_ASSERT_EQUAL(rep, 1);
+	CU_ASSERT_EQUAL(tt_pt_exited(&pt, 102, W_EXITCODE(0, SIGTERM), &rep), TT_ACT_EXIT);
+	CU_ASSERT_EQUAL(tt_pt_exit_code(&pt), 98);
+	CU_ASSERT_EQUAL(tt_pt_checkpointed(&pt), 0);
+	tt_pt_free(&pt);
+	/* Killed by a signal: never a checkpoint stop. */
+	start(1, 0);
+	tt_pt_set_ckpt_code(&pt, 99);
+	CU_ASSERT_EQUAL(tt_pt_exited(&pt, 100, W_EXITCODE(0, SIGSEGV), &rep), TT_ACT_EXIT);
+	CU_ASSERT_EQUAL(rep, 0);
+	CU_ASSERT_EQUAL(tt_pt_exit_code(&pt), 128 + SIGSEGV);
+	CU_ASSERT_EQUAL(tt_pt_checkpointed(&pt), 0);
+	tt_pt_free(&pt);
+}
+
+/* Without a checkpoint status (0) an exit 99 is a failure like any other. */
+static void test_no_checkpoint_code_means_failure(void)
+{
+	int rep;
+
+	start(2, 0);
+	CU_ASSERT_EQUAL(tt_pt_exited(&pt, 100, W_EXITCODE(99, 0), &rep), TT_ACT_STOP_GROUP);
+	CU_ASSERT_EQUAL(rep, 0);
+	tt_pt_free(&pt);
+}
+
 int tt_register_suites(void)
 {
 	CU_pSuite s = CU_add_suite("proctable", NULL, NULL);
@@ -198,5 +253,8 @@ int tt_register_suites(void)
 	CU_add_test(s, "stop request: no restart, no report", test_stop_request_prevents_restart_and_is_not_a_failure);
 	CU_add_test(s, "stop request with clean exits", test_stop_request_with_clean_exits_gives_zero);
 	CU_add_test(s, "abort ends without restart", test_abort_ends_without_restart);
+	CU_add_test(s, "checkpoint exits: a clean stop", test_checkpoint_exits_are_a_clean_stop);
+	CU_add_test(s, "crash during a checkpoint: failure", test_crash_during_checkpoint_is_a_failure);
+	CU_add_test(s, "no checkpoint status: 99 fails", test_no_checkpoint_code_means_failure);
 	return 0;
 }

@@ -119,6 +119,7 @@ static int run_worker(const char *script, const cpu_set_t *cpus, char *buf, size
 	req.restart_count = 2;
 	req.cpus = cpus;
 	req.nccl_ib_hca = "=mlx5_1:1";
+	req.ckpt_exit = "42";
 	req.out_fd = p[1];
 	req.err_fd = p[1];
 	req.sigmask = &mask;
@@ -139,12 +140,12 @@ static void test_worker_env_group_and_status(void)
 	int status;
 	pid_t pid = run_worker("echo $RANK $WORLD_SIZE $LOCAL_RANK $LOCAL_WORLD_SIZE $NODE_RANK $GROUP_RANK "
 			       "$NNODES $MASTER_ADDR $MASTER_PORT $CUDA_VISIBLE_DEVICES $OMP_NUM_THREADS "
-			       "$TRAIN_RESTART_COUNT $NCCL_IB_HCA; "
+			       "$TRAIN_RESTART_COUNT $NCCL_IB_HCA $TRAIN_TOPO_CKPT_EXIT; "
 			       "echo pgrp=$(cut -d' ' -f5 /proc/$$/stat) pid=$$; exit 7",
 			       NULL, out, sizeof(out), &status);
 
 	CU_ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 7);
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "5 8 1 4 1 1 2 n1 29511 1 3 2 =mlx5_1:1\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "5 8 1 4 1 1 2 n1 29511 1 3 2 =mlx5_1:1 42\n"));
 	snprintf(want, sizeof(want), "pgrp=%d pid=%d\n", (int)pid, (int)pid);	/* leads its own group */
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
 }
@@ -217,6 +218,7 @@ static void test_exec_failure_is_126(void)
 	req.env = &env;
 	req.group = &group;
 	req.out_fd = req.err_fd = devnull;
+	req.ckpt_exit = "99";
 	req.sigmask = &mask;
 	pid = tt_spawn_worker(&req, NULL);
 	CU_ASSERT_FATAL(pid > 0);

@@ -2,6 +2,7 @@
 /* test_sweep.c — train-sweep's pure modules: the grid parser and point indexing, the summary
  * reader, each point's status from the files its task left, ranking and the rendered report. */
 #include "cunit_main.h"
+#include "sweep_check.h"
 #include "sweep_grid.h"
 #include "sweep_report.h"
 #include "sweep_summary.h"
@@ -190,38 +191,48 @@ static void test_log_reason_prefers_the_trainers_last_line(void)
 	CU_ASSERT_STRING_EQUAL(out, "train-m");
 }
 
+/* sweep_point_classify with the default checkpoint status. */
+static void classify(struct sweep_point *pt, long index, int have_params, const char *exit_text,
+		     const char *summary_text, const char *result_text, const char *log_line)
+{
+	struct sweep_point_files f = { have_params, exit_text, summary_text, result_text, log_line };
+
+	sweep_point_classify(pt, index, &f, 99);
+}
+
 static void test_point_status_and_reason(void)
 {
 	struct sweep_point pt;
 
-	sweep_point_classify(&pt, 4, 0, NULL, NULL, NULL);
+	classify(&pt, 4, 0, NULL, NULL, NULL, NULL);
 	CU_ASSERT_EQUAL(pt.status, SWEEP_MISSING);
 	CU_ASSERT_PTR_NOT_NULL(strstr(pt.reason, "never started (no point-4.params)"));
 
-	sweep_point_classify(&pt, 1, 1, NULL, NULL, "train-mlp: step 10");
+	classify(&pt, 1, 1, NULL, NULL, NULL, "train-mlp: step 10");
 	CU_ASSERT_EQUAL(pt.status, SWEEP_FAILED);
 	CU_ASSERT_PTR_NOT_NULL(strstr(pt.reason, "no exit code"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(pt.reason, "log: train-mlp: step 10"));
 
-	sweep_point_classify(&pt, 1, 1, "99\n", NULL, NULL);
+	classify(&pt, 1, 1, "99\n", NULL, NULL, NULL);
 	CU_ASSERT_EQUAL(pt.status, SWEEP_FAILED);
 	CU_ASSERT_PTR_NOT_NULL(strstr(pt.reason, "exit 99: checkpointed"));
 
-	sweep_point_classify(&pt, 2, 1, "1\n", NULL, "train-mlp: --lr: bad value");
+	classify(&pt, 2, 1, "1\n", NULL, NULL, "train-mlp: --lr: bad value");
 	CU_ASSERT_STRING_EQUAL(pt.reason, "exit 1: training failed; log: train-mlp: --lr: bad value");
 
-	sweep_point_classify(&pt, 2, 1, "0\n", NULL, "");
+	classify(&pt, 2, 1, "0\n", NULL, NULL, "");
 	CU_ASSERT_EQUAL(pt.status, SWEEP_FAILED);
-	CU_ASSERT_STRING_EQUAL(pt.reason, "exit 0 but no summary point-2.json");
+	CU_ASSERT_STRING_EQUAL(pt.reason, "exit 0 but no result: no TRAIN_RESULT line, no $TRAIN_TOPO_RESULT_FILE "
+			       "(point-2.result) and no train-mlp summary point-2.json");
 
-	sweep_point_classify(&pt, 2, 1, "0\n", "{\"test_accuracy\": 0.5", NULL);
+	classify(&pt, 2, 1, "0\n", "{\"test_accuracy\": 0.5", NULL, NULL);
 	CU_ASSERT_EQUAL(pt.status, SWEEP_FAILED);
 	CU_ASSERT_PTR_NOT_NULL(strstr(pt.reason, "summary point-2.json unreadable: not a complete"));
 
-	sweep_point_classify(&pt, 2, 1, "garbage", NULL, NULL);
+	classify(&pt, 2, 1, "garbage", NULL, NULL, NULL);
 	CU_ASSERT_STRING_EQUAL(pt.reason, "point-2.exit does not hold an exit code");
 
-	sweep_point_classify(&pt, 3, 1, "0\n", summary_ok, NULL);
+	classify(&pt, 3, 1, "0\n", summary_ok, NULL, NULL);
 	CU_ASSERT_EQUAL(pt.status, SWEEP_OK);
 	CU_ASSERT_EQUAL(pt.sum.nhistory, 2);
 	sweep_summary_free(&pt.sum);
@@ -235,10 +246,10 @@ static void make_points(struct sweep_point pts[6])
 	memcpy(better, summary_ok, sizeof(better));
 	memcpy(strstr(better, "0.8125"), "0.9125", 6);
 	for (long i = 0; i < 6; i++)
-		sweep_point_classify(&pts[i], i, 0, NULL, NULL, NULL);
-	sweep_point_classify(&pts[0], 0, 1, "0", summary_ok, NULL);
-	sweep_point_classify(&pts[5], 5, 1, "0", better, NULL);
-	sweep_point_classify(&pts[3], 3, 1, "1", NULL, "boom");
+		classify(&pts[i], i, 0, NULL, NULL, NULL, NULL);
+	classify(&pts[0], 0, 1, "0", summary_ok, NULL, NULL);
+	classify(&pts[5], 5, 1, "0", better, NULL, NULL);
+	classify(&pts[3], 3, 1, "1", NULL, NULL, "boom");
 }
 
 static void free_points(struct sweep_point pts[6])
@@ -284,11 +295,12 @@ static void test_report_table_csv_and_plot(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(table.data, "p4 lr=1e-2 batch=64: missing: never started"));
 
 	CU_ASSERT_PTR_NOT_NULL(strstr(csv.data, "rank,point,lr,batch,status,test_accuracy,test_loss,steps,world_size,"
-						"samples_per_sec,wall_seconds,weights_crc32,reason\n"
-						"1,5,1e-2,128,ok,0.912500,0.500000,16,2,2100.5,1.250,3290d00a,\n"
+						"samples_per_sec,wall_seconds,weights_crc32,metric,value,reason\n"
+						"1,5,1e-2,128,ok,0.912500,0.500000,16,2,2100.5,1.250,3290d00a,"
+						"test_accuracy,0.9125,\n"
 						"2,0,1e-3,64,ok,0.812500,"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(csv.data, "\n,3,3e-3,128,failed,,,,,,,,exit 1: training failed; log: boom\n"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(csv.data, "\n,4,1e-2,64,missing,,,,,,,,never started (no point-4.params): "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(csv.data, "\n,3,3e-3,128,failed,,,,,,,,,,exit 1: training failed; log: boom\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(csv.data, "\n,4,1e-2,64,missing,,,,,,,,,,never started (no point-4.params): "));
 
 	CU_ASSERT_PTR_NOT_NULL(strstr(data.data, "# p5 lr=1e-2 batch=128\n# step loss test_acc\n10 2.3 ?\n16 1.5 0.8125\n\n\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(script.data, "plot \"report.dat\" index 0 using 1:2 with linespoints title \"p5 lr=1e-2 batch=128\", \\\n"
@@ -312,13 +324,111 @@ static void test_plot_is_empty_without_finished_points(void)
 	tt_err err;
 
 	CU_ASSERT_EQUAL_FATAL(sweep_grid_parse("lr = 1, 2\n", "s", &g, &err), 0);
-	sweep_point_classify(&pts[0], 0, 0, NULL, NULL, NULL);
-	sweep_point_classify(&pts[1], 1, 1, "1", NULL, NULL);
+	classify(&pts[0], 0, 0, NULL, NULL, NULL, NULL);
+	classify(&pts[1], 1, 1, "1", NULL, NULL, NULL);
 	CU_ASSERT_EQUAL(sweep_report_plot(&data, &script, &g, pts, 2), 0);
 	CU_ASSERT_EQUAL(script.len, 0);
 	tt_sb_free(&data);
 	tt_sb_free(&script);
 	sweep_grid_free(&g);
+}
+
+/* Any program's result: parsed, checked, ranked by its goal; a table of metrics, not train-mlp's. */
+static void test_result_of_any_program(void)
+{
+	struct tt_strbuf table = { 0 }, csv = { 0 };
+	struct sweep_point pts[4];
+	struct sweep_result r;
+	struct sweep_grid g;
+	tt_err err;
+
+	CU_ASSERT_EQUAL(sweep_result_parse("{\"metric\": \"val_loss\", \"value\": 0.31, \"goal\": \"min\", \"epoch\": 3}\n",
+					   &r, &err), 0);
+	CU_ASSERT_STRING_EQUAL(r.metric, "val_loss");
+	CU_ASSERT_DOUBLE_EQUAL(r.value, 0.31, 1e-12);
+	CU_ASSERT_EQUAL(r.maximize, 0);
+	CU_ASSERT_EQUAL(sweep_result_parse("{\"metric\": \"acc\", \"value\": 0.9", &r, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "not one complete JSON object"));
+	CU_ASSERT_EQUAL(sweep_result_parse("{\"metric\": \"acc\", \"value\": 0.9, \"goal\": \"up\"}", &r, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "\"goal\" 'up': want \"max\""));
+	CU_ASSERT_EQUAL(sweep_result_parse("{\"metric\": \"acc\", \"goal\": \"max\"}", &r, &err), -1);
+	CU_ASSERT_STRING_EQUAL(err.msg, "no \"value\" field");
+
+	CU_ASSERT_EQUAL_FATAL(sweep_grid_parse("lr = 1, 2, 3, 4\n", "s", &g, &err), 0);
+	classify(&pts[0], 0, 1, "0\n", NULL, "{\"metric\": \"val_loss\", \"value\": 0.5, \"goal\": \"min\"}", NULL);
+	classify(&pts[1], 1, 1, "0\n", NULL, "{\"metric\": \"val_loss\", \"value\": 0.2, \"goal\": \"min\"}", NULL);
+	classify(&pts[2], 2, 1, "0\n", NULL, "{\"metric\": \"val_loss\", \"value\": 0.9, \"goal\": \"min\"}", NULL);
+	classify(&pts[3], 3, 1, "0\n", NULL, "{\"metric\": \"val_loss\"", NULL);
+	CU_ASSERT_EQUAL(pts[0].status, SWEEP_OK);
+	CU_ASSERT_EQUAL(pts[0].has_summary, 0);
+	CU_ASSERT_EQUAL(pts[3].status, SWEEP_FAILED);
+	CU_ASSERT_PTR_NOT_NULL(strstr(pts[3].reason, "result point-3.result unreadable: not one complete JSON object"));
+	sweep_report_rank(pts, 4);
+	CU_ASSERT_EQUAL(pts[0].index, 1);
+	CU_ASSERT_EQUAL(pts[1].index, 0);
+	CU_ASSERT_EQUAL(pts[2].index, 2);
+	CU_ASSERT_EQUAL(pts[3].index, 3);
+	sweep_report_table(&table, &g, pts, 4);
+	sweep_report_csv(&csv, &g, pts, 4);
+	CU_ASSERT_PTR_NOT_NULL(strstr(table.data, "3 of 4 points finished\nrank point lr metric"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(table.data, "\n1    1     2  val_loss                  0.2  min\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(csv.data, "\n1,1,2,ok,,,,,,,,val_loss,0.2,\n"));
+	/* The checkpoint status is a checkpoint, whichever the job set. */
+	{
+		struct sweep_point_files f = { 1, "42\n", NULL, NULL, NULL };
+
+		sweep_point_classify(&pts[0], 0, &f, 42);
+		CU_ASSERT_PTR_NOT_NULL(strstr(pts[0].reason, "exit 42: checkpointed on the signal"));
+	}
+	tt_sb_free(&table);
+	tt_sb_free(&csv);
+	sweep_grid_free(&g);
+}
+
+/* A train-mlp grid: unknown keys, flags and bad values are refused naming key and choices. */
+static void test_check_against_train_mlp(void)
+{
+	struct sweep_grid g;
+	tt_err err;
+
+	CU_ASSERT_EQUAL_FATAL(sweep_grid_parse(example, "s", &g, &err), 0);
+	CU_ASSERT_EQUAL(sweep_grid_check_train_mlp(&g, "s", &err), 0);
+	sweep_grid_free(&g);
+
+	CU_ASSERT_EQUAL_FATAL(sweep_grid_parse("lr = 1e-3\nbogusopt = 1, 2\n", "g.sweep", &g, &err), 0);
+	CU_ASSERT_EQUAL(sweep_grid_check_train_mlp(&g, "g.sweep", &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "g.sweep: 'bogusopt' is not a train-mlp option; valid keys: layers, data,"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "max-steps"));
+	sweep_grid_free(&g);
+
+	CU_ASSERT_EQUAL_FATAL(sweep_grid_parse("lr = 1e-3, abc\n", "g.sweep", &g, &err), 0);
+	CU_ASSERT_EQUAL(sweep_grid_check_train_mlp(&g, "g.sweep", &err), -1);
+	CU_ASSERT_STRING_EQUAL(err.msg, "g.sweep: lr = abc: --lr 'abc': want a number >= 0");
+	sweep_grid_free(&g);
+
+	CU_ASSERT_EQUAL_FATAL(sweep_grid_parse("schedule = 1f1b, zigzag\n", "g.sweep", &g, &err), 0);
+	CU_ASSERT_EQUAL(sweep_grid_check_train_mlp(&g, "g.sweep", &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "schedule = zigzag: --schedule 'zigzag': want 1f1b or gpipe"));
+	sweep_grid_free(&g);
+
+	CU_ASSERT_EQUAL_FATAL(sweep_grid_parse("recompute = 1\n", "g.sweep", &g, &err), 0);
+	CU_ASSERT_EQUAL(sweep_grid_check_train_mlp(&g, "g.sweep", &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "'recompute' is a train-mlp flag without a value"));
+	sweep_grid_free(&g);
+	/* version is no option a grid may name; a key with _ (argparse's) is no train-mlp option */
+	CU_ASSERT_EQUAL_FATAL(sweep_grid_parse("version = 1\nweight_decay = 0.1\n", "g.sweep", &g, &err), 0);
+	CU_ASSERT_EQUAL(sweep_grid_check_train_mlp(&g, "g.sweep", &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "'version' is not a train-mlp option"));
+	sweep_grid_free(&g);
+}
+
+static void test_program_is_train_mlp(void)
+{
+	CU_ASSERT_EQUAL(sweep_program_is_train_mlp(NULL), 1);
+	CU_ASSERT_EQUAL(sweep_program_is_train_mlp("train-mlp"), 1);
+	CU_ASSERT_EQUAL(sweep_program_is_train_mlp("/usr/bin/train-mlp"), 1);
+	CU_ASSERT_EQUAL(sweep_program_is_train_mlp("python3"), 0);
+	CU_ASSERT_EQUAL(sweep_program_is_train_mlp("train-mlp.py"), 0);
 }
 
 int tt_register_suites(void)
@@ -333,13 +443,16 @@ int tt_register_suites(void)
 	    !CU_add_test(grid, "errors", test_grid_errors_name_line_and_problem) ||
 	    !CU_add_test(grid, "huge grids", test_grid_refuses_huge_grids) ||
 	    !CU_add_test(grid, "index range", test_grid_index_checks_range) ||
+	    !CU_add_test(grid, "checked against train-mlp", test_check_against_train_mlp) ||
+	    !CU_add_test(grid, "program is train-mlp", test_program_is_train_mlp) ||
 	    !CU_add_test(report, "summary fields", test_summary_reads_fields_and_history) ||
 	    !CU_add_test(report, "summary truncated", test_summary_refuses_truncated_or_incomplete) ||
 	    !CU_add_test(report, "log reason", test_log_reason_prefers_the_trainers_last_line) ||
 	    !CU_add_test(report, "point status", test_point_status_and_reason) ||
 	    !CU_add_test(report, "rank", test_rank_orders_finished_by_accuracy_then_the_rest) ||
 	    !CU_add_test(report, "table, csv, plot", test_report_table_csv_and_plot) ||
-	    !CU_add_test(report, "no plot", test_plot_is_empty_without_finished_points))
+	    !CU_add_test(report, "no plot", test_plot_is_empty_without_finished_points) ||
+	    !CU_add_test(report, "any program's result", test_result_of_any_program))
 		return -1;
 	return 0;
 }

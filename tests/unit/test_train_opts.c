@@ -76,6 +76,8 @@ static void test_all_options(void)
 	CU_ASSERT_EQUAL(o.device, TT_DEVICE_CPU);
 	CU_ASSERT_EQUAL(PARSE(&o, &err, "--layers", "4,2", "--data", "x", "--device", "gpu"), 0);
 	CU_ASSERT_EQUAL(o.device, TT_DEVICE_GPU);
+	CU_ASSERT_EQUAL(PARSE(&o, &err, "--layers", "4,2", "--data", "x", "--device", "auto", "--zero", "2"), 0);
+	CU_ASSERT_EQUAL(o.device, TT_DEVICE_AUTO);
 	CU_ASSERT_EQUAL(PARSE(&o, &err, "--layers", "4,2", "--data", "x", "--tp", "4", "--pp", "2", "--schedule", "gpipe",
 			      "--recompute"),
 			0);
@@ -118,7 +120,7 @@ static void test_bad_values_name_the_option(void)
 	EXPECT_ERROR("'-x' is unknown", "--layers", "4,2", "--data", "x", "-xy");
 	EXPECT_ERROR("unexpected argument 'extra'", "--layers", "4,2", "--data", "x", "extra");
 	EXPECT_ERROR("--seed '-3'", "--layers", "4,2", "--data", "x", "--seed", "-3");
-	EXPECT_ERROR("--device 'tpu'", "--layers", "4,2", "--data", "x", "--device", "tpu");
+	EXPECT_ERROR("--device 'tpu': want cpu, gpu or auto", "--layers", "4,2", "--data", "x", "--device", "tpu");
 	EXPECT_ERROR("GPU path is DDP only", "--layers", "4,2", "--data", "x", "--device", "gpu", "--zero", "2");
 	EXPECT_ERROR("--summary '': want a file name, or - for standard output", "--layers", "4,2", "--data", "x",
 		     "--summary", "");
@@ -169,6 +171,24 @@ static void test_summary_place(void)
 	rmdir(dir);
 }
 
+/* The checkpoint-exit status comes from TRAIN_TOPO_CKPT_EXIT (the launcher's protocol). */
+static void test_ckpt_exit_from_env(void)
+{
+	tt_train_opts o;
+	tt_err err;
+
+	unsetenv("TRAIN_TOPO_CKPT_EXIT");
+	CU_ASSERT_EQUAL(PARSE(&o, &err, "--layers", "8,2", "--data", "synthetic"), 0);
+	CU_ASSERT_EQUAL(o.ckpt_exit, 99);
+	setenv("TRAIN_TOPO_CKPT_EXIT", "42", 1);
+	CU_ASSERT_EQUAL(PARSE(&o, &err, "--layers", "8,2", "--data", "synthetic"), 0);
+	CU_ASSERT_EQUAL(o.ckpt_exit, 42);
+	setenv("TRAIN_TOPO_CKPT_EXIT", "126", 1);
+	CU_ASSERT_EQUAL(PARSE(&o, &err, "--layers", "8,2", "--data", "synthetic"), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "TRAIN_TOPO_CKPT_EXIT='126': want an exit status from 1 to 125"));
+	unsetenv("TRAIN_TOPO_CKPT_EXIT");
+}
+
 int tt_register_suites(void)
 {
 	CU_pSuite s = CU_add_suite("train options", NULL, NULL);
@@ -179,5 +199,6 @@ int tt_register_suites(void)
 	CU_add_test(s, "all options", test_all_options);
 	CU_add_test(s, "bad values name the option", test_bad_values_name_the_option);
 	CU_add_test(s, "summary place", test_summary_place);
+	CU_add_test(s, "checkpoint exit from the environment", test_ckpt_exit_from_env);
 	return 0;
 }

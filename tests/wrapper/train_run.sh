@@ -463,10 +463,44 @@ t_long_nodelist() {
 	pass "a ${#list}-character nodelist of 10000 nodes: the last node is rank 9999 of 10000, MASTER_ADDR n0"
 }
 
+# The checkpoint protocol (tt_ckpt_exit.h): every worker sees TRAIN_TOPO_CKPT_EXIT; all exiting
+# with it is a clean stop (exit 0, one line, nothing about stopping or signals); a worker exiting
+# 98 while the others checkpoint is a failure; a bad value of the variable is refused.
+t_checkpoint_exit() {
+	"$TRAIN_RUN" --nproc-per-node 3 -- sh -c 'echo "ckpt $TRAIN_TOPO_CKPT_EXIT"; sleep 0.$RANK; exit 99' \
+		>"$WORK/out" 2>"$WORK/err"
+	rc=$?
+	[ $rc -eq 0 ] || fail "checkpoint: 3 workers exiting 99 gave exit $rc, want 0: $(cat "$WORK/err")"
+	[ "$(grep -c '^ckpt 99$' "$WORK/out")" -eq 3 ] || fail "checkpoint: TRAIN_TOPO_CKPT_EXIT=99 not in every worker: $(cat "$WORK/out")"
+	[ "$(grep -c "^train-run: host $(hostname): checkpointed; requeue or resubmit to resume" "$WORK/err")" -eq 1 ] ||
+		fail "checkpoint: not one 'checkpointed' line: $(cat "$WORK/err")"
+	[ "$(wc -l <"$WORK/err")" -eq 1 ] || fail "checkpoint: stderr is not just the one line: $(cat "$WORK/err")"
+	TRAIN_TOPO_CKPT_EXIT=42 "$TRAIN_RUN" --nproc-per-node 2 -- sh -c '[ "$TRAIN_TOPO_CKPT_EXIT" = 42 ] && exit 42' \
+		2>"$WORK/err"
+	rc=$?
+	[ $rc -eq 0 ] && grep -q 'checkpointed;.*TRAIN_TOPO_CKPT_EXIT=42' "$WORK/err" ||
+		fail "checkpoint: the user's TRAIN_TOPO_CKPT_EXIT=42 was not the status: exit $rc, $(cat "$WORK/err")"
+	"$TRAIN_RUN" --nproc-per-node 3 -- sh -c '[ "$RANK" = 1 ] && { sleep 0.2; exit 98; }; exec sleep 20' \
+		>"$WORK/out" 2>"$WORK/err"
+	rc=$?
+	[ $rc -eq 98 ] || fail "checkpoint: a worker exiting 98 gave exit $rc, want 98"
+	grep -q 'rank 1 .* exited with code 98; stopping 2 other workers' "$WORK/err" && ! grep -q checkpointed "$WORK/err" ||
+		fail "checkpoint: exit 98 is not reported as the failure: $(cat "$WORK/err")"
+	"$TRAIN_RUN" --nproc-per-node 2 -- sh -c '[ "$RANK" = 1 ] && exit 98; sleep 0.3; exit 99' 2>"$WORK/err"
+	rc=$?
+	[ $rc -eq 98 ] && ! grep -q checkpointed "$WORK/err" ||
+		fail "checkpoint: a crash (98) beside a checkpoint (99) gave exit $rc: $(cat "$WORK/err")"
+	TRAIN_TOPO_CKPT_EXIT=abc "$TRAIN_RUN" --nproc-per-node 1 -- true 2>"$WORK/err"
+	rc=$?
+	[ $rc -eq 1 ] && [ "$(grep -c "^train-run: TRAIN_TOPO_CKPT_EXIT='abc': want an exit status from 1 to 125" "$WORK/err")" -eq 1 ] ||
+		fail "checkpoint: TRAIN_TOPO_CKPT_EXIT=abc gave exit $rc: $(cat "$WORK/err")"
+	pass "checkpoint exit: 3 x 99 -> exit 0 and one line; 98 -> failure 98; the variable in every worker; abc refused"
+}
+
 [ -x "$TRAIN_RUN" ] || { echo "FAIL: $TRAIN_RUN not built"; exit 1; }
 for t in t_ranks t_failure t_sigkill t_usr1 t_relay_owner t_signal_scope t_sigterm t_missing t_slurm \
 	t_uneven_nodes t_plugin_defaults t_output t_flood t_restart t_python t_topology t_topology_crash t_torchrun_env \
-	t_torch_consumer t_logs t_long_nodelist; do
+	t_torch_consumer t_logs t_long_nodelist t_checkpoint_exit; do
 	$t
 done
 [ $failures -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
