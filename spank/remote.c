@@ -9,6 +9,7 @@
 #include "layout.h"
 #include "relay.h"
 #include "topo_file.h"
+#include "tt_ckpt_exit.h"
 #include "tt_signal.h"
 
 #include <sched.h>
@@ -109,6 +110,20 @@ static int apply_default(spank_t sp, const char *name, const char *value)
 	if (apply_var(sp, name, value) != 0)
 		return -1;
 	return note_default(name);
+}
+
+/* The checkpoint stop's status (tt_ckpt_exit.h) in every task, so a program started by srun
+ * itself reads the same protocol as train-run's workers. Set only where unset and not listed in
+ * TRAIN_TOPO_SET: a value the batch script got is then what its steps keep, and one the user
+ * gives a step (TRAIN_TOPO_CKPT_EXIT=42 srun ...) wins. */
+static int apply_ckpt_exit(spank_t sp)
+{
+	char status[8];
+
+	if (task_getenv(sp, TT_ENV_CKPT_EXIT))
+		return 0;
+	snprintf(status, sizeof(status), "%d", TT_CKPT_EXIT_DEFAULT);
+	return apply_var(sp, TT_ENV_CKPT_EXIT, status);
 }
 
 /* Whether Slurm chose this task's CPUs: srun --cpu-bind (none included: the user's choice) or
@@ -239,7 +254,7 @@ static int apply_task_env(spank_t sp)
 		goto out;
 	if (tt_cpuset_to_list(&cpus, env.cpu_list, sizeof(env.cpu_list)) != 0)
 		env.cpu_list[0] = '\0';
-	if (tt_task_env_foreach(&env, apply_var, sp) != 0 ||
+	if (tt_task_env_foreach(&env, apply_var, sp) != 0 || apply_ckpt_exit(sp) != 0 ||
 	    (env.omp_num_threads && note_default("OMP_NUM_THREADS") != 0) ||
 	    (env.cuda_visible_devices[0] && note_default(TT_ENV_CUDA_VISIBLE_DEVICES) != 0))
 		goto out;
@@ -278,7 +293,8 @@ static int apply_batch_env(spank_t sp)
 	snprintf(count, sizeof(count), "%u", nnodes);
 	if (apply_default(sp, TT_ENV_MASTER_ADDR, rdzv.addr) != 0 ||
 	    apply_default(sp, TT_ENV_MASTER_PORT, port) != 0 ||
-	    apply_default(sp, TT_ENV_NNODES, count) != 0 || apply_default(sp, TT_ENV_NODE_RANK, "0") != 0)
+	    apply_default(sp, TT_ENV_NNODES, count) != 0 || apply_default(sp, TT_ENV_NODE_RANK, "0") != 0 ||
+	    apply_ckpt_exit(sp) != 0)
 		return -1;
 	return publish_defaults(sp);
 }

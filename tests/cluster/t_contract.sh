@@ -135,13 +135,15 @@ test_plugin_omp_num_threads_is_the_tasks_cpus() {
 
 # sbatch --train-topo: the batch script gets the job's rendezvous point (its first host by
 # scontrol, the batch step's documented port, the job's node count, NODE_RANK 0, no RANK); a step
-# inside gets its own values, and train-run in a step the plugin leaves alone does not take the
+# inside gets its own values, every task the checkpoint stop's status (TRAIN_TOPO_CKPT_EXIT, the
+# user's own winning), and train-run in a step the plugin leaves alone does not take the
 # job's port for its rendezvous (TRAIN_TOPO_SET lists it as the batch step's default).
 test_plugin_batch_script_gets_the_jobs_rendezvous() {
 	cat >job.sh <<'JOB'
 #!/bin/bash
-echo "batch job=$SLURM_JOB_ID first=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1) nodes=$SLURM_JOB_NUM_NODES MASTER_ADDR=${MASTER_ADDR:-unset} MASTER_PORT=${MASTER_PORT:-unset} NNODES=${NNODES:-unset} NODE_RANK=${NODE_RANK:-unset} RANK=${RANK:-unset}"
-srun -N1 -n1 bash -c 'echo "step first=$(scontrol show hostnames "$SLURM_STEP_NODELIST" | head -n1) MASTER_ADDR=$MASTER_ADDR MASTER_PORT=$MASTER_PORT NNODES=$NNODES NODE_RANK=$NODE_RANK"'
+echo "batch job=$SLURM_JOB_ID first=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1) nodes=$SLURM_JOB_NUM_NODES MASTER_ADDR=${MASTER_ADDR:-unset} MASTER_PORT=${MASTER_PORT:-unset} NNODES=${NNODES:-unset} NODE_RANK=${NODE_RANK:-unset} RANK=${RANK:-unset} ckpt_exit=${TRAIN_TOPO_CKPT_EXIT:-unset}"
+srun -N1 -n1 bash -c 'echo "step first=$(scontrol show hostnames "$SLURM_STEP_NODELIST" | head -n1) MASTER_ADDR=$MASTER_ADDR MASTER_PORT=$MASTER_PORT NNODES=$NNODES NODE_RANK=$NODE_RANK ckpt_exit=${TRAIN_TOPO_CKPT_EXIT:-unset}"'
+TRAIN_TOPO_CKPT_EXIT=42 srun -N1 -n1 bash -c 'echo "own ckpt_exit=$TRAIN_TOPO_CKPT_EXIT"'
 srun -N1 -n1 --train-topo=off train-run --nproc-per-node 1 -- bash -c 'echo "off-train-run MASTER_PORT=$MASTER_PORT"'
 JOB
 	sbatch_wait out.txt -N2 --train-topo=env job.sh || fail "the job failed"
@@ -156,6 +158,9 @@ JOB
 	expect_eq "batch: NODE_RANK" 0 "$(field NODE_RANK "$batch")"
 	expect_eq "batch: no RANK (the script is not a rank)" unset "$(field RANK "$batch")"
 	expect_eq "step: its own NNODES" 1 "$(field NNODES "$step")"
+	expect_eq "batch and step: the checkpoint stop's status (default)" "99 99" \
+		"$(field ckpt_exit "$batch") $(field ckpt_exit "$step")"
+	expect_eq "the user's own checkpoint status wins" 42 "$(field ckpt_exit "$(grep '^own ' out.txt)")"
 	expect_eq "step: MASTER_ADDR its first host" "$(field first "$step")" "$(field MASTER_ADDR "$step")"
 	[ "$(field MASTER_PORT "$step")" != "$(field MASTER_PORT "$batch")" ] || fail "the step kept the job's MASTER_PORT"
 	[ -n "$(field MASTER_PORT "$off")" ] || fail "train-run in the plugin-less step gave no MASTER_PORT"
