@@ -210,7 +210,8 @@ test_plugin_full_mode_writes_topology_file_per_step() {
 	expect_eq "tasks with the file" 4 "$(grep -c "file=/tmp/traintopo.$job/nccl-topo.0.xml size=[1-9]" out.txt)"
 	expect_eq "job directory private to the user" 4 "$(grep -c "dirmode=700:$(id -un) " out.txt)"
 	expect_eq "NCCL's root element" 4 "$(grep -c 'head=<system_version="1">' out.txt)"
-	expect_eq "socket interface of the node" 4 "$(grep -c 'ifname==eth0$' out.txt)"
+	# The interface of the machine the probe read: the fixture's Ethernet port.
+	expect_eq "socket interface of the fixture's machine" 4 "$(grep -c 'ifname==eno1$' out.txt)"
 	# removed with the step, on both nodes (each node has its own /tmp)
 	for node in node1 node2; do
 		expect_eq "no topology directory left on $node" "" \
