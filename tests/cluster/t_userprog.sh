@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash
 # t_userprog.sh — the user's own program through the templates (issue #28), with the PyTorch
 # example (examples/pytorch_ddp.py, gloo on the test cluster's CPUs): job.sh on 2 nodes;
 # requeue.sh with a real time-limit signal, one requeue and a resumed loss sequence equal to the
