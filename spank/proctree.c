@@ -10,11 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static int read_status(const char *proc_root, pid_t pid, struct tt_proc *p)
 {
 	char path[512], line[256];
 	int have_ppid = 0, have_cgt = 0, have_blk = 0;
+	struct stat st;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%d/status", proc_root, (int)pid);
@@ -39,6 +41,9 @@ static int read_status(const char *proc_root, pid_t pid, struct tt_proc *p)
 		}
 	}
 	fclose(f);
+	/* Readable for the job's own processes (the relay's user); 0 (unknown) for the others. */
+	snprintf(path, sizeof(path), "%s/%d/ns/mnt", proc_root, (int)pid);
+	p->mnt_ns = stat(path, &st) == 0 ? (uint64_t)st.st_ino : 0;
 	return have_ppid && have_cgt && have_blk ? 0 : -1;
 }
 
@@ -115,9 +120,20 @@ int tt_proc_is_ancestor(const char *proc_root, pid_t pid, pid_t ancestor)
 	return 0;
 }
 
-/* Marks in_tree[i] for every descendant of root: passes until no new process joins, so the cost
- * is n × tree depth rather than a walk up the parent chain for each process. */
-static void mark_descendants(const struct tt_proc *procs, size_t n, pid_t root, char *in_tree)
+/* Whether child is a container's process that its runtime parent passes sig on to: the parent
+ * (not the relay itself) handles sig and the child lives in another mount namespace. */
+static int behind_runtime(const struct tt_proc *parent, const struct tt_proc *child, pid_t root,
+			  uint64_t bit)
+{
+	return parent->pid != root && (parent->handled & bit) && parent->mnt_ns && child->mnt_ns &&
+	       parent->mnt_ns != child->mnt_ns;
+}
+
+/* Marks in_tree[i] for every descendant of root the relay may signal (see tt_relay_targets):
+ * passes until no new process joins, so the cost is n × tree depth rather than a walk up the
+ * parent chain for each process. */
+static void mark_descendants(const struct tt_proc *procs, size_t n, pid_t root, uint64_t bit,
+			     char *in_tree)
 {
 	int changed = 1;
 	size_t i, j;
@@ -134,8 +150,10 @@ static void mark_descendants(const struct tt_proc *procs, size_t n, pid_t root, 
 			}
 			for (j = 0; j < n; j++) {
 				if (in_tree[j] && procs[j].pid == procs[i].ppid) {
-					in_tree[i] = 1;
-					changed = 1;
+					if (!behind_runtime(&procs[j], &procs[i], root, bit)) {
+						in_tree[i] = 1;
+						changed = 1;
+					}
 					break;
 				}
 			}
@@ -152,7 +170,7 @@ size_t tt_relay_targets(const struct tt_proc *procs, size_t n, pid_t root, int s
 
 	if (!in_tree)
 		return 0;
-	mark_descendants(procs, n, root, in_tree);
+	mark_descendants(procs, n, root, bit, in_tree);
 	for (i = 0; i < n; i++) {
 		if (!in_tree[i] || !(procs[i].handled & bit))
 			continue;

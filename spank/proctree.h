@@ -17,6 +17,7 @@ struct tt_proc {
 	pid_t ppid;
 	uint64_t handled;	/* SigCgt | SigBlk: bit N-1 set when signal N has a handler or is
 				 * blocked (taken with sigwait/signalfd, as srun and train-run do) */
+	uint64_t mnt_ns;	/* inode of /proc/PID/ns/mnt, 0 when unknown (not readable) */
 };
 
 /* Reads pid, ppid, SigCgt and SigBlk of every process under proc_root ("/proc"). Processes that vanish
@@ -31,7 +32,11 @@ int tt_proc_is_ancestor(const char *proc_root, pid_t pid, pid_t ancestor);
 
 /* The relay rule: every descendant of root (not root itself) that handles sig (see handled). Writes up to cap
  * pids to out and returns how many there are (may exceed cap: then only cap were written).
- * 0 means nobody handles it: the relay then signals its direct child, as Slurm would have. */
+ * 0 means nobody handles it: the relay then signals its direct child, as Slurm would have.
+ * A container is reached through its runtime: below a descendant that handles sig, a child in
+ * another mount namespace (crun's, runc's or Apptainer's container, whose runtime passes every
+ * signal on to the container's first process) and all below it are left out, else the trainer
+ * there would see the signal twice (from the relay and from the runtime). */
 size_t tt_relay_targets(const struct tt_proc *procs, size_t n, pid_t root, int sig,
 			pid_t *out, size_t cap);
 

@@ -7,6 +7,7 @@
 #include "cpu_bind.h"
 #include "tt_cpuset.h"
 #include "layout.h"
+#include "oci_spool.h"
 #include "relay.h"
 #include "topo_file.h"
 #include "tt_signal.h"
@@ -47,12 +48,34 @@ int tt_remote_init_post_opt(spank_t sp)
 	return 0;
 }
 
+/* A step in an OCI container (srun --container, which leaves SLURM_CONTAINER in the step's
+ * environment) sees the node's topo_dir only if its bundle binds it: its file goes into the
+ * step's spool directory, which Slurm binds into the container at the same path (oci_spool.h). */
+static int container_topo_dir(spank_t sp)
+{
+	char bundle[PATH_MAX];
+	spank_err_t rc = spank_getenv(sp, "SLURM_CONTAINER", bundle, sizeof(bundle));
+
+	if ((rc != ESPANK_SUCCESS && rc != ESPANK_NOSPACE) || (rc == ESPANK_SUCCESS && !bundle[0]))
+		return 0;
+	bundle[sizeof(bundle) - 1] = '\0';
+	if (tt_oci_step_dir("/proc/self", tt_plugin.job_id, tt_plugin.step_id, tt_plugin.cfg.topo_dir,
+			    sizeof(tt_plugin.cfg.topo_dir), &tt_plugin.topo_problem) != 0)
+		return tt_err_wrap(&tt_plugin.topo_problem, "the step runs in the OCI container %.200s%s, "
+				   "which cannot see the node's topo_dir", bundle,
+				   rc == ESPANK_NOSPACE ? "..." : "");
+	return 0;
+}
+
 int tt_remote_user_init(spank_t sp)
 {
-	(void)sp;
 	if (tt_plugin.mode != TT_MODE_FULL || is_special_step(tt_plugin.step_id) ||
 	    tt_plugin.step_id == TT_STEP_BATCH)
 		return 0;
+	if (container_topo_dir(sp) != 0) {
+		tt_plugin.topo_file[0] = '\0';
+		return 0;
+	}
 	if (tt_topo_file_create(&tt_plugin.cfg, tt_plugin.job_id, tt_plugin.step_id,
 				tt_plugin.topo_file, sizeof(tt_plugin.topo_file), &tt_plugin.topo_dir,
 				&tt_plugin.policy, &tt_plugin.topo_problem) != 0) {

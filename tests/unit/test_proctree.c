@@ -25,13 +25,13 @@ static int contains(const pid_t *pids, size_t n, pid_t pid)
 /* relay(100) -> bash(101) -> python(102, catches USR1) -> worker(103, catches USR1, new session)
  *            -> sleep(104); unrelated(200, catches USR1) with parent 1. */
 static const struct tt_proc tree[] = {
-	{ 1, 0, 0 },
-	{ 100, 1, BIT(SIGUSR1) | BIT(SIGTERM) },
-	{ 101, 100, BIT(SIGINT) },
-	{ 102, 101, BIT(SIGUSR1) },
-	{ 103, 102, BIT(SIGUSR1) | BIT(SIGUSR2) },
-	{ 104, 101, 0 },
-	{ 200, 1, BIT(SIGUSR1) },
+	{ 1, 0, 0, 0 },
+	{ 100, 1, BIT(SIGUSR1) | BIT(SIGTERM), 0 },
+	{ 101, 100, BIT(SIGINT), 0 },
+	{ 102, 101, BIT(SIGUSR1), 0 },
+	{ 103, 102, BIT(SIGUSR1) | BIT(SIGUSR2), 0 },
+	{ 104, 101, 0, 0 },
+	{ 200, 1, BIT(SIGUSR1), 0 },
 };
 
 static void test_catching_descendants_only(void)
@@ -78,7 +78,7 @@ static void test_order_independent_of_listing(void)
 {
 	/* children listed before their parents still count as descendants */
 	const struct tt_proc shuffled[] = {
-		{ 103, 102, BIT(SIGUSR1) }, { 102, 101, 0 }, { 101, 100, 0 }, { 100, 1, 0 },
+		{ 103, 102, BIT(SIGUSR1), 0 }, { 102, 101, 0, 0 }, { 101, 100, 0, 0 }, { 100, 1, 0, 0 },
 	};
 	pid_t out[4];
 
@@ -149,11 +149,14 @@ static void test_snapshot_live_proc_sees_self(void)
 {
 	struct tt_proc *procs = NULL;
 	size_t n = 0, i;
+	struct stat ns;
 	int found = 0;
 
+	CU_ASSERT_EQUAL_FATAL(stat("/proc/self/ns/mnt", &ns), 0);
 	CU_ASSERT_EQUAL_FATAL(tt_proc_snapshot("/proc", &procs, &n, NULL), 0);
 	for (i = 0; i < n; i++)
-		if (procs[i].pid == getpid() && procs[i].ppid == getppid())
+		if (procs[i].pid == getpid() && procs[i].ppid == getppid() &&
+		    procs[i].mnt_ns == (uint64_t)ns.st_ino)
 			found = 1;
 	CU_ASSERT(found);
 	free(procs);
@@ -186,6 +189,40 @@ static void test_ancestor_walks_the_parent_chain(void)
 	CU_ASSERT_EQUAL(system(cmd), 0);
 }
 
+/* relay(100, ns 1) -> sh(101, ns 1) -> crun(102, ns 1, blocks USR1) -> python(103, ns 2, the
+ * container's first process, catches) -> worker(104, ns 2, catches); relay -> train-run(110,
+ * ns 1, blocks) -> worker(111, ns 1, catches); relay -> unshare'd trainer(120, ns 3, catches)
+ * whose parent is the relay; an unreadable namespace (0) counts as the same; a parent that
+ * takes no USR1 (140) passes none on, so its child in another namespace (141) is signalled. */
+static void test_container_reached_through_its_runtime(void)
+{
+	const struct tt_proc procs[] = {
+		{ 100, 1, BIT(SIGUSR1), 1 },
+		{ 101, 100, 0, 1 },
+		{ 102, 101, BIT(SIGUSR1) | BIT(SIGTERM), 1 },
+		{ 103, 102, BIT(SIGUSR1), 2 },
+		{ 104, 103, BIT(SIGUSR1), 2 },
+		{ 110, 100, BIT(SIGUSR1), 1 },
+		{ 111, 110, BIT(SIGUSR1), 1 },
+		{ 120, 100, BIT(SIGUSR1), 3 },
+		{ 130, 110, BIT(SIGUSR1), 0 },
+		{ 140, 100, 0, 1 },
+		{ 141, 140, BIT(SIGUSR1), 4 },
+	};
+	pid_t out[16];
+	size_t n = tt_relay_targets(procs, 11, 100, SIGUSR1, out, 16);
+
+	CU_ASSERT_EQUAL(n, 6);
+	CU_ASSERT(contains(out, n, 102));	/* the runtime passes it on to 103 */
+	CU_ASSERT(!contains(out, n, 103));
+	CU_ASSERT(!contains(out, n, 104));	/* the container's own train-run passes it on */
+	CU_ASSERT(contains(out, n, 110));
+	CU_ASSERT(contains(out, n, 111));	/* same namespace: the host rule */
+	CU_ASSERT(contains(out, n, 120));	/* the relay passes nothing on: it is signalled */
+	CU_ASSERT(contains(out, n, 130));
+	CU_ASSERT(contains(out, n, 141));	/* 140 takes no USR1, so passes none on */
+}
+
 int tt_register_suites(void)
 {
 	CU_pSuite s = CU_add_suite("proctree", NULL, NULL);
@@ -201,5 +238,6 @@ int tt_register_suites(void)
 	CU_add_test(s, "missing /proc root", test_snapshot_missing_root_is_an_error);
 	CU_add_test(s, "live /proc sees this process", test_snapshot_live_proc_sees_self);
 	CU_add_test(s, "ancestor walks the parent chain", test_ancestor_walks_the_parent_chain);
+	CU_add_test(s, "container reached through its runtime", test_container_reached_through_its_runtime);
 	return 0;
 }
