@@ -120,13 +120,16 @@ int tt_proc_is_ancestor(const char *proc_root, pid_t pid, pid_t ancestor)
 	return 0;
 }
 
-/* Whether child is a container's process that its runtime parent passes sig on to: the parent
- * (not the relay itself) handles sig and the child lives in another mount namespace. */
+/* Whether child is a container's first process that its runtime parent passes sig on to: the
+ * parent (not the relay itself) and the child handle sig, and the child lives in another mount
+ * namespace. A first process that does not take sig (a shell) drops what its runtime passes on
+ * (the init of a PID namespace ignores signals it has no handler for): the relay then reaches
+ * into that container as anywhere else. */
 static int behind_runtime(const struct tt_proc *parent, const struct tt_proc *child, pid_t root,
 			  uint64_t bit)
 {
-	return parent->pid != root && (parent->handled & bit) && parent->mnt_ns && child->mnt_ns &&
-	       parent->mnt_ns != child->mnt_ns;
+	return parent->pid != root && (parent->handled & bit) && (child->handled & bit) &&
+	       parent->mnt_ns && child->mnt_ns && parent->mnt_ns != child->mnt_ns;
 }
 
 /* Marks in_tree[i] for every descendant of root the relay may signal (see tt_relay_targets):
@@ -159,6 +162,48 @@ static void mark_descendants(const struct tt_proc *procs, size_t n, pid_t root, 
 			}
 		}
 	}
+}
+
+static const struct tt_proc *find_proc(const struct tt_proc *procs, size_t n, pid_t pid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (procs[i].pid == pid)
+			return &procs[i];
+	return NULL;
+}
+
+int tt_relay_reaches(const char *proc_root, pid_t pid, pid_t relay, int sig)
+{
+	uint64_t bit = (sig >= 1 && sig <= 64) ? (uint64_t)1 << (sig - 1) : 0;
+	const struct tt_proc *child, *parent;
+	struct tt_proc *procs = NULL, self;
+	int reached = 0;
+	size_t n = 0;
+
+	if (relay <= 0 || !tt_proc_is_ancestor(proc_root, pid, relay) ||
+	    tt_proc_snapshot(proc_root, &procs, &n, NULL) != 0)
+		return 0;
+	child = find_proc(procs, n, pid);
+	if (child) {
+		self = *child;
+		self.handled |= bit;
+		child = &self;
+	}
+	/* Bounded like tt_proc_is_ancestor: a longer chain is a loop in a changing snapshot. */
+	for (int depth = 0; child && depth < 4096; depth++) {
+		parent = find_proc(procs, n, child->ppid);
+		if (!parent)
+			break;
+		if (parent->pid == relay) {
+			reached = 1;
+			break;
+		}
+		if (behind_runtime(parent, child, relay, bit))
+			break;
+		child = parent;
+	}
+	free(procs);
+	return reached;
 }
 
 size_t tt_relay_targets(const struct tt_proc *procs, size_t n, pid_t root, int sig,

@@ -121,7 +121,9 @@ static int check_nnodes(const struct launch *l, tt_err *err)
 /* The checkpoint signal of the plugin's relay when that relay is one of train-run's ancestors
  * (it then delivers that signal to every process of the task that handles it, the workers
  * included), else 0. A TRAIN_TOPO_RELAY_PID inherited from another step, e.g. the batch step,
- * or under --train-topo=off, names a process that is not above train-run and is ignored. */
+ * or under --train-topo=off, names a process that is not above train-run and is ignored; so is
+ * a relay above a container runtime that passes the signal on to train-run itself (Apptainer, an
+ * OCI container in the relay's PID namespace), since the relay then leaves the workers to it. */
 static int relay_signal_above(void)
 {
 	const char *pid = getenv(TT_ENV_RELAY_PID), *name = getenv(TT_ENV_RELAY_SIGNAL);
@@ -135,7 +137,7 @@ static int relay_signal_above(void)
 	sig = tt_signal_by_name(name);
 	if (*end || relay <= 1 || relay > INT32_MAX || sig < 0)
 		return 0;
-	return tt_proc_is_ancestor("/proc", getpid(), (pid_t)relay) ? sig : 0;
+	return tt_relay_reaches("/proc", getpid(), (pid_t)relay, sig) ? sig : 0;
 }
 
 /* Outside Slurm with CUDA_VISIBLE_DEVICES unset, the GPUs are the node's own (torchrun asks

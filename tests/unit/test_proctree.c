@@ -193,7 +193,8 @@ static void test_ancestor_walks_the_parent_chain(void)
  * container's first process, catches) -> worker(104, ns 2, catches); relay -> train-run(110,
  * ns 1, blocks) -> worker(111, ns 1, catches); relay -> unshare'd trainer(120, ns 3, catches)
  * whose parent is the relay; an unreadable namespace (0) counts as the same; a parent that
- * takes no USR1 (140) passes none on, so its child in another namespace (141) is signalled. */
+ * takes no USR1 (140) passes none on, so its child in another namespace (141) is signalled;
+ * crun(150) -> bash(151, ns 5, no trap: drops what crun passes on) -> trainer(152, ns 5). */
 static void test_container_reached_through_its_runtime(void)
 {
 	const struct tt_proc procs[] = {
@@ -208,11 +209,14 @@ static void test_container_reached_through_its_runtime(void)
 		{ 130, 110, BIT(SIGUSR1), 0 },
 		{ 140, 100, 0, 1 },
 		{ 141, 140, BIT(SIGUSR1), 4 },
+		{ 150, 100, BIT(SIGUSR1), 1 },
+		{ 151, 150, 0, 5 },
+		{ 152, 151, BIT(SIGUSR1), 5 },
 	};
 	pid_t out[16];
-	size_t n = tt_relay_targets(procs, 11, 100, SIGUSR1, out, 16);
+	size_t n = tt_relay_targets(procs, 14, 100, SIGUSR1, out, 16);
 
-	CU_ASSERT_EQUAL(n, 6);
+	CU_ASSERT_EQUAL(n, 8);
 	CU_ASSERT(contains(out, n, 102));	/* the runtime passes it on to 103 */
 	CU_ASSERT(!contains(out, n, 103));
 	CU_ASSERT(!contains(out, n, 104));	/* the container's own train-run passes it on */
@@ -221,6 +225,63 @@ static void test_container_reached_through_its_runtime(void)
 	CU_ASSERT(contains(out, n, 120));	/* the relay passes nothing on: it is signalled */
 	CU_ASSERT(contains(out, n, 130));
 	CU_ASSERT(contains(out, n, 141));	/* 140 takes no USR1, so passes none on */
+	CU_ASSERT(contains(out, n, 150));
+	CU_ASSERT(!contains(out, n, 151));
+	CU_ASSERT(contains(out, n, 152));	/* its shell would drop it */
+}
+
+/* Gives fake process pid the mount namespace named ns: hard links to one file per namespace, so
+ * the snapshot's inode of PID/ns/mnt is equal exactly for processes of one namespace. */
+static void set_mnt_ns(const char *root, int pid, const char *ns)
+{
+	char path[512], target[512];
+	FILE *f;
+
+	snprintf(target, sizeof(target), "%s/ns-%s", root, ns);
+	f = fopen(target, "a");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/%d/ns", root, pid);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%d/ns/mnt", root, pid);
+	CU_ASSERT_EQUAL(link(target, path), 0);
+}
+
+/* relay(20, ns a) -> apptainer's starter(21, a, catches USR1) -> train-run(22, b, not blocking
+ * USR1 yet) -> worker(23, b); relay -> train-run(30, b) in a container the relay entered itself
+ * (pyxis); relay -> a runtime that takes no USR1 (40, a) -> train-run(41, b); 50: no relay above. */
+static void test_relay_reaches_through_no_runtime(void)
+{
+	char root[] = "/tmp/tt-proc-XXXXXX";
+	char cmd[600];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(root));
+	write_status(root, 1, "PPid:\t0\nSigBlk:\t0\nSigCgt:\t0\n");
+	write_status(root, 20, "PPid:\t1\nSigBlk:\t0000000000000200\nSigCgt:\t0\n");
+	write_status(root, 21, "PPid:\t20\nSigBlk:\t0\nSigCgt:\t0000000000000200\n");
+	write_status(root, 22, "PPid:\t21\nSigBlk:\t0\nSigCgt:\t0\n");
+	write_status(root, 23, "PPid:\t22\nSigBlk:\t0\nSigCgt:\t0000000000000200\n");
+	write_status(root, 30, "PPid:\t20\nSigBlk:\t0\nSigCgt:\t0\n");
+	write_status(root, 40, "PPid:\t20\nSigBlk:\t0\nSigCgt:\t0\n");
+	write_status(root, 41, "PPid:\t40\nSigBlk:\t0\nSigCgt:\t0\n");
+	write_status(root, 50, "PPid:\t1\nSigBlk:\t0\nSigCgt:\t0\n");
+	set_mnt_ns(root, 20, "a");
+	set_mnt_ns(root, 21, "a");
+	set_mnt_ns(root, 22, "b");
+	set_mnt_ns(root, 23, "b");
+	set_mnt_ns(root, 30, "b");
+	set_mnt_ns(root, 40, "a");
+	set_mnt_ns(root, 41, "b");
+	CU_ASSERT_EQUAL(tt_relay_reaches(root, 22, 20, SIGUSR1), 0);	/* the starter passes it on */
+	/* 22 does not take USR1 (yet): the rule does not stop at it, so its worker is reached. */
+	CU_ASSERT_EQUAL(tt_relay_reaches(root, 23, 20, SIGUSR1), 1);
+	CU_ASSERT_EQUAL(tt_relay_reaches(root, 22, 20, SIGUSR2), 1);	/* the starter takes no USR2 */
+	CU_ASSERT_EQUAL(tt_relay_reaches(root, 30, 20, SIGUSR1), 1);	/* the relay's own child */
+	CU_ASSERT_EQUAL(tt_relay_reaches(root, 41, 20, SIGUSR1), 1);
+	CU_ASSERT_EQUAL(tt_relay_reaches(root, 50, 20, SIGUSR1), 0);	/* not above it */
+	CU_ASSERT_EQUAL(tt_relay_reaches(root, 22, 0, SIGUSR1), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	CU_ASSERT_EQUAL(system(cmd), 0);
 }
 
 int tt_register_suites(void)
@@ -239,5 +300,6 @@ int tt_register_suites(void)
 	CU_add_test(s, "live /proc sees this process", test_snapshot_live_proc_sees_self);
 	CU_add_test(s, "ancestor walks the parent chain", test_ancestor_walks_the_parent_chain);
 	CU_add_test(s, "container reached through its runtime", test_container_reached_through_its_runtime);
+	CU_add_test(s, "relay reaches through no runtime", test_relay_reaches_through_no_runtime);
 	return 0;
 }
