@@ -19,6 +19,8 @@ packages=(
 	dataset-fashion-mnist gnuplot-nox
 	# PyTorch: the env contract's first consumer (cluster tests) and the benchmarks' peer
 	python3-torch
+	# Slurm's OCI containers on the test cluster (cluster.sh up --oci, t_containers.sh)
+	crun
 	# memory checking (make check-valgrind)
 	valgrind
 	# fuzzing (make fuzz, make fuzz-smoke): clang and its libFuzzer runtime (libclang_rt.fuzzer,
