@@ -10,7 +10,9 @@
  * <node>_<job>.<step> (req.c, _domain_socket_create), so the socket open in this very process
  * names the directory, with no configuration to read. oci.conf's ContainerPath moves the step's
  * directory elsewhere, and MountSpoolDir moves it inside the container; neither is readable to a
- * plugin, so a step whose directory is not where Slurm's default puts it is refused. */
+ * plugin, so a step whose directory is not where Slurm's default puts it is refused. Slurm binds
+ * the step's directory, at its own path, since 25.05 (its CHANGELOG: MountSpoolDir's default was
+ * /var/run/slurm/, with only the task's directory bound there). */
 #ifndef TT_OCI_SPOOL_H
 #define TT_OCI_SPOOL_H
 

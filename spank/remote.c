@@ -59,12 +59,22 @@ static int container_topo_dir(spank_t sp)
 	if ((rc != ESPANK_SUCCESS && rc != ESPANK_NOSPACE) || (rc == ESPANK_SUCCESS && !bundle[0]))
 		return 0;
 	bundle[sizeof(bundle) - 1] = '\0';
+#if SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(25, 5, 0)
+	/* Before 25.05 Slurm binds only each task's spool directory, at /var/run/slurm/ (25.05's
+	 * CHANGELOG: MountSpoolDir's default became ContainerPath, and the step's directory). */
+	return tt_err_set(&tt_plugin.topo_problem, "the step runs in the OCI container %.200s%s, which "
+			  "cannot see the node's topo_dir, and Slurm %02d.%02d binds only each task's spool "
+			  "directory into it (25.05 and later bind the step's, where the plugin puts the "
+			  "file)", bundle, rc == ESPANK_NOSPACE ? "..." : "",
+			  SLURM_VERSION_MAJOR(SLURM_VERSION_NUMBER), SLURM_VERSION_MINOR(SLURM_VERSION_NUMBER));
+#else
 	if (tt_oci_step_dir("/proc/self", tt_plugin.job_id, tt_plugin.step_id, tt_plugin.cfg.topo_dir,
 			    sizeof(tt_plugin.cfg.topo_dir), &tt_plugin.topo_problem) != 0)
 		return tt_err_wrap(&tt_plugin.topo_problem, "the step runs in the OCI container %.200s%s, "
 				   "which cannot see the node's topo_dir", bundle,
 				   rc == ESPANK_NOSPACE ? "..." : "");
 	return 0;
+#endif
 }
 
 int tt_remote_user_init(spank_t sp)

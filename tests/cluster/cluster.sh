@@ -592,6 +592,12 @@ cmd_up() {
 		echo "cluster: --contain-spank: Slurm $(slurm_release) has no SlurmdParameters=contain_spank (24.05 and later)" >&2
 		exit 77
 	fi
+	if [ "$OCI" = yes ] && ! release_at_least 25.05; then
+		# Before 25.05 a container sees only its task's spool directory, at /var/run/slurm/,
+		# and 22.05 refuses two container tasks on a node (_modify_config).
+		echo "cluster: --oci: Slurm $(slurm_release) binds only each task's spool directory into a container; traintopo's container support needs 25.05 or later" >&2
+		exit 77
+	fi
 	if [ "$OCI" = yes ] && ! command -v crun >/dev/null 2>&1; then
 		echo "cluster: --oci: crun is not installed (apt-get install crun; scripts/install-deps.sh does)" >&2
 		exit 77
