@@ -13,8 +13,9 @@ packages=(
 	libopenblas-dev zlib1g-dev libssl-dev
 	# the embedded test cluster and commands the tests use
 	slurmctld slurmd slurm-client munge iproute2 util-linux procps hwloc-nox
-	# Slurm releases built from ../shared for the cluster tests (scripts/build-slurm.sh)
-	libmunge-dev
+	# Slurm releases built from ../shared for the cluster tests (scripts/build-slurm.sh; json-c for
+	# Slurm's serializer/json, which its OCI containers need)
+	libmunge-dev libjson-c-dev
 	# data and plots for the trainer and sweep reports
 	dataset-fashion-mnist gnuplot-nox
 	# PyTorch: the env contract's first consumer (cluster tests) and the benchmarks' peer
