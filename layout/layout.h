@@ -60,12 +60,16 @@
  *   TRAIN_TOPO_RELAY_PID    the plugin's signal relay above this task, and
  *   TRAIN_TOPO_RELAY_SIGNAL the checkpoint signal it delivers to every descendant that handles
  *                           it, so a launcher leaves that one signal to the relay
+ *   TRAIN_TOPO_RELAY_MNT_NS the relay's mount namespace (inode of /proc/PID/ns/mnt), which a
+ *                           launcher in a container, unable to read its ancestors' namespaces,
+ *                           compares with its own (see tt_relay_reaches)
  *   TRAIN_TOPO_HWLOC_XML    the hwloc XML the plugin read for this node (plugstack hwloc_xml=),
  *                           which train-run then reads too */
 #define TT_ENV_SET "TRAIN_TOPO_SET"
 #define TT_ENV_CPU_LIST "TRAIN_CPU_LIST"
 #define TT_ENV_RELAY_PID "TRAIN_TOPO_RELAY_PID"
 #define TT_ENV_RELAY_SIGNAL "TRAIN_TOPO_RELAY_SIGNAL"
+#define TT_ENV_RELAY_MNT_NS "TRAIN_TOPO_RELAY_MNT_NS"
 #define TT_ENV_HWLOC_XML "TRAIN_TOPO_HWLOC_XML"
 #define TT_SET_LIST_LEN 256
 

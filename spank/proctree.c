@@ -172,12 +172,12 @@ static const struct tt_proc *find_proc(const struct tt_proc *procs, size_t n, pi
 	return NULL;
 }
 
-int tt_relay_reaches(const char *proc_root, pid_t pid, pid_t relay, int sig)
+int tt_relay_reaches(const char *proc_root, pid_t pid, pid_t relay, int sig, uint64_t relay_mnt_ns)
 {
 	uint64_t bit = (sig >= 1 && sig <= 64) ? (uint64_t)1 << (sig - 1) : 0;
 	const struct tt_proc *child, *parent;
-	struct tt_proc *procs = NULL, self;
-	int reached = 0;
+	struct tt_proc *procs = NULL, self = { 0 };
+	int reached = 0, handler_between = 0, unreadable = 0;
 	size_t n = 0;
 
 	if (relay <= 0 || !tt_proc_is_ancestor(proc_root, pid, relay) ||
@@ -200,8 +200,15 @@ int tt_relay_reaches(const char *proc_root, pid_t pid, pid_t relay, int sig)
 		}
 		if (behind_runtime(parent, child, relay, bit))
 			break;
+		handler_between |= (parent->handled & bit) != 0;
+		unreadable |= !parent->mnt_ns || !child->mnt_ns;
 		child = parent;
 	}
+	/* Seen from inside a container: a handler above, and pid in another namespace than the relay,
+	 * is the runtime (a container never returns to the relay's namespace below it). */
+	if (reached && unreadable && handler_between && relay_mnt_ns && self.mnt_ns &&
+	    self.mnt_ns != relay_mnt_ns)
+		reached = 0;
 	free(procs);
 	return reached;
 }

@@ -34,9 +34,12 @@ int tt_proc_is_ancestor(const char *proc_root, pid_t pid, pid_t ancestor);
  * asks before it blocks it), from the relay ancestor: relay is one of pid's ancestors under
  * proc_root and no container runtime between them keeps pid to itself (see tt_relay_targets).
  * A launcher leaves sig to the relay only then; else (train-run in an Apptainer container, or in
- * an OCI container that shares the relay's PID namespace) it passes sig on itself. 0 also when
- * the processes cannot be read. */
-int tt_relay_reaches(const char *proc_root, pid_t pid, pid_t relay, int sig);
+ * an OCI container that shares the relay's PID namespace) it passes sig on itself. Inside a
+ * container the namespaces of the processes above are not readable (no CAP_SYS_PTRACE there):
+ * then pid's own namespace is compared with relay_mnt_ns (TRAIN_TOPO_RELAY_MNT_NS, 0 unknown),
+ * and a process between them that handles sig, in another namespace than pid, is taken for the
+ * runtime. 0 also when the processes cannot be read. */
+int tt_relay_reaches(const char *proc_root, pid_t pid, pid_t relay, int sig, uint64_t relay_mnt_ns);
 
 /* The relay rule: every descendant of root (not root itself) that handles sig (see handled). Writes up to cap
  * pids to out and returns how many there are (may exceed cap: then only cap were written).

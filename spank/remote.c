@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static bool is_special_step(uint32_t step_id)
@@ -292,17 +293,24 @@ out:
 static int start_relay(spank_t sp)
 {
 	struct tt_relay_config relay = { .checkpoint_signal = tt_plugin.cfg.signal };
-	char pid[16];
+	char pid[16], mnt_ns[24];
+	struct stat ns;
 	tt_err err;
 
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	/* This process's own namespace is always readable; a launcher in a container cannot read
+	 * the relay's (no CAP_SYS_PTRACE there), so it is told. */
+	snprintf(mnt_ns, sizeof(mnt_ns), "%llu",
+		 stat("/proc/self/ns/mnt", &ns) == 0 ? (unsigned long long)ns.st_ino : 0ULL);
 	if (apply_var(sp, TT_ENV_RELAY_PID, pid) != 0 ||
-	    apply_var(sp, TT_ENV_RELAY_SIGNAL, tt_signal_name(relay.checkpoint_signal)) != 0)
+	    apply_var(sp, TT_ENV_RELAY_SIGNAL, tt_signal_name(relay.checkpoint_signal)) != 0 ||
+	    apply_var(sp, TT_ENV_RELAY_MNT_NS, mnt_ns) != 0)
 		return -1;
 	if (tt_relay_start(&relay, &err) != 0) {
 		fprintf(stderr, TT_PLUGIN ": warning: %s\n", err.msg);
 		spank_unsetenv(sp, TT_ENV_RELAY_PID);
 		spank_unsetenv(sp, TT_ENV_RELAY_SIGNAL);
+		spank_unsetenv(sp, TT_ENV_RELAY_MNT_NS);
 	}
 	return 0;
 }

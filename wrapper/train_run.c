@@ -126,7 +126,8 @@ static int check_nnodes(const struct launch *l, tt_err *err)
  * OCI container in the relay's PID namespace), since the relay then leaves the workers to it. */
 static int relay_signal_above(void)
 {
-	const char *pid = getenv(TT_ENV_RELAY_PID), *name = getenv(TT_ENV_RELAY_SIGNAL);
+	const char *pid = getenv(TT_ENV_RELAY_PID), *name = getenv(TT_ENV_RELAY_SIGNAL), *ns;
+	unsigned long long mnt_ns;
 	char *end;
 	long relay;
 	int sig;
@@ -137,7 +138,11 @@ static int relay_signal_above(void)
 	sig = tt_signal_by_name(name);
 	if (*end || relay <= 1 || relay > INT32_MAX || sig < 0)
 		return 0;
-	return tt_relay_reaches("/proc", getpid(), (pid_t)relay, sig) ? sig : 0;
+	ns = getenv(TT_ENV_RELAY_MNT_NS);
+	mnt_ns = ns ? strtoull(ns, &end, 10) : 0;
+	if (ns && *end)
+		mnt_ns = 0;
+	return tt_relay_reaches("/proc", getpid(), (pid_t)relay, sig, mnt_ns) ? sig : 0;
 }
 
 /* Outside Slurm with CUDA_VISIBLE_DEVICES unset, the GPUs are the node's own (torchrun asks

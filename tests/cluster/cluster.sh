@@ -188,7 +188,9 @@ write_job_container() {
 # the container runs; one under /tmp is seen through its view in STATE) at their own paths. It
 # shares the node's network (MASTER_ADDR, ports) and hostname, as HPC containers do, and has its
 # own mount, PID and IPC namespaces, as crun spec makes them; STATE/oci/bundle-host-pid is the
-# same in the node's PID namespace (as Apptainer and enroot run containers by default).
+# same in the node's PID namespace (as Apptainer and enroot run containers by default). It sets no
+# environment: slurmstepd merges a bundle's process.env over the step's (setup_container), so a
+# PATH there would hide the build tree's train-run from `srun --container=B train-run`.
 oci_runtime() { echo "crun --cgroup-manager=disabled --root=$STATE/oci/crun"; }
 write_oci() {
 	local id=%n.%u.%j.%s.%t bundle=$STATE/oci/bundle dir l
@@ -228,8 +230,7 @@ for path, namespaces in ((bundle, ("pid", "ipc", "mount")), (bundle + "-host-pid
         json.dump({
             "ociVersion": "1.0.0",
             "process": {"terminal": False, "user": {"uid": 0, "gid": 0}, "args": ["/usr/bin/true"],
-                        "env": ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],
-                        "cwd": "/", "noNewPrivileges": True},
+                        "env": [], "cwd": "/", "noNewPrivileges": True},
             "root": {"path": bundle + "/rootfs", "readonly": True},
             "mounts": mounts,
             "linux": {"namespaces": [{"type": t} for t in namespaces]},

@@ -59,6 +59,8 @@ test_cfg_oci_env_contract_and_topology_file() {
 test_cfg_oci_env_table_same_as_host() {
 	local bundle printer=$TT_SRCDIR/tests/cluster/bin/print-env.sh host lr h c v hv cv mismatches=0
 	bundle=$(oci_bundle)
+	# NCCL_IB_HCA from a multi-NIC node, as t_launcher.sh's table has it.
+	set_plugin_args "hwloc_xml=$TT_SRCDIR/tests/fixtures/topo/dual-pcie-8gpu.xml"
 	srun -N2 --ntasks-per-node=8 --gres=gpu:8 --train-topo "$printer" | sort >host.txt
 	srun -N2 --ntasks-per-node=8 --gres=gpu:8 --train-topo --container="$bundle" "$printer" | sort >oci.txt
 	expect_eq "host tasks" 16 "$(wc -l <host.txt)"
@@ -84,7 +86,8 @@ test_cfg_oci_env_table_same_as_host() {
 }
 
 # `srun --container=B --train-topo python3 train.py`: PyTorch's init_process_group(env://) over
-# the contract's variables, 2 nodes x 2 tasks, each reading NCCL_TOPO_FILE.
+# the contract's variables, 2 nodes x 2 tasks, each reading NCCL_TOPO_FILE. /usr/bin/python3:
+# Debian's, with python3-torch (the PATH here may name a python3 outside the bundle's binds).
 test_cfg_oci_python_trainer_in_container() {
 	local bundle
 	bundle=$(oci_bundle)
@@ -98,7 +101,7 @@ print("rank", dist.get_rank(), "of", dist.get_world_size(), "on", socket.gethost
       "topo", "<system" in topo, "pid", os.getpid(), flush=True)
 dist.destroy_process_group()
 PY
-	srun -N2 --ntasks-per-node=2 --container="$bundle" --train-topo python3 "$PWD/train.py" >out.txt
+	srun -N2 --ntasks-per-node=2 --container="$bundle" --train-topo /usr/bin/python3 "$PWD/train.py" >out.txt
 	cat out.txt
 	expect_eq "ranks" "0 1 2 3" "$(awk '{print $2}' out.txt | sort -n | xargs)"
 	expect_eq "all-reduce of 1+2+3+4 on every rank, topology file read, PID 1" 4 \

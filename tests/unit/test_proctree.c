@@ -272,14 +272,35 @@ static void test_relay_reaches_through_no_runtime(void)
 	set_mnt_ns(root, 30, "b");
 	set_mnt_ns(root, 40, "a");
 	set_mnt_ns(root, 41, "b");
-	CU_ASSERT_EQUAL(tt_relay_reaches(root, 22, 20, SIGUSR1), 0);	/* the starter passes it on */
+	CU_ASSERT_EQUAL(tt_relay_reaches(root, 22, 20, SIGUSR1, 0), 0);	/* the starter passes it on */
 	/* 22 does not take USR1 (yet): the rule does not stop at it, so its worker is reached. */
-	CU_ASSERT_EQUAL(tt_relay_reaches(root, 23, 20, SIGUSR1), 1);
-	CU_ASSERT_EQUAL(tt_relay_reaches(root, 22, 20, SIGUSR2), 1);	/* the starter takes no USR2 */
-	CU_ASSERT_EQUAL(tt_relay_reaches(root, 30, 20, SIGUSR1), 1);	/* the relay's own child */
-	CU_ASSERT_EQUAL(tt_relay_reaches(root, 41, 20, SIGUSR1), 1);
-	CU_ASSERT_EQUAL(tt_relay_reaches(root, 50, 20, SIGUSR1), 0);	/* not above it */
-	CU_ASSERT_EQUAL(tt_relay_reaches(root, 22, 0, SIGUSR1), 0);
+	CU_ASSERT_EQUAL(tt_relay_reaches(root, 23, 20, SIGUSR1, 0), 1);
+	CU_ASSERT_EQUAL(tt_relay_reaches(root, 22, 20, SIGUSR2, 0), 1);	/* the starter takes no USR2 */
+	CU_ASSERT_EQUAL(tt_relay_reaches(root, 30, 20, SIGUSR1, 0), 1);	/* the relay's own child */
+	CU_ASSERT_EQUAL(tt_relay_reaches(root, 41, 20, SIGUSR1, 0), 1);
+	CU_ASSERT_EQUAL(tt_relay_reaches(root, 50, 20, SIGUSR1, 0), 0);	/* not above it */
+	CU_ASSERT_EQUAL(tt_relay_reaches(root, 22, 0, SIGUSR1, 0), 0);
+	/* Seen from inside a container (60, ns c) the namespaces above are unreadable: relay(20) ->
+	 * sh(61) -> crun(62, catches USR1) -> train-run(60). Another namespace than the relay's and a
+	 * handler between: the runtime's; in the relay's own namespace, or with no handler between,
+	 * the relay reaches it. */
+	write_status(root, 61, "PPid:\t20\nSigBlk:\t0\nSigCgt:\t0\n");
+	write_status(root, 62, "PPid:\t61\nSigBlk:\t0000000000000200\nSigCgt:\t0\n");
+	write_status(root, 60, "PPid:\t62\nSigBlk:\t0\nSigCgt:\t0\n");
+	set_mnt_ns(root, 60, "c");
+	{
+		struct stat a, c;
+		char path[600];
+
+		snprintf(path, sizeof(path), "%s/ns-a", root);
+		CU_ASSERT_EQUAL_FATAL(stat(path, &a), 0);
+		snprintf(path, sizeof(path), "%s/ns-c", root);
+		CU_ASSERT_EQUAL_FATAL(stat(path, &c), 0);
+		CU_ASSERT_EQUAL(tt_relay_reaches(root, 60, 20, SIGUSR1, (uint64_t)a.st_ino), 0);
+		CU_ASSERT_EQUAL(tt_relay_reaches(root, 60, 20, SIGUSR1, (uint64_t)c.st_ino), 1);
+		CU_ASSERT_EQUAL(tt_relay_reaches(root, 60, 20, SIGUSR1, 0), 1);	/* not told: as before */
+		CU_ASSERT_EQUAL(tt_relay_reaches(root, 60, 20, SIGUSR2, (uint64_t)a.st_ino), 1);
+	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
 	CU_ASSERT_EQUAL(system(cmd), 0);
 }
