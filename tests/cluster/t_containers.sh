@@ -47,9 +47,11 @@ test_cfg_oci_env_contract_and_topology_file() {
 		if "$TT_SRCDIR/tests/cluster/cluster.sh" exec --node "$node" -- test -e /tmp/ttest-oci-marker; then
 			fail "$node: the task's /tmp/ttest-oci-marker is in the node's /tmp: not in a container"
 		fi
-		"$TT_SRCDIR/tests/cluster/cluster.sh" exec --node "$node" -- \
-			test ! -e "$TT_CLUSTER_DIR/spool/$node/oci-job$job-0" ||
-			fail "$node: the step's spool directory outlived the step"
+		# slurmstepd removes it after the tasks' exit reached srun: give it a few seconds.
+		local deadline=$((SECONDS + 10))
+		while [ -e "$TT_CLUSTER_DIR/spool/$node/oci-job$job-0" ] && [ $SECONDS -lt $deadline ]; do sleep 0.2; done
+		[ ! -e "$TT_CLUSTER_DIR/spool/$node/oci-job$job-0" ] ||
+			fail "$node: the step's spool directory (and the topology file in it) outlived the step"
 	done
 }
 
