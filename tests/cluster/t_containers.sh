@@ -10,17 +10,19 @@
 
 OCI_TRAINER=$TT_SRCDIR/tests/cluster/bin/fake-trainer.sh
 
-# oci_bundle: the cluster's bundle; skips unless the cluster runs OCI containers with crun, and
-# crun can run one on node1 outside Slurm (as slurmstepd would, as root in the node's namespaces).
-oci_bundle() {
-	local bundle=$TT_CLUSTER_DIR/oci/bundle out
-	[ -f "$TT_CLUSTER_DIR/etc/oci.conf" ] && [ -f "$bundle/config.json" ] ||
+OCI_BUNDLE=$TT_CLUSTER_DIR/oci/bundle
+
+# oci_ready: skips (called directly, so the runner's set -e ends the test with skip's 77; in a
+# command substitution it would not) unless the cluster runs OCI containers with crun and crun
+# can run one on node1 outside Slurm (as slurmstepd would, as root in the node's namespaces).
+oci_ready() {
+	local out
+	[ -f "$TT_CLUSTER_DIR/etc/oci.conf" ] && [ -f "$OCI_BUNDLE/config.json" ] ||
 		skip "needs Slurm's OCI containers with crun (cluster.sh up --oci)"
 	if ! out=$("$TT_SRCDIR/tests/cluster/cluster.sh" exec --node node1 -- crun --cgroup-manager=disabled \
-		--root="$TT_CLUSTER_DIR/oci/crun" run --bundle "$bundle" "ttest-probe-$$" 2>&1); then
+		--root="$TT_CLUSTER_DIR/oci/crun" run --bundle "$OCI_BUNDLE" "ttest-probe-$$" 2>&1); then
 		skip "crun cannot run a container on this machine: $(tr '\n' ' ' <<<"$out")"
 	fi
-	echo "$bundle"
 }
 
 # The env contract and the topology file, in the container: every task of a 2x2 step keeps the
@@ -30,7 +32,8 @@ oci_bundle() {
 # containers: PID 1 of their own PID namespace, a /tmp the node does not see.
 test_cfg_oci_env_contract_and_topology_file() {
 	local bundle job node
-	bundle=$(oci_bundle)
+	oci_ready
+	bundle=$OCI_BUNDLE
 	TT_TMP_MARKER=ttest-oci-marker srun -N2 --ntasks-per-node=2 --gres=gpu:8 --container="$bundle" --train-topo \
 		bash -c 'echo "pid=$$ file=${NCCL_TOPO_FILE:-none} job=$SLURM_JOB_ID" >&2; exec "$0"' "$TASK_ENV" \
 		>out.txt 2>err.txt || { cat err.txt; fail "the container step failed"; }
@@ -60,7 +63,8 @@ test_cfg_oci_env_contract_and_topology_file() {
 # and NCCL_TOPO_FILE's path.
 test_cfg_oci_env_table_same_as_host() {
 	local bundle printer=$TT_SRCDIR/tests/cluster/bin/print-env.sh host lr h c v hv cv mismatches=0
-	bundle=$(oci_bundle)
+	oci_ready
+	bundle=$OCI_BUNDLE
 	# NCCL_IB_HCA from a multi-NIC node, as t_launcher.sh's table has it.
 	set_plugin_args "hwloc_xml=$TT_SRCDIR/tests/fixtures/topo/dual-pcie-8gpu.xml"
 	srun -N2 --ntasks-per-node=8 --gres=gpu:8 --train-topo "$printer" | sort >host.txt
@@ -92,7 +96,8 @@ test_cfg_oci_env_table_same_as_host() {
 # Debian's, with python3-torch (the PATH here may name a python3 outside the bundle's binds).
 test_cfg_oci_python_trainer_in_container() {
 	local bundle
-	bundle=$(oci_bundle)
+	oci_ready
+	bundle=$OCI_BUNDLE
 	cat >train.py <<'PY'
 import os, socket, torch, torch.distributed as dist
 topo = open(os.environ["NCCL_TOPO_FILE"]).read(200)
@@ -113,7 +118,8 @@ PY
 # train-run inside the bundle, one per node: 16 workers, one per GPU (t_launcher.sh's checks).
 test_cfg_oci_train_run_in_container() {
 	local bundle
-	bundle=$(oci_bundle)
+	oci_ready
+	bundle=$OCI_BUNDLE
 	srun -N2 --ntasks-per-node=1 --gres=gpu:8 --container="$bundle" --train-topo train-run -- \
 		bash -c "$WORKER_LINE" >out.txt
 	check_16_workers
@@ -124,7 +130,8 @@ test_cfg_oci_train_run_in_container() {
 # leaves it to crun.
 test_cfg_oci_checkpoint_signal_once() {
 	local bundle
-	bundle=$(oci_bundle)
+	oci_ready
+	bundle=$OCI_BUNDLE
 	expect_eq "USR1 deliveries per trainer" 1 \
 		"$(signal_case oci-direct full --container="$bundle" "$OCI_TRAINER" "$PWD" 60)"
 }
@@ -133,7 +140,8 @@ test_cfg_oci_checkpoint_signal_once() {
 # has no handler for): the relay reaches the trainer under it instead, once.
 test_cfg_oci_checkpoint_signal_once_under_a_shell() {
 	local bundle
-	bundle=$(oci_bundle)
+	oci_ready
+	bundle=$OCI_BUNDLE
 	expect_eq "USR1 deliveries per trainer" 1 \
 		"$(signal_case oci-shell full --container="$bundle" bash -c '"$0" "$1" 60; echo shell-done' \
 			"$OCI_TRAINER" "$PWD")"
@@ -166,7 +174,8 @@ oci_train_run_signal() {
 # its 16 workers (it cannot see the relay from inside the container's PID namespace), once each.
 test_cfg_oci_checkpoint_signal_once_under_train_run() {
 	local bundle
-	bundle=$(oci_bundle)
+	oci_ready
+	bundle=$OCI_BUNDLE
 	expect_eq "USR1 deliveries per worker" 1 "$(oci_train_run_signal "$bundle")"
 }
 
@@ -175,7 +184,8 @@ test_cfg_oci_checkpoint_signal_once_under_train_run() {
 # passes it on itself (tt_relay_reaches), and the relay leaves it to crun.
 test_cfg_oci_checkpoint_signal_once_under_train_run_in_host_pid_namespace() {
 	local bundle
-	bundle=$(oci_bundle)-host-pid
+	oci_ready
+	bundle=$OCI_BUNDLE-host-pid
 	expect_eq "USR1 deliveries per worker" 1 "$(oci_train_run_signal "$bundle")"
 }
 
@@ -183,7 +193,8 @@ test_cfg_oci_checkpoint_signal_once_under_train_run_in_host_pid_namespace() {
 # signal on, the relay leaves it to crun.
 test_cfg_oci_checkpoint_signal_once_in_host_pid_namespace() {
 	local bundle
-	bundle=$(oci_bundle)-host-pid
+	oci_ready
+	bundle=$OCI_BUNDLE-host-pid
 	expect_eq "USR1 deliveries per trainer" 1 \
 		"$(signal_case oci-host-pid full --container="$bundle" "$OCI_TRAINER" "$PWD" 60)"
 }
@@ -195,7 +206,8 @@ test_cfg_oci_checkpoint_signal_once_in_host_pid_namespace() {
 # only advice, and Slurm makes no spool directory).
 test_cfg_oci_missing_spool_directory_refused_in_one_line() {
 	local bundle
-	bundle=$(oci_bundle)
+	oci_ready
+	bundle=$OCI_BUNDLE
 	SLURM_CONTAINER=$bundle srun -N2 --ntasks-per-node=2 --train-topo "$TASK_ENV" >out.txt 2>err.txt ||
 		{ cat err.txt; fail "the step failed"; }
 	cat err.txt
