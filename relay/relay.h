@@ -18,9 +18,13 @@
  *   TRAIN_TOPO_RELAY_PID    the relay's pid (a launcher trusts it only when that process is
  *                           one of its ancestors: tt_proc_is_ancestor, proctree.h), and
  *   TRAIN_TOPO_RELAY_SIGNAL the checkpoint signal it delivers to every descendant that
- *                           handles it (tt_signal_name's spelling) */
+ *                           handles it (tt_signal_name's spelling), and
+ *   TRAIN_TOPO_RELAY_MNT_NS the relay's mount namespace (inode of /proc/PID/ns/mnt), which a
+ *                           launcher in a container, unable to read its ancestors' namespaces,
+ *                           compares with its own (tt_relay_reaches) */
 #define TT_ENV_RELAY_PID "TRAIN_TOPO_RELAY_PID"
 #define TT_ENV_RELAY_SIGNAL "TRAIN_TOPO_RELAY_SIGNAL"
+#define TT_ENV_RELAY_MNT_NS "TRAIN_TOPO_RELAY_MNT_NS"
 
 struct tt_relay_config {
 	int checkpoint_signal;	/* reaches every descendant that catches it */

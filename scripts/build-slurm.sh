@@ -25,10 +25,13 @@ fi
 
 # What goes into the cache key: change either and a new prefix is built beside the old one.
 pmix_dir=/usr/lib/x86_64-linux-gnu/pmix2
-slurm_configure=(--with-munge --with-pmix="$pmix_dir" --without-nvml --disable-slurmrestd
-	--disable-x11)
+# --with-json: slurmstepd parses and writes an OCI bundle's config.json with serializer/json, so
+# without json-c `srun --container` fails (cluster.sh up --oci, t_containers.sh).
+slurm_configure=(--with-munge --with-pmix="$pmix_dir" --with-json=/usr --without-nvml
+	--disable-slurmrestd --disable-x11)
 [ -d "$pmix_dir" ] || { echo "build-slurm: $pmix_dir missing: apt-get install libpmix-dev" >&2; exit 1; }
 [ -f /usr/include/munge.h ] || { echo "build-slurm: munge.h missing: apt-get install libmunge-dev" >&2; exit 1; }
+[ -f /usr/include/json-c/json.h ] || { echo "build-slurm: json-c/json.h missing: apt-get install libjson-c-dev" >&2; exit 1; }
 key=$( { sha256sum <"$tarball" | cut -d' ' -f1; echo "${slurm_configure[*]}"; } | sha256sum | cut -c1-12)
 prefix=$cache/slurm-$release-$key
 
@@ -51,7 +54,7 @@ else
 		make -j"$(nproc)" >make.out 2>&1 || { tail -n 40 make.out; exit 1; }
 		make install >install.out 2>&1 || { tail -n 40 install.out; exit 1; }
 	) >&2 || { echo "build-slurm: building Slurm $release failed (output above)" >&2; rm -rf "$prefix"; exit 1; }
-	for plugin in auth_munge cred_munge mpi_pmix cgroup_v1 proctrack_cgroup task_cgroup; do
+	for plugin in auth_munge cred_munge mpi_pmix cgroup_v1 proctrack_cgroup task_cgroup serializer_json; do
 		[ -f "$prefix/lib/slurm/$plugin.so" ] ||
 			{ echo "build-slurm: $prefix lacks $plugin.so" >&2; rm -rf "$prefix"; exit 1; }
 	done

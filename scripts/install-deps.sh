@@ -13,14 +13,17 @@ packages=(
 	libopenblas-dev zlib1g-dev libssl-dev
 	# the embedded test cluster and commands the tests use
 	slurmctld slurmd slurm-client munge iproute2 util-linux procps hwloc-nox
-	# Slurm releases built from ../shared for the cluster tests (scripts/build-slurm.sh)
-	libmunge-dev
+	# Slurm releases built from ../shared for the cluster tests (scripts/build-slurm.sh; json-c for
+	# Slurm's serializer/json, which its OCI containers need)
+	libmunge-dev libjson-c-dev
 	# data and plots for the trainer and sweep reports
 	dataset-fashion-mnist gnuplot-nox
 	# PyTorch: the env contract's first consumer (cluster tests) and the benchmarks' peer
 	python3-torch
 	# linting every shell file (make check: tests/unit/shellcheck.sh)
 	shellcheck
+	# Slurm's OCI containers on the test cluster (cluster.sh up --oci, t_containers.sh)
+	crun
 	# memory checking (make check-valgrind)
 	valgrind
 	# fuzzing (make fuzz, make fuzz-smoke): clang and its libFuzzer runtime (libclang_rt.fuzzer,

@@ -5,6 +5,7 @@
 # runs in `train-topo probe` (topo_file.h), so srun, sbatch and salloc never load hwloc or verbs.
 noinst_LTLIBRARIES += libttspank.la
 libttspank_la_SOURCES = \
+	spank/oci_spool.h spank/oci_spool.c \
 	spank/plugin_config.h spank/plugin_config.c \
 	spank/topo_file.h spank/topo_file.c
 libttspank_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/spank

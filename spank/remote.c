@@ -7,6 +7,7 @@
 #include "cpu_bind.h"
 #include "tt_cpuset.h"
 #include "layout.h"
+#include "oci_spool.h"
 #include "relay.h"
 #include "topo_file.h"
 #include "tt_ckpt_exit.h"
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static bool is_special_step(uint32_t step_id)
@@ -48,14 +50,46 @@ int tt_remote_init_post_opt(spank_t sp)
 	return 0;
 }
 
+/* A step in an OCI container (srun --container, which leaves SLURM_CONTAINER in the step's
+ * environment) sees the node's topo_dir only if its bundle binds it: its file goes into the
+ * step's spool directory, which Slurm binds into the container at the same path (oci_spool.h). */
+static int container_topo_dir(spank_t sp)
+{
+	char bundle[PATH_MAX];
+	spank_err_t rc = spank_getenv(sp, "SLURM_CONTAINER", bundle, sizeof(bundle));
+
+	if ((rc != ESPANK_SUCCESS && rc != ESPANK_NOSPACE) || (rc == ESPANK_SUCCESS && !bundle[0]))
+		return 0;
+	bundle[sizeof(bundle) - 1] = '\0';
+#if SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(25, 5, 0)
+	/* Before 25.05 Slurm binds only each task's spool directory, at /var/run/slurm/ (25.05's
+	 * CHANGELOG: MountSpoolDir's default became ContainerPath, and the step's directory). */
+	return tt_err_set(&tt_plugin.topo_problem, "the step runs in the OCI container %.200s%s, which "
+			  "cannot see the node's topo_dir, and Slurm %02d.%02d binds only each task's spool "
+			  "directory into it (25.05 and later bind the step's, where the plugin puts the "
+			  "file)", bundle, rc == ESPANK_NOSPACE ? "..." : "",
+			  SLURM_VERSION_MAJOR(SLURM_VERSION_NUMBER), SLURM_VERSION_MINOR(SLURM_VERSION_NUMBER));
+#else
+	if (tt_oci_step_dir("/proc/self", tt_plugin.job_id, tt_plugin.step_id, tt_plugin.cfg.topo_dir,
+			    sizeof(tt_plugin.cfg.topo_dir), &tt_plugin.topo_problem) != 0)
+		return tt_err_wrap(&tt_plugin.topo_problem, "the step runs in the OCI container %.200s%s, "
+				   "which cannot see the node's topo_dir", bundle,
+				   rc == ESPANK_NOSPACE ? "..." : "");
+	return 0;
+#endif
+}
+
 int tt_remote_user_init(spank_t sp)
 {
 	int rc;
 
-	(void)sp;
 	if (tt_plugin.mode != TT_MODE_FULL || is_special_step(tt_plugin.step_id) ||
 	    tt_plugin.step_id == TT_STEP_BATCH)
 		return 0;
+	if (container_topo_dir(sp) != 0) {
+		tt_plugin.topo_file[0] = '\0';
+		return 0;
+	}
 	rc = tt_topo_file_create(&tt_plugin.cfg, tt_plugin.job_id, tt_plugin.step_id, tt_plugin.topo_file,
 				 sizeof(tt_plugin.topo_file), &tt_plugin.topo_dir, &tt_plugin.policy,
 				 &tt_plugin.topo_problem);
@@ -305,17 +339,24 @@ static int apply_batch_env(spank_t sp)
 static int start_relay(spank_t sp)
 {
 	struct tt_relay_config relay = { .checkpoint_signal = tt_plugin.cfg.signal };
-	char pid[16];
+	char pid[16], mnt_ns[24];
+	struct stat ns;
 	tt_err err;
 
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	/* This process's own namespace is always readable; a launcher in a container cannot read
+	 * the relay's (no CAP_SYS_PTRACE there), so it is told. */
+	snprintf(mnt_ns, sizeof(mnt_ns), "%llu",
+		 stat("/proc/self/ns/mnt", &ns) == 0 ? (unsigned long long)ns.st_ino : 0ULL);
 	if (apply_var(sp, TT_ENV_RELAY_PID, pid) != 0 ||
-	    apply_var(sp, TT_ENV_RELAY_SIGNAL, tt_signal_name(relay.checkpoint_signal)) != 0)
+	    apply_var(sp, TT_ENV_RELAY_SIGNAL, tt_signal_name(relay.checkpoint_signal)) != 0 ||
+	    apply_var(sp, TT_ENV_RELAY_MNT_NS, mnt_ns) != 0)
 		return -1;
 	if (tt_relay_start(&relay, &err) != 0) {
 		fprintf(stderr, TT_PLUGIN ": warning: %s\n", err.msg);
 		spank_unsetenv(sp, TT_ENV_RELAY_PID);
 		spank_unsetenv(sp, TT_ENV_RELAY_SIGNAL);
+		spank_unsetenv(sp, TT_ENV_RELAY_MNT_NS);
 	}
 	return 0;
 }

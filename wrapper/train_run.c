@@ -119,11 +119,14 @@ static int check_nnodes(const struct launch *l, tt_err *err)
 /* The checkpoint signal of the plugin's relay when that relay is one of train-run's ancestors
  * (it then delivers that signal to every process of the task that handles it, the workers
  * included), else 0. A TRAIN_TOPO_RELAY_PID inherited from another step, e.g. the batch step,
- * or under --train-topo=off, names a process that is not above train-run and is ignored. */
+ * or under --train-topo=off, names a process that is not above train-run and is ignored; so is
+ * a relay above a container runtime that passes the signal on to train-run itself (Apptainer, an
+ * OCI container in the relay's PID namespace), since the relay then leaves the workers to it. */
 static int relay_signal_above(void)
 {
 	const char *pid = getenv(TT_ENV_RELAY_PID), *name = getenv(TT_ENV_RELAY_SIGNAL);
-	long long relay;
+	const char *ns = getenv(TT_ENV_RELAY_MNT_NS);
+	long long relay, mnt_ns = 0;
 	int sig;
 
 	if (!pid || !name || tt_parse_int(pid, 2, INT32_MAX, TT_ENV_RELAY_PID, &relay, NULL) != 0)
@@ -131,7 +134,10 @@ static int relay_signal_above(void)
 	sig = tt_signal_by_name(name);
 	if (sig < 0)
 		return 0;
-	return tt_proc_is_ancestor("/proc", getpid(), (pid_t)relay) ? sig : 0;
+	/* A malformed namespace id counts as none: the ancestor check alone decides. */
+	if (ns && tt_parse_int(ns, 1, LLONG_MAX, TT_ENV_RELAY_MNT_NS, &mnt_ns, NULL) != 0)
+		mnt_ns = 0;
+	return tt_relay_reaches("/proc", getpid(), (pid_t)relay, sig, (unsigned long long)mnt_ns) ? sig : 0;
 }
 
 /* Outside Slurm with CUDA_VISIBLE_DEVICES unset, the GPUs are the node's own (torchrun asks

@@ -79,6 +79,13 @@ tests_unit_test_proctree_SOURCES = tests/unit/test_proctree.c tests/unit/cunit_m
 tests_unit_test_proctree_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_proctree_LDADD = libttrelay.la $(UNIT_LDADD)
 
+# spank: a step's OCI spool directory, where a container sees its topology file.
+check_PROGRAMS += tests/unit/test_oci_spool
+tests_unit_test_oci_spool_SOURCES = tests/unit/test_oci_spool.c tests/unit/cunit_main.c
+tests_unit_test_oci_spool_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/spank
+tests_unit_test_oci_spool_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_oci_spool_LDADD = libttspank.la $(UNIT_LDADD)
+
 TESTS += $(check_PROGRAMS)
 
 check_PROGRAMS += tests/unit/test_bind
