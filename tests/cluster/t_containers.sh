@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash
 # t_containers.sh — --train-topo and train-run inside Slurm's OCI containers (srun --container,
 # oci.conf running crun; cluster.sh up --oci makes both and the bundle): the same assertions as
 # the host cases of t_config.sh, t_launcher.sh, t_pytorch.sh and t_signals.sh, on tasks that run

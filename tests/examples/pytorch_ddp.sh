@@ -20,14 +20,14 @@ cd "$WORK" || exit 1
 args="--steps 30 --log-every 1 --samples 1024"
 losses() { cat "$@" | grep -o '^pytorch_ddp: step [0-9]* loss .*' | sed 's/^pytorch_ddp: //'; }
 
-# shellcheck disable=SC2086
+# shellcheck disable=SC2086 # $args is a list of options, split on purpose
 timeout 120 "$TRAIN_RUN" --nproc-per-node 2 -- "$py" "$EXAMPLE" $args --ckpt-dir ref >ref.out 2>&1 ||
 	fail "uninterrupted run: $(tail -n 5 ref.out)"
 [ "$(losses ref.out | wc -l)" -eq 30 ] || fail "uninterrupted run: not 30 loss lines: $(cat ref.out)"
 grep -q '^TRAIN_RESULT {"metric": "val_loss", "value": [0-9.]*, "goal": "min"' ref.out || fail "no TRAIN_RESULT line: $(cat ref.out)"
 
 # No timeout(1) here: the signal goes to train-run itself. 30 steps of 0.2 s bound the run.
-# shellcheck disable=SC2086
+# shellcheck disable=SC2086 # $args is a list of options, split on purpose
 "$TRAIN_RUN" --nproc-per-node 2 -- "$py" "$EXAMPLE" $args --ckpt-dir run --sleep-per-step 0.2 >run1.out 2>&1 &
 pid=$!
 i=0
@@ -48,7 +48,7 @@ step=$(ls run/step-*.pt | sed 's/.*step-0*\([0-9]*\)\.pt/\1/')
 # A torn newer checkpoint (a save cut short by a node failure) is skipped with a line.
 head -c 100 "run/step-$(printf %08d "$step").pt" >run/step-00000029.pt
 
-# shellcheck disable=SC2086
+# shellcheck disable=SC2086 # $args is a list of options, split on purpose
 TRAIN_TOPO_RESULT_FILE=$WORK/result.json timeout 120 "$TRAIN_RUN" --nproc-per-node 2 -- "$py" "$EXAMPLE" $args \
 	--ckpt-dir run >run2.out 2>&1 || fail "resumed run: $(tail -n 5 run2.out)"
 grep -q '^pytorch_ddp: skipping checkpoint run/step-00000029.pt' run2.out || fail "the torn checkpoint was not skipped: $(cat run2.out)"
