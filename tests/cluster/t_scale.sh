@@ -16,6 +16,7 @@ scale_step() {
 }
 
 test_n8_plugin_ranks_every_task_of_64() {
+	with_gpu_topology # the test machines have no NVIDIA GPU: the probe reads the 8-GPU fixture
 	alloc=$(salloc -N8 --ntasks-per-node=8 --no-shell 2>&1 | sed -n 's/.*Granted job allocation \([0-9]*\).*/\1/p')
 	[ -n "$alloc" ] || fail "salloc -N8 gave no allocation"
 	trap 'scancel "$alloc"' EXIT
@@ -41,6 +42,7 @@ test_n8_plugin_ranks_every_task_of_64() {
 # The bench's own steps, once, on 2 and 8 nodes of the running cluster's plugin: it must finish and
 # print its table (its times are not checked: they belong in BENCHMARKS.md).
 test_n8_bench_plugin_scale_runs() {
+	with_gpu_topology # the bench uses the running cluster's plugin as it is, fixture included
 	"$TT_SRCDIR/bench/plugin_scale.sh" - 1 "2 8" >bench.txt 2>&1 || { cat bench.txt; fail "bench/plugin_scale.sh failed"; }
 	cat bench.txt
 	expect_match "correctness line" "checked: srun -N8 --ntasks-per-node=8 --train-topo=full: ranks 0\.\.63 once each" "$(cat bench.txt)"
