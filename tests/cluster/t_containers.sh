@@ -34,6 +34,7 @@ oci_ready() {
 test_cfg_oci_env_contract_and_topology_file() {
 	local bundle job node
 	oci_ready
+	with_gpu_topology # the test machines have no NVIDIA GPU: the probe reads the 8-GPU fixture
 	bundle=$OCI_BUNDLE
 	TT_TMP_MARKER=ttest-oci-marker srun -N2 --ntasks-per-node=2 --gres=gpu:8 --container="$bundle" --train-topo \
 		bash -c 'echo "pid=$$ file=${NCCL_TOPO_FILE:-none} job=$SLURM_JOB_ID" >&2; exec "$0"' "$TASK_ENV" \
@@ -98,6 +99,7 @@ test_cfg_oci_env_table_same_as_host() {
 test_cfg_oci_python_trainer_in_container() {
 	local bundle
 	oci_ready
+	with_gpu_topology # the test machines have no NVIDIA GPU: the probe reads the 8-GPU fixture
 	bundle=$OCI_BUNDLE
 	cat >train.py <<'PY'
 import os, socket, torch, torch.distributed as dist
