@@ -615,6 +615,22 @@ static void add_line(char *buf, size_t len, const char *what, const char *dir, c
 		snprintf(buf + used, len - used, "%s %s: %s\n", what, dir, why);
 }
 
+/* The checked root (its descriptor, which the caller closes) and its step numbers in *steps
+ * (freed by the caller). -2 when the root does not exist (nothing to find, remove or prune),
+ * -1 with err otherwise. */
+static int open_steps(const char *root, long **steps, int *n, tt_err *err)
+{
+	int rfd = open_root(root, 0, err);
+
+	if (rfd < 0)
+		return rfd;
+	if (list_steps(rfd, root, steps, n, err)) {
+		close(rfd);
+		return -1;
+	}
+	return rfd;
+}
+
 int tt_ckpt_find_latest(const char *root, tt_ckpt_meta *meta, char *warn, size_t warn_len, tt_err *err)
 {
 	long *steps;
@@ -622,14 +638,9 @@ int tt_ckpt_find_latest(const char *root, tt_ckpt_meta *meta, char *warn, size_t
 
 	if (warn && warn_len)
 		warn[0] = '\0';
-	rfd = open_root(root, 0, err);
-	if (rfd == -2)
-		return 0;
-	if (rfd < 0 || list_steps(rfd, root, &steps, &n, err)) {
-		if (rfd >= 0)
-			close(rfd);
-		return -1;
-	}
+	rfd = open_steps(root, &steps, &n, err);
+	if (rfd < 0)
+		return rfd == -2 ? 0 : -1;
 	for (int i = 0; i < n && !found; i++) {
 		char dir[4096];
 		tt_err why;
@@ -847,14 +858,9 @@ int tt_ckpt_remove_torn(const char *root, long from_step, char *note, size_t not
 
 	if (note && note_len)
 		note[0] = '\0';
-	rfd = open_root(root, 0, err);
-	if (rfd == -2)
-		return 0;
-	if (rfd < 0 || list_steps(rfd, root, &steps, &n, err)) {
-		if (rfd >= 0)
-			close(rfd);
-		return -1;
-	}
+	rfd = open_steps(root, &steps, &n, err);
+	if (rfd < 0)
+		return rfd == -2 ? 0 : -1;
 	for (int i = 0; i < n && rc == 0; i++) {
 		char dir[4096], name[32];
 		tt_err why;
@@ -879,14 +885,9 @@ int tt_ckpt_prune(const char *root, int keep, tt_err *err)
 
 	if (keep <= 0)
 		return 0;
-	rfd = open_root(root, 0, err);
-	if (rfd == -2)
-		return 0;
-	if (rfd < 0 || list_steps(rfd, root, &steps, &n, err)) {
-		if (rfd >= 0)
-			close(rfd);
-		return -1;
-	}
+	rfd = open_steps(root, &steps, &n, err);
+	if (rfd < 0)
+		return rfd == -2 ? 0 : -1;
 	for (int i = 0; i < n && rc == 0; i++) {
 		char name[32];
 		tt_err why;
