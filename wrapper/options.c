@@ -370,6 +370,48 @@ int tt_run_std_for(const char *spec, int local_rank)
 	return 0;
 }
 
+/* The first local rank of a list valid_rank_list passed that is nworkers or more, or -1. */
+static long long rank_beyond(const char *list, int nworkers)
+{
+	for (const char *p = list; *p;) {
+		size_t digits = strspn(p, "0123456789");
+		long long r;
+
+		if (!digits)
+			break;
+		if (tt_parse_int_span(p, digits, 0, 999999, &r) == 0 && r >= nworkers)
+			return r;
+		p += strcspn(p, ",");
+		p += *p == ',';
+	}
+	return -1;
+}
+
+int tt_run_check_local_ranks(const struct tt_run_opts *opts, int nworkers, tt_err *err)
+{
+	const struct {
+		const char *opt, *list;
+	} lists[] = {
+		{"--local-ranks-filter", opts->local_ranks_filter},
+		/* A single digit 0-3 is a std value for every rank, not a rank list. */
+		{"--redirects", opts->redirects && strchr(opts->redirects, ':') ? opts->redirects : NULL},
+		{"--tee", opts->tee && strchr(opts->tee, ':') ? opts->tee : NULL},
+	};
+
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+		long long r = lists[i].list ? rank_beyond(lists[i].list, nworkers) : -1;
+
+		if (r >= 0 && nworkers == 1)
+			return tt_err_set(err, "%s '%s': local rank %lld does not exist here: this node runs 1 "
+					  "worker (local rank 0); name only rank 0", lists[i].opt, lists[i].list, r);
+		if (r >= 0)
+			return tt_err_set(err, "%s '%s': local rank %lld does not exist here: this node runs %d "
+					  "workers (local ranks 0-%d); name only ranks below %d",
+					  lists[i].opt, lists[i].list, r, nworkers, nworkers - 1, nworkers);
+	}
+	return 0;
+}
+
 int tt_run_console_shows(const char *filter, int local_rank)
 {
 	if (!filter)

@@ -69,6 +69,11 @@ int tt_run_std_for(const char *spec, int local_rank);
 /* Whether --local-ranks-filter (NULL: every rank) lets local_rank's output reach the console. */
 int tt_run_console_shows(const char *filter, int local_rank);
 
+/* Refuses a local rank this node does not have in --local-ranks-filter, --redirects or --tee
+ * (LOCAL_RANK:VALUE pairs), naming the option, the rank and the node's worker count: such a
+ * rank would silently select nothing. Returns 0 or -1 with err. */
+int tt_run_check_local_ranks(const struct tt_run_opts *opts, int nworkers, tt_err *err);
+
 /* The --help text. */
 extern const char tt_run_usage[];
 

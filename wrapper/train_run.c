@@ -442,7 +442,8 @@ static int prepare(struct launch *l, tt_err *err)
 	l->facts.cpus = (unsigned)CPU_COUNT(&l->allowed);
 	l->relay_signal = relay_signal_above();
 	choose_run_id(l);
-	if (load_hardware(l, err) != 0 || choose_nproc(l, err) != 0 || compute_envs(l, err) != 0 ||
+	if (load_hardware(l, err) != 0 || choose_nproc(l, err) != 0 ||
+	    tt_run_check_local_ranks(&l->opts, l->nproc, err) != 0 || compute_envs(l, err) != 0 ||
 	    bind_workers(l, err) != 0 || group_env(l, err) != 0 || make_log_dir(l, err) != 0)
 		return -1;
 	return 0;

@@ -114,6 +114,34 @@ static void test_torchrun_flags(void)
 	CU_ASSERT_TRUE(o.version);
 }
 
+/* A rank list naming a local rank the node does not have selects nothing: refused at exactly
+ * the worker count (rank nworkers - 1 is the last one accepted). */
+static void test_local_ranks_beyond_the_workers_refused(void)
+{
+	char *filter[] = { "train-run", "--local-ranks-filter", "0,7", "p", NULL };
+	char *tee[] = { "train-run", "--tee", "0:3,3:1", "p", NULL };
+	char *all[] = { "train-run", "--redirects", "3", "p", NULL };
+	struct tt_run_opts o;
+	tt_err err;
+
+	CU_ASSERT_EQUAL_FATAL(tt_run_parse_args(&o, ARGC(filter), filter, &err), 0);
+	CU_ASSERT_EQUAL(tt_run_check_local_ranks(&o, 8, &err), 0);
+	CU_ASSERT_EQUAL(tt_run_check_local_ranks(&o, 7, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "--local-ranks-filter '0,7': local rank 7 does not exist here: "
+					      "this node runs 7 workers (local ranks 0-6)"));
+	CU_ASSERT_EQUAL(tt_run_check_local_ranks(&o, 1, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "runs 1 worker (local rank 0)"));
+
+	CU_ASSERT_EQUAL_FATAL(tt_run_parse_args(&o, ARGC(tee), tee, &err), 0);
+	CU_ASSERT_EQUAL(tt_run_check_local_ranks(&o, 4, &err), 0);
+	CU_ASSERT_EQUAL(tt_run_check_local_ranks(&o, 3, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "--tee '0:3,3:1': local rank 3"));
+
+	/* A plain std value applies to every rank: no rank list to check. */
+	CU_ASSERT_EQUAL_FATAL(tt_run_parse_args(&o, ARGC(all), all, &err), 0);
+	CU_ASSERT_EQUAL(tt_run_check_local_ranks(&o, 1, &err), 0);
+}
+
 static void test_nproc_words(void)
 {
 	char *gpu[] = { "train-run", "--nproc-per-node", "gpu", "p", NULL };
@@ -245,6 +273,7 @@ int tt_register_suites(void)
 	CU_add_test(s, "defaults and PROGRAM", test_defaults_and_program);
 	CU_add_test(s, "torchrun spellings", test_torchrun_spellings);
 	CU_add_test(s, "nproc words", test_nproc_words);
+	CU_add_test(s, "local ranks beyond the workers refused", test_local_ranks_beyond_the_workers_refused);
 	CU_add_test(s, "torchrun flags", test_torchrun_flags);
 	CU_add_test(s, "bad torchrun flags named", test_bad_torchrun_flags_named);
 	CU_add_test(s, "bad inputs named", test_bad_inputs_named);
