@@ -6,6 +6,8 @@
 # that a full step on every node gave its N*8 tasks ranks 0..N*8-1 exactly once and each a topology
 # file; then what one topology probe (`train-topo probe`, as the plugin runs it) costs on a node.
 # Brings the cluster up with the largest N (and the plugin) when it is not up that large.
+# On a machine without an NVIDIA GPU (a live probe writes no topology file there) the probe reads
+# the 8-GPU fixture (hwloc_xml=, --input), so the file is written and its cost is measured.
 # usage: bench/plugin_scale.sh [PLUGIN.so | -] [RUNS] [SIZES]   (defaults: the build's, 11, "8 16 32 64")
 #   PLUGIN -: the running cluster's plugin as it is (its probe: the build tree's it runs, else
 #   train-topo on PATH), as the cluster tests do with an installed package.
@@ -17,6 +19,11 @@ sizes=${3:-8 16 32 64}
 tasks_per_node=8
 probe_runs=20
 cluster=$here/../tests/cluster/cluster.sh
+fixture=$(cd "$here/../tests/fixtures/topo" && pwd)/dual-pcie-8gpu.xml
+plugin_args="" probe_input=()
+if ! grep -qx 0x10de /sys/bus/pci/devices/*/vendor 2>/dev/null; then
+	plugin_args="hwloc_xml=$fixture" probe_input=(--input "$fixture")
+fi
 state=${TT_CLUSTER_DIR:-/var/lib/traintopo-cluster}
 export SLURM_CONF=$state/etc/slurm.conf
 
@@ -37,13 +44,13 @@ cleanup() {
 }
 trap cleanup EXIT
 if "$cluster" status >/dev/null 2>&1 && [ "$(sinfo -h -N -o %N | sort -u | wc -l)" -ge "$max" ]; then
-	[ "$plugin" = - ] || "$cluster" plugin "$plugin" >/dev/null
+	[ "$plugin" = - ] || "$cluster" plugin "$plugin" --args "$plugin_args" >/dev/null
 elif [ "$plugin" = - ]; then
 	die "PLUGIN -: no cluster of $max nodes or more is up (tests/cluster/cluster.sh up --nodes $max)"
 else
 	t0=$(ms)
 	started=1
-	"$cluster" up --nodes "$max" --plugin "$plugin" >/dev/null
+	"$cluster" up --nodes "$max" --plugin "$plugin" --plugin-args "$plugin_args" >/dev/null
 	echo "cluster of $max nodes up in $(( ($(ms) - t0) / 1000 )) s; daemons' resident memory (MiB):"
 	ps -eo rss,comm,args | awk -v state="$state" '$2 ~ /^(slurmd|munged|slurmctld)$/ && index($0, state) {
 		s[$2] += $1; c[$2]++ }
@@ -109,16 +116,18 @@ done
 # The probe as the plugin runs it (user_init forks it once per node per step): inside a node,
 # writing into that node's /tmp; wall time of each run, and the CPU time all runs took.
 echo
-echo "train-topo probe inside node1, $probe_runs runs:"
+echo "train-topo probe ${probe_input[*]} inside node1, $probe_runs runs:"
 "$cluster" exec --node node1 -- bash -c '
 	probe=$1 runs=$2 d=$(mktemp -d) walls=""
+	shift 2
 	TIMEFORMAT="%3U %3S"
 	cpu=$( { time for i in $(seq 1 "$runs"); do
-		t0=$(date +%s%N); "$probe" probe -o "$d/topo.xml" >/dev/null
+		t0=$(date +%s%N); "$probe" probe "$@" -o "$d/topo.xml" >/dev/null
+		[ -s "$d/topo.xml" ] || { echo "plugin_scale: error: the probe wrote no topology file" >&2; exit 1; }
 		echo $(( ($(date +%s%N) - t0) / 1000 )) >>"$d/walls"; done; } 2>&1)
 	rm -f "$d/topo.xml"
 	sort -n "$d/walls" | awk -v cpu="$cpu" -v runs="$runs" "{a[NR] = \$1}
 		END {split(cpu, c, \" \"); printf \"  wall median %.1f ms (min %.1f, max %.1f); CPU %.1f ms per probe (user+sys)\n\",
 			a[int((NR + 1) / 2)] / 1000, a[1] / 1000, a[NR] / 1000, (c[1] + c[2]) * 1000 / runs}"
-	rm -rf "$d"' probe-cost "$probe" "$probe_runs"
+	rm -rf "$d"' probe-cost "$probe" "$probe_runs" "${probe_input[@]}"
 [ "$started" = 0 ] || echo "(cluster started for this run and brought down again)"
