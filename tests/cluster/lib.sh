@@ -48,6 +48,20 @@ job_wait_state() {
 	return 1
 }
 
+# requeue_wait ID TIMEOUT: waits until job ID was requeued once (Restarts >= 1), it ended, or
+# TIMEOUT seconds passed; echoes its restart count. Whether the requeued job is pending or already
+# running again does not matter: the requeue is the event (a wait for PD can miss its window).
+requeue_wait() {
+	local id=$1 deadline=$((SECONDS + $2)) restarts=0
+	while [ $SECONDS -lt $deadline ]; do
+		restarts=$(scontrol show job "$id" 2>/dev/null | sed -n 's/.*Restarts=\([0-9]*\).*/\1/p')
+		[ "${restarts:-0}" -ge 1 ] && break
+		[ -n "$(squeue -h -j "$id")" ] || break
+		sleep 0.5
+	done
+	echo "${restarts:-0}"
+}
+
 # sbatch_wait OUTFILE SBATCH-ARGS... : submits, waits, echoes the output file; non-zero on failure.
 sbatch_wait() {
 	local out=$1 id state

@@ -72,7 +72,7 @@ REQUEUE_ENV=(TRAIN_DATA=synthetic "TRAIN_LAYERS=784,512,512,10" TRAIN_BATCH=64 T
 # shellcheck disable=SC2034 # read by run-tests.sh, as timeout_$test
 timeout_test_requeue_checkpoints_requeues_and_resumes_to_the_same_weights=480
 test_requeue_checkpoints_requeues_and_resumes_to_the_same_weights() {
-	local ref id deadline restarts=0
+	local ref id restarts
 	# The uninterrupted run of the same configuration, at the same time.
 	ref=$(env "${REQUEUE_ENV[@]}" TRAIN_SUMMARY="$PWD/ref.json" TRAIN_CKPT_DIR="$PWD/ref-ckpt" \
 		sbatch --parsable -N1 --gres=gpu:1 --mem=500M --time=10 --output=ref.out "$TEMPLATES/requeue.sh")
@@ -84,13 +84,7 @@ test_requeue_checkpoints_requeues_and_resumes_to_the_same_weights() {
 	# Once requeued (it starts again when its old credential expired: cred_expire=10 on the test
 	# cluster), give the resumed run room to finish rather than being signalled again at once:
 	# stop watching at the first requeue, pending or already running again.
-	deadline=$((SECONDS + 90))
-	while [ $SECONDS -lt $deadline ]; do
-		restarts=$(scontrol show job "$id" 2>/dev/null | sed -n 's/.*Restarts=\([0-9]*\).*/\1/p')
-		[ "${restarts:-0}" -ge 1 ] && break
-		[ -n "$(squeue -h -j "$id")" ] || break
-		sleep 0.5
-	done
+	restarts=$(requeue_wait "$id" 90)
 	cat run.out
 	[ "${restarts:-0}" -ge 1 ] || fail "job $id was not requeued (did it finish before the signal? raise TRAIN_MAX_STEPS)"
 	scontrol update JobId="$id" TimeLimit=10

@@ -20,7 +20,7 @@ losses() { cat "$@" | grep -o 'pytorch_ddp: step [0-9]* loss .*' | sort -u -k3n;
 # shellcheck disable=SC2034 # run-tests.sh reads timeout_<test>
 timeout_test_userprog_pytorch_job_and_requeue_resume_equal_losses=480
 test_userprog_pytorch_job_and_requeue_resume_equal_losses() {
-	local templates=${TT_TEMPLATES:-$TT_SRCDIR/sbatch-templates} ref id deadline restarts=0
+	local templates=${TT_TEMPLATES:-$TT_SRCDIR/sbatch-templates} ref id restarts
 	ref=$(sbatch --parsable -N2 --gres=gpu:1 --mem=700M --time=10 --output=ref.out \
 		"$templates/job.sh" "${PYTORCH_DDP[@]}" --steps 480)
 	id=$(sbatch --parsable -N2 --gres=gpu:1 --mem=700M --time=2 --signal=B:USR1@60 --output=run.out \
@@ -28,13 +28,7 @@ test_userprog_pytorch_job_and_requeue_resume_equal_losses() {
 	# Stop watching at the first requeue, whatever the job's state then: the second run starts
 	# after the old credential expired (cred_expire=10) and must get its longer limit before its
 	# own signal would come, 60 s later. (Waiting to see it pending missed a short PD window once.)
-	deadline=$((SECONDS + 200))
-	while [ $SECONDS -lt $deadline ]; do
-		restarts=$(scontrol show job "$id" 2>/dev/null | sed -n 's/.*Restarts=\([0-9]*\).*/\1/p')
-		[ "${restarts:-0}" -ge 1 ] && break
-		[ -n "$(squeue -h -j "$id")" ] || break
-		sleep 0.5
-	done
+	restarts=$(requeue_wait "$id" 200)
 	cat run.out
 	[ "${restarts:-0}" -ge 1 ] || fail "job $id was not requeued (did it finish before the signal?)"
 	# The second run finishes rather than being signalled again.
