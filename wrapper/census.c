@@ -16,49 +16,96 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define MAGIC "traintopo-census 1"
 
-/* ---- the lines ------------------------------------------------------------------------------ */
 
-int tt_census_hello(const struct tt_census *c, char *buf, size_t len)
+/* ---- the bodies ----------------------------------------------------------------------------- */
+
+/* A name or reason as one printable token or line: anything else becomes '?'. */
+static void clean(char *s, int spaces)
 {
-	int n = snprintf(buf, len, MAGIC " %s %" PRIu32 " %" PRIu32 " %" PRIu32 "\n", c->id,
-			 c->nnodes, c->node, c->count);
+	for (; *s; s++)
+		if (*s < 0x21 || *s > 0x7e)
+			*s = spaces && *s == ' ' ? ' ' : '?';
+}
 
+int tt_census_body(const struct tt_census *c, char *buf, size_t len)
+{
+	char host[TT_CENSUS_HOST], reason[TT_CENSUS_REASON];
+	int n;
+
+	snprintf(host, sizeof(host), "%s", c->host && *c->host ? c->host : "?");
+	clean(host, 0);
+	if (c->refusal) {
+		snprintf(reason, sizeof(reason), "%s", *c->refusal ? c->refusal : "?");
+		clean(reason, 1);
+		n = snprintf(buf, len, "refuse %" PRIu32 " %" PRIu32 " %s %s", c->nnodes, c->node,
+			     host, reason);
+	} else {
+		n = snprintf(buf, len, "census %" PRIu32 " %" PRIu32 " %" PRIu32 " %s", c->nnodes,
+			     c->node, c->count, host);
+	}
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-int tt_census_accept(const struct tt_census *c, const char *line, uint32_t *per_node,
-		     unsigned char *seen, tt_err *err)
+/* A decimal uint32 ending at a space or the end; p advanced past it and its space. */
+static int number(const char **p, uint32_t *v)
 {
-	char id[256];
-	uint32_t nnodes, node, count;
-	int used = 0;
+	size_t len = strcspn(*p, " ");
+	long long x;
 
-	if (strncmp(line, MAGIC " ", sizeof(MAGIC)) != 0 ||
-	    sscanf(line + sizeof(MAGIC), "%255s %" SCNu32 " %" SCNu32 " %" SCNu32 "%n", id, &nnodes,
-		   &node, &count, &used) != 4 || (line[sizeof(MAGIC) + used] != '\n' &&
-						  line[sizeof(MAGIC) + used] != '\0')) {
-		tt_err_set(err, "a connection that is not a train-run of this launch");
-		return 1;
+	if (tt_parse_int_span(*p, len, 0, UINT32_MAX, &x) != 0)
+		return -1;
+	*v = (uint32_t)x;
+	*p += len + ((*p)[len] == ' ');
+	return 0;
+}
+
+int tt_census_parse(const char *body, struct tt_census_said *s, tt_err *err)
+{
+	const char *p = body + 7;
+	int refuse = strncmp(body, "refuse ", 7) == 0;
+	size_t len;
+
+	memset(s, 0, sizeof(*s));
+	if (!refuse && strncmp(body, "census ", 7) != 0)
+		goto bad;
+	if (number(&p, &s->nnodes) != 0 || number(&p, &s->node) != 0 ||
+	    (!refuse && number(&p, &s->count) != 0))
+		goto bad;
+	len = strcspn(p, " ");
+	if (len == 0 || len >= sizeof(s->host) || (refuse ? p[len] != ' ' || !p[len + 1] : p[len] != '\0'))
+		goto bad;
+	memcpy(s->host, p, len);
+	if (refuse) {
+		p += len + 1;
+		if (strlen(p) >= sizeof(s->reason))
+			goto bad;
+		memcpy(s->reason, p, strlen(p) + 1);
 	}
-	if (strcmp(id, c->id) != 0) {
-		tt_err_set(err, "a train-run of another launch (%s, this one is %s)", id, c->id);
-		return 1;
-	}
-	if (nnodes != c->nnodes)
-		return tt_err_set(err, "node %" PRIu32 " counts %" PRIu32 " nodes, node 0 counts %"
-				  PRIu32, node, nnodes, c->nnodes);
-	if (node == 0 || node >= c->nnodes)
-		return tt_err_set(err, "a node says it is node %" PRIu32 ", outside 1..%" PRIu32, node,
-				  c->nnodes - 1);
-	if (seen[node])
-		return tt_err_set(err, "two train-runs say they are node %" PRIu32
-				  " (more than one task of the step on a node?)", node);
-	if (count == 0)
-		return tt_err_set(err, "node %" PRIu32 " runs no worker", node);
-	seen[node] = 1;
-	per_node[node] = count;
+	return 0;
+bad:
+	return tt_err_set(err, "a node's message that is not a worker count or a refusal");
+}
+
+int tt_census_accept(const struct tt_census *c, const struct tt_census_said *s, uint32_t *per_node,
+		     unsigned char *seen, char (*hosts)[TT_CENSUS_HOST], tt_err *err)
+{
+	if (s->node == 0 || s->node >= c->nnodes)
+		return tt_err_set(err, "%s says it is node %" PRIu32 ", outside 1..%" PRIu32, s->host,
+				  s->node, c->nnodes - 1);
+	if (seen[s->node])
+		return tt_err_set(err, "two train-runs say they are node %" PRIu32 " (%s and %s): more "
+				  "than one task of the step on a node?", s->node, hosts[s->node], s->host);
+	if (s->reason[0])
+		return tt_err_set(err, "node %" PRIu32 " (%s) refused: %s", s->node, s->host, s->reason);
+	if (s->nnodes != c->nnodes)
+		return tt_err_set(err, "node %" PRIu32 " (%s) counts %" PRIu32 " nodes, node 0 counts %"
+				  PRIu32, s->node, s->host, s->nnodes, c->nnodes);
+	if (s->count == 0)
+		return tt_err_set(err, "node %" PRIu32 " (%s) runs no worker", s->node, s->host);
+	seen[s->node] = 1;
+	per_node[s->node] = s->count;
+	snprintf(hosts[s->node], TT_CENSUS_HOST, "%s", s->host);
 	return 0;
 }
 
@@ -76,9 +123,6 @@ int tt_census_answer(const uint32_t *per_node, uint32_t nnodes, char *buf, size_
 			return -1;
 		used += (size_t)n;
 	}
-	if (used + 2 > len)
-		return -1;
-	memcpy(buf + used, "\n", 2);
 	return 0;
 }
 
@@ -87,15 +131,15 @@ int tt_census_read_answer(const char *line, uint32_t nnodes, uint32_t *per_node,
 	const char *p = line + 3;
 
 	if (strncmp(line, "error ", 6) == 0)
-		return tt_err_set(err, "node 0 refused: %.*s", (int)strcspn(line + 6, "\n"), line + 6);
+		return tt_err_set(err, "%s", line + 6);
 	if (strncmp(line, "ok ", 3) != 0)
 		goto bad;
 	for (uint32_t k = 0; k < nnodes; k++) {
-		size_t len = strcspn(p, ",\n");
+		size_t len = strcspn(p, ",");
 		long long v;
 
 		if (tt_parse_int_span(p, len, 1, UINT32_MAX, &v) != 0 ||
-		    p[len] != (k + 1 < nnodes ? ',' : '\n'))
+		    p[len] != (k + 1 < nnodes ? ',' : '\0'))
 			goto bad;
 		per_node[k] = (uint32_t)v;
 		p += len + 1;
@@ -106,30 +150,13 @@ bad:
 			  " worker counts", nnodes);
 }
 
-/* ---- the sockets ---------------------------------------------------------------------------- */
+/* ---- the exchange --------------------------------------------------------------------------- */
 
 static int left_ms(long deadline)
 {
 	long left = deadline - tt_now_ms();
 
 	return left < 0 ? 0 : left > 1000000 ? 1000000 : (int)left;
-}
-
-/* Appends what fd has to line (len used); 1 once a '\n' arrived, 0 for more, -1 on EOF/error or
- * an over-long line. */
-static int read_line(int fd, char *line, size_t *len)
-{
-	ssize_t n = recv(fd, line + *len, TT_CENSUS_LINE - 1 - *len, 0);
-
-	if (n < 0 && (errno == EINTR || errno == EAGAIN))
-		return 0;
-	if (n <= 0)
-		return -1;
-	*len += (size_t)n;
-	line[*len] = '\0';
-	if (memchr(line, '\n', *len))
-		return 1;
-	return *len >= TT_CENSUS_LINE - 1 ? -1 : 0;
 }
 
 /* A listening socket on port, every address (IPv6 with IPv4 mapped, else IPv4). */
@@ -162,109 +189,239 @@ static int listen_on(uint16_t port, int backlog, tt_err *err)
 	return fd;
 }
 
-struct peer {
-	int fd;
-	size_t len;
-	char *line;
-	int done;	/* its hello was accepted */
+/* Node 0's state: a table of connections (the proven ones hold a node's place, at most one
+ * each; the rest are unproven, each with its own deadline) and what every node said. */
+struct server {
+	const struct tt_census *c;
+	struct tt_nc_conn *conns;
+	size_t nconns;
+	long *node_conn;		/* [nnodes]: index into conns, -1 */
+	unsigned char *seen, *told;	/* [nnodes] */
+	char (*hosts)[TT_CENSUS_HOST];
+	uint32_t *per_node;
+	uint32_t heard;			/* other nodes proven */
+	int failed;
+	tt_err *err;
 };
 
-static void drop_peer(struct peer *p)
+/* Tells a proven node the launch's failure (err), once. */
+static void tell_failure(struct server *sv, uint32_t node)
 {
-	if (p->fd >= 0)
-		close(p->fd);
-	p->fd = -1;
-	p->len = 0;
+	char msg[sizeof(sv->err->msg) + 8];
+	tt_err ignored;
+	long k = sv->node_conn[node];
+
+	if (!sv->failed || k < 0 || sv->told[node])
+		return;
+	sv->told[node] = 1;
+	snprintf(msg, sizeof(msg), "error %s", sv->err->msg);
+	(void)tt_nc_conn_send(&sv->conns[k], sv->c->key, sv->c->id, msg, &ignored);
 }
 
-/* Node 0: collects every other node's hello, answers them all, waits for them to close. */
+/* The launch fails with why: every node heard from so far is told, every later one on arrival. */
+static void fail_launch(struct server *sv, const char *why)
+{
+	if (sv->failed)
+		return;
+	sv->failed = 1;
+	tt_err_set(sv->err, "%s", why);
+	for (uint32_t n = 1; n < sv->c->nnodes; n++)
+		tell_failure(sv, n);
+}
+
+/* A slot for a new connection: a free one, else the unproven one nearest its deadline (a flood
+ * of strangers cannot keep a node out: the table has room for every node and more). */
+static struct tt_nc_conn *free_slot(struct server *sv)
+{
+	struct tt_nc_conn *oldest = NULL;
+
+	for (size_t i = 0; i < sv->nconns; i++) {
+		if (sv->conns[i].fd < 0)
+			return &sv->conns[i];
+		if (sv->conns[i].state != TT_NC_PROVEN &&
+		    (!oldest || sv->conns[i].deadline < oldest->deadline))
+			oldest = &sv->conns[i];
+	}
+	if (oldest)
+		tt_nc_conn_close(oldest);
+	return oldest;
+}
+
+/* A proven connection k said body. */
+static void heard(struct server *sv, size_t k, const char *body)
+{
+	struct tt_census_said s;
+	char msg[sizeof(sv->err->msg) + 8];
+	tt_err why, ignored;
+	int parsed = tt_census_parse(body, &s, &why) == 0;
+
+	if (parsed && tt_census_accept(sv->c, &s, sv->per_node, sv->seen, sv->hosts, &why) == 0) {
+		sv->node_conn[s.node] = (long)k;
+		sv->heard++;
+		tell_failure(sv, s.node);	/* nothing unless the launch failed already */
+		return;
+	}
+	if (parsed && s.node > 0 && s.node < sv->c->nnodes && !sv->seen[s.node]) {
+		/* A refusal or a disagreement: the node keeps its place, so that it is told
+		 * with the others why the launch fails. */
+		sv->seen[s.node] = 1;
+		snprintf(sv->hosts[s.node], TT_CENSUS_HOST, "%s", s.host);
+		sv->node_conn[s.node] = (long)k;
+		sv->heard++;
+		fail_launch(sv, why.msg);
+		tell_failure(sv, s.node);
+		return;
+	}
+	/* Holds the key but has no place of its own (not a census message, no such node, or a
+	 * second train-run for a node already here): answered, closed, and the launch fails,
+	 * since only a misconfigured launch has such a node. */
+	snprintf(msg, sizeof(msg), "error %s", why.msg);
+	(void)tt_nc_conn_send(&sv->conns[k], sv->c->key, sv->c->id, msg, &ignored);
+	tt_nc_conn_close(&sv->conns[k]);
+	fail_launch(sv, why.msg);
+}
+
+/* The waiting line: who is missing, where, how long until the timeout. */
+static void waiting_line(struct server *sv, long deadline)
+{
+	char line[512];
+	size_t used;
+	uint32_t listed = 0;
+
+	used = (size_t)snprintf(line, sizeof(line), "node 0 (%s) waiting on port %u for %" PRIu32
+				" of %" PRIu32 " nodes:", sv->c->host ? sv->c->host : "?", sv->c->port,
+				sv->c->nnodes - 1 - sv->heard, sv->c->nnodes);
+	for (uint32_t n = 1; n < sv->c->nnodes && used < sizeof(line) - 64; n++)
+		if (!sv->seen[n])
+			used += (size_t)snprintf(line + used, sizeof(line) - used, "%s %" PRIu32,
+						 listed++ ? "," : " node", n);
+	if (used >= sizeof(line) - 64)
+		used += (size_t)snprintf(line + used, sizeof(line) - used, ", ...");
+	snprintf(line + used, sizeof(line) - used, "; giving up in %d s", left_ms(deadline) / 1000);
+	sv->c->notice(sv->c->arg, line);
+}
+
+/* Node 0: hears every other node, answers them all, waits for them to close. */
 static int serve(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 {
-	size_t npeers = c->nnodes - 1, i;
-	struct peer *peers = calloc(npeers, sizeof(*peers));
-	unsigned char *seen = calloc(c->nnodes, 1);
-	struct pollfd *pfd = calloc(npeers + 1, sizeof(*pfd));
+	uint32_t npeers = c->nnodes - 1;
+	struct server sv = { .c = c, .per_node = per_node, .err = err };
+	struct pollfd *pfd = NULL;
 	long deadline = tt_now_ms() + c->timeout_s * 1000L;
-	uint32_t heard = 0;
-	char *answer = malloc(TT_CENSUS_LINE);
-	int lfd = -1, rc = -1, failed = 0;
+	long notice = c->notice_s > 0 && c->notice ? tt_now_ms() + c->notice_s * 1000L : 0;
+	char *answer = malloc(TT_NC_BODY_MAX + 1);
+	int lfd = -1, rc = -1;
+	size_t i;
 
-	if (!peers || !seen || !pfd || !answer) {
-		tt_err_set(err, "node count exchange: out of memory for %zu nodes", npeers + 1);
+	err->msg[0] = '\0';
+	sv.nconns = (size_t)npeers + 32;
+	sv.conns = calloc(sv.nconns, sizeof(*sv.conns));
+	sv.node_conn = calloc(c->nnodes, sizeof(*sv.node_conn));
+	sv.seen = calloc(c->nnodes, 1);
+	sv.told = calloc(c->nnodes, 1);
+	sv.hosts = calloc(c->nnodes, sizeof(*sv.hosts));
+	pfd = calloc(sv.nconns + 2, sizeof(*pfd));
+	if (!sv.conns || !sv.node_conn || !sv.seen || !sv.told || !sv.hosts || !pfd || !answer) {
+		tt_err_set(err, "node count exchange: out of memory for %" PRIu32 " nodes", c->nnodes);
 		goto out;
 	}
-	for (i = 0; i < npeers; i++)
-		peers[i].fd = -1;
-	lfd = listen_on(c->port, (int)(npeers < 4096 ? npeers : 4096), err);
+	for (i = 0; i < sv.nconns; i++)
+		sv.conns[i].fd = -1;
+	for (i = 0; i < c->nnodes; i++)
+		sv.node_conn[i] = -1;
+	lfd = listen_on(c->port, (int)(npeers < 4096 ? npeers + 32 : 4096), err);
 	if (lfd < 0)
 		goto out;
 	per_node[0] = c->count;
-	seen[0] = 1;
-	while (heard < npeers && !failed) {
+	sv.seen[0] = 1;
+	if (c->refusal) {
+		char why[TT_CENSUS_REASON + TT_CENSUS_HOST + 32];
+
+		snprintf(why, sizeof(why), "node 0 (%s) refused: %s", c->host ? c->host : "?",
+			 c->refusal);
+		fail_launch(&sv, why);
+	}
+	/* Until every node has been heard from (and, after a failure, told), or the deadline. */
+	while (sv.heard < npeers) {
+		long now = tt_now_ms(), wake = deadline;
 		size_t n = 0;
 		int ready;
 
-		pfd[n++] = (struct pollfd){ .fd = lfd, .events = POLLIN };
-		for (i = 0; i < npeers; i++)
-			if (peers[i].fd >= 0 && !peers[i].done)
-				pfd[n++] = (struct pollfd){ .fd = peers[i].fd, .events = POLLIN };
-		if (left_ms(deadline) == 0) {
-			tt_err_set(err, "node count exchange: heard from %" PRIu32 " of the %" PRIu32
-				   " other nodes within %d s: did train-run start on every node of the "
-				   "step?", heard, c->nnodes - 1, c->timeout_s);
-			goto out;
+		if (now >= deadline) {
+			char why[sizeof(err->msg)];
+
+			snprintf(why, sizeof(why), "node count exchange: heard from %" PRIu32 " of the %"
+				 PRIu32 " other nodes within %d s: did train-run start on every node "
+				 "of the step?", sv.heard, npeers, c->timeout_s);
+			fail_launch(&sv, why);
+			break;
 		}
-		ready = poll(pfd, n, left_ms(deadline));
+		if (notice && now >= notice) {
+			waiting_line(&sv, deadline);
+			notice = now + c->notice_s * 1000L;
+		}
+		if (notice && notice < wake)
+			wake = notice;
+		pfd[n++] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+		pfd[n++] = (struct pollfd){ .fd = c->stop_fd ? *c->stop_fd : -1, .events = POLLIN };
+		for (i = 0; i < sv.nconns; i++) {
+			if (sv.conns[i].fd < 0)
+				continue;
+			if (sv.conns[i].state != TT_NC_PROVEN && sv.conns[i].deadline < wake)
+				wake = sv.conns[i].deadline;
+			pfd[n++] = (struct pollfd){ .fd = sv.conns[i].fd, .events = POLLIN };
+		}
+		ready = poll(pfd, n, left_ms(wake));
 		if (ready < 0 && errno != EINTR) {
 			tt_err_errno(err, "node count exchange: poll");
 			goto out;
 		}
-		if (ready <= 0)
-			continue;
-		if (pfd[0].revents) {
-			int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-
-			for (i = 0; fd >= 0 && i < npeers && peers[i].fd >= 0; i++)
-				;
-			if (fd >= 0 && i == npeers)
-				close(fd);	/* more connections than nodes: a stranger */
-			else if (fd >= 0) {
-				peers[i].fd = fd;
-				peers[i].line = peers[i].line ? peers[i].line : malloc(TT_CENSUS_LINE);
-				if (!peers[i].line)
-					drop_peer(&peers[i]);
-			}
+		if (ready > 0 && pfd[1].revents) {
+			fail_launch(&sv, "node count exchange: stopped by a signal while waiting for the "
+				    "other nodes");
+			break;
 		}
-		for (i = 0; i < npeers; i++) {
+		if (ready > 0 && pfd[0].revents) {
+			int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+			struct tt_nc_conn *k = fd >= 0 ? free_slot(&sv) : NULL;
+			tt_err why;
+
+			if (fd >= 0 && (!k || tt_nc_conn_open(k, fd, &why) != 0))
+				close(fd);
+		}
+		for (i = 0; i < sv.nconns; i++) {
+			struct tt_nc_conn *k = &sv.conns[i];
 			tt_err why;
 			int got;
 
-			if (peers[i].fd < 0 || peers[i].done)
+			if (k->fd < 0)
 				continue;
-			got = read_line(peers[i].fd, peers[i].line, &peers[i].len);
-			if (got < 0) {
-				drop_peer(&peers[i]);
+			if (k->state != TT_NC_PROVEN && tt_now_ms() >= k->deadline) {
+				tt_nc_conn_close(k);	/* idle or slow: a stranger */
 				continue;
 			}
-			if (got == 0)
-				continue;
-			got = tt_census_accept(c, peers[i].line, per_node, seen, &why);
-			if (got != 0) {
-				/* Strangers (1) are turned away; a node of this launch that
-				 * disagrees (-1) fails the launch on every node. */
-				char msg[sizeof(why.msg) + 8];
+			got = tt_nc_conn_read(k, c->key, c->id, &why);
+			if (got == 1) {
+				heard(&sv, i, k->body);
+			} else if (got < 0 && k->state == TT_NC_PROVEN) {
+				/* A node that leaves before the answer: it will not start, and
+				 * neither must the others. */
+				uint32_t node = 0;
+				char msg[sizeof(err->msg)];
 
-				snprintf(msg, sizeof(msg), "error %s\n", why.msg);
-				(void)tt_write_all(peers[i].fd, msg, strlen(msg), true);
-				drop_peer(&peers[i]);
-				if (got < 0) {
-					tt_err_set(err, "node count exchange: %s", why.msg);
-					failed = 1;
-				}
-				continue;
+				for (uint32_t m = 1; m < c->nnodes; m++)
+					if (sv.node_conn[m] == (long)i)
+						node = m;
+				sv.told[node] = 1;
+				snprintf(msg, sizeof(msg), "node %" PRIu32 " (%s) left the node count "
+					 "exchange before it completed (%.400s): its train-run died or was "
+					 "killed", node, sv.hosts[node], why.msg);
+				tt_nc_conn_close(k);
+				sv.node_conn[node] = -1;
+				fail_launch(&sv, msg);
+			} else if (got < 0) {
+				tt_nc_conn_close(k);	/* a stranger: no place, no effect */
 			}
-			peers[i].done = 1;
-			heard++;
 		}
 	}
 	/* Every node has been heard: stop listening before anyone is answered. An answered node
@@ -274,124 +431,95 @@ static int serve(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 	 * store listens. */
 	close(lfd);
 	lfd = -1;
-	if (failed) {
-		char msg[sizeof(err->msg) + 8];
+	for (i = 0; i < sv.nconns; i++)
+		if (sv.conns[i].fd >= 0 && sv.conns[i].state != TT_NC_PROVEN)
+			tt_nc_conn_close(&sv.conns[i]);
+	if (!sv.failed && tt_census_answer(per_node, c->nnodes, answer, TT_NC_BODY_MAX + 1) != 0)
+		fail_launch(&sv, "node count exchange: the nodes' counts do not fit in one line");
+	for (uint32_t m = 1; !sv.failed && m < c->nnodes; m++) {
+		tt_err why;
 
-		snprintf(msg, sizeof(msg), "error %s\n", err->msg);
-		for (i = 0; i < npeers; i++)
-			if (peers[i].fd >= 0)
-				(void)tt_write_all(peers[i].fd, msg, strlen(msg), true);
-	} else if (tt_census_answer(per_node, c->nnodes, answer, TT_CENSUS_LINE) != 0) {
-		tt_err_set(err, "node count exchange: %" PRIu32 " nodes' counts do not fit in one "
-			   "line", c->nnodes);
-		failed = 1;
-	} else {
-		for (i = 0; i < npeers; i++)
-			if (tt_write_all(peers[i].fd, answer, strlen(answer), true) != 0) {
-				tt_err_set(err, "node count exchange: a node hung up before the answer");
-				failed = 1;
-			}
+		if (tt_nc_conn_send(&sv.conns[sv.node_conn[m]], c->key, c->id, answer, &why) != 0) {
+			char msg[sizeof(err->msg)];
+
+			snprintf(msg, sizeof(msg), "node %" PRIu32 " (%s) left the node count exchange "
+				 "before the answer (%.400s)", m, sv.hosts[m], why.msg);
+			fail_launch(&sv, msg);
+		}
 	}
 	/* The clients close first: wait for their end of file (bounded), then close ours. */
 	deadline = tt_now_ms() + 10000;
-	for (i = 0; i < npeers; i++) {
-		struct pollfd p = { .fd = peers[i].fd, .events = POLLIN };
+	for (i = 0; i < sv.nconns; i++) {
+		struct pollfd p = { .fd = sv.conns[i].fd, .events = POLLIN };
 		char sink[64];
 
-		while (peers[i].fd >= 0 && poll(&p, 1, left_ms(deadline)) > 0 &&
-		       recv(peers[i].fd, sink, sizeof(sink), 0) > 0)
+		while (sv.conns[i].fd >= 0 && poll(&p, 1, left_ms(deadline)) > 0 &&
+		       recv(sv.conns[i].fd, sink, sizeof(sink), 0) > 0)
 			;
 	}
-	rc = failed ? -1 : 0;
+	rc = sv.failed ? -1 : 0;
 out:
 	if (lfd >= 0)
 		close(lfd);
-	for (i = 0; peers && i < npeers; i++) {
-		drop_peer(&peers[i]);
-		free(peers[i].line);
+	for (i = 0; sv.conns && i < sv.nconns; i++) {
+		tt_nc_conn_close(&sv.conns[i]);
+		free(sv.conns[i].buf);
 	}
-	free(peers);
-	free(seen);
+	free(sv.conns);
+	free(sv.node_conn);
+	free(sv.seen);
+	free(sv.told);
+	free(sv.hosts);
 	free(pfd);
 	free(answer);
 	return rc;
 }
 
-/* One attempt to connect to any address of node 0 before the deadline; -1 when none answers. */
-static int connect_once(const struct addrinfo *ai, long deadline)
+static void client_waiting(void *arg, long seconds_left)
 {
-	for (; ai; ai = ai->ai_next) {
-		int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
-				ai->ai_protocol);
-		struct pollfd p;
-		int soerr = 0;
-		socklen_t len = sizeof(soerr);
+	const struct tt_census *c = arg;
+	char line[512];
 
-		if (fd < 0)
-			continue;
-		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
-			return fd;
-		p = (struct pollfd){ .fd = fd, .events = POLLOUT };
-		if (errno == EINPROGRESS && poll(&p, 1, left_ms(deadline)) == 1 &&
-		    getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 && soerr == 0)
-			return fd;
-		close(fd);
-	}
-	return -1;
+	snprintf(line, sizeof(line), "node %" PRIu32 " (%s) waiting for node 0 at %s port %u; "
+		 "giving up in %ld s", c->node, c->host ? c->host : "?", c->server, c->port,
+		 seconds_left);
+	c->notice(c->arg, line);
 }
 
-/* Other nodes: connect (retrying while node 0 is not listening yet), say hello, read the answer. */
+/* Other nodes: say this node's count or refusal to node 0 (retrying while it is not listening
+ * yet), read the answer. */
 static int ask(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 {
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *ai = NULL;
 	long deadline = tt_now_ms() + c->timeout_s * 1000L;
-	char port[8], hello[512], *line = malloc(TT_CENSUS_LINE);
-	size_t len = 0;
-	int fd = -1, rc = -1, got = 0, gai;
+	struct tt_nc_client cl = { .fd = -1, .stop_fd = c->stop_fd ? *c->stop_fd : -1 };
+	char *body = malloc(TT_NC_BODY_MAX + 1);
+	tt_err why;
+	int rc = -1;
 
-	if (!line)
+	if (!body)
 		return tt_err_set(err, "node count exchange: out of memory");
-	snprintf(port, sizeof(port), "%u", c->port);
-	gai = getaddrinfo(c->server, port, &hints, &ai);
-	if (gai != 0) {
-		tt_err_set(err, "node count exchange: cannot resolve node 0 '%s': %s", c->server,
-			   gai_strerror(gai));
+	if (tt_census_body(c, body, TT_NC_BODY_MAX + 1) != 0) {
+		tt_err_set(err, "node count exchange: this node's message does not fit");
 		goto out;
 	}
-	while ((fd = connect_once(ai, deadline)) < 0 && left_ms(deadline) > 0)
-		poll(NULL, 0, 100);	/* node 0 is not listening yet: nothing to wait on but time */
-	if (fd < 0) {
-		tt_err_set(err, "node count exchange: node 0 (%s port %u) did not answer within %d s: "
-			   "did train-run start there?", c->server, c->port, c->timeout_s);
+	if (tt_nc_client_say(&cl, c->server, c->port, c->key, c->id, body, deadline,
+			     c->notice ? c->notice_s * 1000L : 0, client_waiting, (void *)c, &why) != 0) {
+		tt_err_set(err, "node count exchange: %s; did train-run start there, with this job's "
+			   "key?", why.msg);
 		goto out;
 	}
-	if (tt_census_hello(c, hello, sizeof(hello)) != 0 || tt_write_all(fd, hello, strlen(hello), true) != 0) {
-		tt_err_errno(err, "node count exchange: sending to node 0 (%s port %u)", c->server,
-			     c->port);
+	if (tt_nc_client_hear(&cl, c->key, c->id, body, deadline, &why) != 0) {
+		tt_err_set(err, "node count exchange: node 0 (%s port %u) gave no answer (%s): did it "
+			   "fail, or does it hold another job key (TRAINRT_TOKEN)?", c->server,
+			   c->port, why.msg);
 		goto out;
 	}
-	while (got == 0) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-
-		if (left_ms(deadline) == 0 || poll(&p, 1, left_ms(deadline)) == 0) {
-			tt_err_set(err, "node count exchange: node 0 (%s port %u) did not send every "
-				   "node's count within %d s", c->server, c->port, c->timeout_s);
-			goto out;
-		}
-		got = read_line(fd, line, &len);
-	}
-	if (got < 0) {
-		tt_err_set(err, "node count exchange: node 0 (%s port %u) hung up without an answer "
-			   "(another program on that port?)", c->server, c->port);
-		goto out;
-	}
-	rc = tt_census_read_answer(line, c->nnodes, per_node, err);
+	rc = tt_census_read_answer(body, c->nnodes, per_node, err);
+	if (rc == 0 && c->refusal)
+		rc = tt_err_set(err, "node 0 answered a refusing node with every node's count");
 out:
-	if (fd >= 0)
-		close(fd);	/* first, so node 0's end of the port is not left in TIME_WAIT */
-	if (ai)
-		freeaddrinfo(ai);
-	free(line);
+	tt_nc_client_close(&cl);
+	free(body);
 	return rc;
 }
 
@@ -399,7 +527,7 @@ int tt_census_run(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 {
 	if (c->nnodes <= 1) {
 		per_node[0] = c->count;
-		return 0;
+		return c->refusal ? tt_err_set(err, "%s", c->refusal) : 0;
 	}
 	return c->node == 0 ? serve(c, per_node, err) : ask(c, per_node, err);
 }

@@ -1,50 +1,76 @@
 /* SPDX-License-Identifier: MIT */
-/* census.h — every node's worker count before any worker starts, so that ranks and WORLD_SIZE
- * are right when nodes run different numbers of workers (srun --gpus=12 -N2 gives 8 + 4 GPUs,
- * and no variable tells a node what the others got). torchrun's agents learn the same in their
- * rendezvous; train-run's is this one exchange: node 0 listens on the workers' MASTER_PORT
- * (free until its workers start), every other node connects, says how many workers it runs,
- * and gets every node's count back. The client closes first, so no TIME_WAIT holds the port
- * when node 0's rank 0 binds it. The line format is pure and unit-tested; the sockets are here
- * too, tested end to end by tests/wrapper/train_run.sh. */
+/* census.h — every node's worker count before any worker starts, and every node's refusal.
+ * Ranks and WORLD_SIZE are right only when every node knows how many workers the others run
+ * (srun --gpus=12 -N2 gives 8 + 4 GPUs, and no variable tells a node what the others got), and
+ * a node that refuses to start (a bad option, a missing program) must stop the others instead of
+ * leaving their workers waiting for it until the time limit. torchrun's agents learn both in
+ * their rendezvous; train-run's is this one exchange over the authenticated node channel
+ * (nodechan.h): node 0 listens on the workers' MASTER_PORT (free until its workers start), every
+ * other node connects, proves it holds the job key, and says how many workers it runs or why it
+ * refuses; node 0 answers every node with all counts, or with the first refusal or failure,
+ * naming the node. A node that hangs up before the answer fails the launch, named. The client
+ * closes first, so no TIME_WAIT holds the port when node 0's rank 0 binds it. */
 #ifndef TT_CENSUS_H
 #define TT_CENSUS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nodechan.h"
 #include "tt_err.h"
 
 /* Seconds node 0 waits for every node, and a node for node 0 to answer. */
 #define TT_CENSUS_TIMEOUT_S 120
+/* Seconds between the lines that say who a waiting node waits for. */
+#define TT_CENSUS_NOTICE_S 10
+#define TT_CENSUS_HOST 64	/* longest node name in a message, with its NUL */
+#define TT_CENSUS_REASON 512	/* longest refusal reason sent, with its NUL */
 
 struct tt_census {
-	const char *id;		/* the same on every node of one launch: "<job>.<step>" */
+	const char *id;		/* the same on every node of one launch: "<job>.<port>" */
+	const char *key;	/* the job key (rt_token_load) */
 	const char *server;	/* node 0's host name or address */
 	uint16_t port;
 	uint32_t nnodes, node;	/* node count and this node's index */
 	uint32_t count;		/* this node's workers */
+	const char *host;	/* this node's name, for the others' messages */
+	const char *refusal;	/* non-NULL: this node does not start, for this reason */
 	int timeout_s;
+	const int *stop_fd;	/* readable: give up at once (train-run's signalfd); NULL: none */
+	int notice_s;		/* 0: no waiting lines */
+	void (*notice)(void *arg, const char *line);	/* a waiting line */
+	void *arg;
 };
 
 /* Runs the exchange: on node 0 as the server, elsewhere as a client. Fills per_node[nnodes].
- * -1 with err naming the peer and what went wrong (no answer, a different launch, a node count
- * that differs, a node index twice). */
+ * -1 with err naming the node and what went wrong (it refused and why, it left, no answer, a
+ * node count that differs, a node index twice). A refusing node tells node 0 and returns -1
+ * with node 0's answer in err. */
 int tt_census_run(const struct tt_census *c, uint32_t *per_node, tt_err *err);
 
-/* The protocol's lines, one each way ('\n'-terminated, at most TT_CENSUS_LINE bytes):
- *   client: "traintopo-census 1 ID NNODES NODE COUNT"
+/* ---- the message bodies (pure) -------------------------------------------------------------- *
+ *   client: "census NNODES NODE COUNT HOST"  or  "refuse NNODES NODE HOST REASON"
  *   server: "ok C0,C1,..."  or  "error MESSAGE" */
-#define TT_CENSUS_LINE 65536
 
-int tt_census_hello(const struct tt_census *c, char *buf, size_t len);
+/* What a proven node said. */
+struct tt_census_said {
+	uint32_t nnodes, node, count;	/* count 0 for a refusal */
+	char host[TT_CENSUS_HOST];
+	char reason[TT_CENSUS_REASON];	/* a refusal's, "" otherwise */
+};
 
-/* Checks a client's hello against the server's c; stores the node and count in per_node (seen
- * marks the nodes already heard from) and returns 0. 1 with err for a stranger (not a hello, or
- * another launch's id: turned away), -1 with err for a node of this launch that disagrees (node
- * count, index out of range or twice, no worker), which fails the launch. */
-int tt_census_accept(const struct tt_census *c, const char *line, uint32_t *per_node,
-		     unsigned char *seen, tt_err *err);
+/* This node's body (TT_NC_BODY_MAX + 1 bytes): its count or its refusal (reason shortened to
+ * fit and made printable). */
+int tt_census_body(const struct tt_census *c, char *buf, size_t len);
+
+/* Parses a client's body. -1 with err when it is not one. */
+int tt_census_parse(const char *body, struct tt_census_said *s, tt_err *err);
+
+/* Checks what a proven node said against node 0's c: 0 and per_node, seen and host names
+ * (hosts[nnodes][TT_CENSUS_HOST]) updated, or -1 with err naming the node: it refused, or
+ * disagrees (node count, index out of range or twice, no worker). */
+int tt_census_accept(const struct tt_census *c, const struct tt_census_said *s, uint32_t *per_node,
+		     unsigned char *seen, char (*hosts)[TT_CENSUS_HOST], tt_err *err);
 
 /* The server's answer for per_node[nnodes]. */
 int tt_census_answer(const uint32_t *per_node, uint32_t nnodes, char *buf, size_t len);

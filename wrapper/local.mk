@@ -1,15 +1,22 @@
 # SPDX-License-Identifier: MIT
 # wrapper/: train-run, the GRES-aware launcher. Its pure logic (process table and exit policy,
-# output line splitting, option parsing) is a convenience library the unit tests link too.
-WRAPPER_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/wrapper
+# output line splitting, option parsing, the node channel) is a convenience library the unit tests
+# link too. The node channel proves the job key as libtrainrt does: rt_token.c, the key's
+# derivation and proofs, is compiled in here from runtime/comm/ (not copied), without the rest of
+# libtrainrt_core (PMIx, OpenBLAS, CUDA), so train-run needs only libcrypto more.
+WRAPPER_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/wrapper -I$(top_srcdir)/runtime/comm
 if BUILD_LAUNCHER
 noinst_LTLIBRARIES += libwrapper.la
 libwrapper_la_SOURCES = \
 	wrapper/proctable.h wrapper/proctable.c \
 	wrapper/output.h wrapper/output.c \
 	wrapper/options.h wrapper/options.c \
-	wrapper/census.h wrapper/census.c
+	wrapper/nodechan.h wrapper/nodechan.c \
+	wrapper/census.h wrapper/census.c \
+	runtime/comm/rt_token.h runtime/comm/rt_token.c
 libwrapper_la_CPPFLAGS = $(WRAPPER_CPPFLAGS)
+libwrapper_la_CFLAGS = $(AM_CFLAGS) $(CRYPTO_CFLAGS)
+libwrapper_la_LIBADD = $(CRYPTO_LIBS)
 
 bin_PROGRAMS += train-run
 train_run_SOURCES = wrapper/train_run.c \

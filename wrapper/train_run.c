@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* train_run.c — main() of train-run: parse the command line, gather the step's facts (from
  * Slurm's environment through the layout module, or standalone like torchrun), learn every
- * node's worker count (census.h), compute each worker's env contract and CPUs, then hand the
+ * node's worker count (census.h; a node that refuses tells the others there), compute each
+ * worker's env contract and CPUs, then hand the
  * group to the supervisor. Only this file prints errors; every rule it applies lives in the
  * module named at the call. */
 #include "config.h"
@@ -23,6 +24,7 @@
 #include "layout.h"
 #include "options.h"
 #include "proctree.h"
+#include "rt_token.h"
 #include "relay.h"
 #include "signals.h"
 #include "spawn.h"
@@ -47,6 +49,7 @@ struct launch {
 	char run_id[64];
 	char log_dir[PATH_MAX];		/* this run's --redirects/--tee directory, "" when none */
 	char host[256];
+	int sigfd;			/* the supervisor's signalfd: a signal stops the census too */
 };
 
 /* Standalone facts: nnodes nodes named by index, this one node_rank; GPUs from the usual
@@ -80,10 +83,18 @@ static int standalone_facts(struct launch *l, tt_err *err)
 
 static int slurm_facts(struct launch *l, tt_err *err)
 {
-	uint32_t on_node, nnodes, ntasks;
-
 	if (tt_step_facts_from_env(&l->facts, tt_env_process, NULL, err) != 0)
 		return tt_err_wrap(err, "reading Slurm's environment (use --standalone to ignore it)");
+	return 0;
+}
+
+/* What this node of a Slurm step refuses (the other nodes learn it through the census). */
+static int slurm_checks(const struct launch *l, tt_err *err)
+{
+	uint32_t on_node, nnodes, ntasks;
+
+	if (!l->slurm)
+		return 0;
 	if (l->facts.tasks_per_node[0] &&
 	    tt_tasks_per_node(l->facts.tasks_per_node, l->facts.node_index, &on_node, &nnodes, &ntasks, err) != 0)
 		return -1;
@@ -178,13 +189,6 @@ static int choose_nproc(struct launch *l, tt_err *err)
 	return 0;
 }
 
-/* Whether the worker count may differ between nodes (it follows each node's GPUs or CPUs):
- * then every node must learn the others' counts before ranks can be given out. */
-static int counts_may_differ(const struct launch *l)
-{
-	return l->opts.nproc_mode != TT_NPROC_COUNT;
-}
-
 /* name from the environment under Slurm when the user or the plugin set it for this step, not
  * as a default for an enclosing one; else NULL. */
 static const char *slurm_env(const struct launch *l, const char *name)
@@ -219,46 +223,54 @@ static int resolve_rendezvous(struct launch *l, uint32_t *nnodes, tt_err *err)
 	return tt_rendezvous_resolve(&s, &l->facts.rdzv, err);
 }
 
-/* Every node's worker count: from the census when the counts may differ, else NULL (all
- * nproc). The census runs at node 0's host on the rendezvous port (rendezvous.h). */
-static int learn_node_counts(struct launch *l, uint32_t nnodes, tt_err *err)
+static void census_notice(void *arg, const char *line)
+{
+	(void)arg;
+	fprintf(stderr, "train-run: %s\n", line);
+}
+
+/* Every node's worker count through the census, which also tells every node when one refuses
+ * (refusal: this node's reason, or NULL). It runs at node 0's host on the rendezvous port
+ * (rendezvous.h), on every launch of more than one node: even with one --nproc-per-node
+ * everywhere, a node that refuses must stop the others. */
+static int learn_node_counts(struct launch *l, uint32_t nnodes, const char *refusal, tt_err *err)
 {
 	const struct tt_rendezvous *r = &l->facts.rdzv;
+	char id[TT_NC_ID_MAX], key[RT_KEY_TEXT];
 	struct tt_census c = {
-		.server = r->node0, .port = r->port, .nnodes = nnodes,
-		.node = l->facts.node_index, .count = (uint32_t)l->nproc,
-		.timeout_s = TT_CENSUS_TIMEOUT_S,
+		.server = r->node0, .port = r->port, .nnodes = nnodes, .key = key,
+		.node = l->facts.node_index, .count = (uint32_t)l->nproc, .host = l->host,
+		.refusal = refusal, .timeout_s = TT_CENSUS_TIMEOUT_S, .notice_s = TT_CENSUS_NOTICE_S,
+		.stop_fd = &l->sigfd,
+		.notice = census_notice, .id = id,
 	};
-	char id[128];
+	int rc;
 
-	if (nnodes <= 1 || !counts_may_differ(l))
+	if (nnodes <= 1)
 		return 0;
+	/* The node channel proves the job key libtrainrt's ranks prove (TRAINRT_TOKEN, the token
+	 * file; SLURM_JOB_ID and SLURM_STEP_ID): a local user without it can neither count nor
+	 * fail this launch. */
+	if (rt_token_load(key, err) != 0)
+		return tt_err_wrap(err, "the job key for the node count exchange");
 	/* The run id and the port: the same on every node of this launch, different for the
 	 * job's other steps. */
-	snprintf(id, sizeof(id), "%s.%u", l->run_id, r->port);
-	c.id = id;
+	snprintf(id, sizeof(id), "%.*s.%u", TT_NC_ID_MAX - 8, l->run_id, r->port);
 	l->per_node = calloc(nnodes, sizeof(*l->per_node));
 	if (!l->per_node)
 		return tt_err_errno(err, "allocating the worker counts of %u nodes", nnodes);
-	return tt_census_run(&c, l->per_node, err);
+	rc = tt_census_run(&c, l->per_node, err);
+	memset(key, 0, sizeof(key));
+	return rc;
 }
 
 /* Each worker's contract, computed once, at the rendezvous point resolved first (the census
  * meets there before the contracts can be known). */
 static int compute_envs(struct launch *l, tt_err *err)
 {
-	uint32_t nnodes;
 	int i;
 	size_t w;
 
-	if (resolve_rendezvous(l, &nnodes, err) != 0)
-		return -1;
-	if (l->opts.local_addr && nnodes > 1)
-		return tt_err_set(err, "--local-addr %s on %u nodes: train-run has no rendezvous through which "
-				  "the other nodes could learn it; pass --master-addr or --rdzv-endpoint",
-				  l->opts.local_addr, nnodes);
-	if (learn_node_counts(l, nnodes, err) != 0)
-		return -1;
 	l->setup = calloc((size_t)l->nproc, sizeof(*l->setup));
 	if (!l->setup)
 		return tt_err_errno(err, "allocating the setup of %d workers", l->nproc);
@@ -428,22 +440,51 @@ static int make_log_dir(struct launch *l, tt_err *err)
 	return 0;
 }
 
-static int prepare(struct launch *l, tt_err *err)
+/* What this node refuses once the rendezvous is known: told to the others by the census. */
+static int node_checks(struct launch *l, uint32_t nnodes, tt_err *err)
+{
+	if (slurm_checks(l, err) != 0 || check_nnodes(l, err) != 0 || load_hardware(l, err) != 0 ||
+	    choose_nproc(l, err) != 0 || tt_run_check_local_ranks(&l->opts, l->nproc, err) != 0)
+		return -1;
+	if (l->opts.local_addr && nnodes > 1)
+		return tt_err_set(err, "--local-addr %s on %u nodes: train-run has no rendezvous through which "
+				  "the other nodes could learn it; pass --master-addr or --rdzv-endpoint",
+				  l->opts.local_addr, nnodes);
+	return 0;
+}
+
+/* Everything before the supervisor. refused: this node's earlier refusal (its program cannot be
+ * run), or NULL. A refusal is printed here at once, before the census tells the other nodes
+ * (which can take until they arrive): then -2, printed; -1 with err otherwise. */
+static int prepare(struct launch *l, const tt_err *refused, tt_err *err)
 {
 	const char *job = getenv("SLURM_JOB_ID");
+	uint32_t nnodes = 1;
+	tt_err why;
 
 	if (sched_getaffinity(0, sizeof(l->allowed), &l->allowed) != 0)
 		return tt_err_errno(err, "reading the CPUs train-run may use (sched_getaffinity)");
 	if (gethostname(l->host, sizeof(l->host) - 1) != 0)
 		snprintf(l->host, sizeof(l->host), "?");
 	l->slurm = !l->opts.standalone && job && *job;
-	if ((l->slurm ? slurm_facts(l, err) : standalone_facts(l, err)) != 0 || check_nnodes(l, err) != 0)
-		return -1;
+	if ((l->slurm ? slurm_facts(l, err) : standalone_facts(l, err)) != 0)
+		return refused ? (*err = *refused, -1) : -1;
 	l->facts.cpus = (unsigned)CPU_COUNT(&l->allowed);
 	l->relay_signal = relay_signal_above();
 	choose_run_id(l);
-	if (load_hardware(l, err) != 0 || choose_nproc(l, err) != 0 ||
-	    tt_run_check_local_ranks(&l->opts, l->nproc, err) != 0 || compute_envs(l, err) != 0 ||
+	if (resolve_rendezvous(l, &nnodes, err) != 0)
+		return refused ? (*err = *refused, -1) : -1;
+	if (refused)
+		why = *refused;
+	if (refused || node_checks(l, nnodes, &why) != 0) {
+		fprintf(stderr, "train-run: %s\n", why.msg);
+		if (nnodes > 1 && learn_node_counts(l, nnodes, why.msg, err) != 0 &&
+		    strstr(err->msg, "refused: ") == NULL)
+			fprintf(stderr, "train-run: could not tell node 0 why this node refuses: %s\n",
+				err->msg);
+		return -2;
+	}
+	if (learn_node_counts(l, nnodes, NULL, err) != 0 || compute_envs(l, err) != 0 ||
 	    bind_workers(l, err) != 0 || group_env(l, err) != 0 || make_log_dir(l, err) != 0)
 		return -1;
 	return 0;
@@ -482,10 +523,11 @@ int main(int argc, char **argv)
 {
 	static struct launch l;	/* static: its facts hold a nodelist and tasks per node (TT_NODELIST_LEN each) */
 	struct tt_supervisor s;
-	tt_err err;
-	int rc;
+	tt_err err, refused;
+	int rc, rc2;
 
 	memset(&l, 0, sizeof(l));
+	err.msg[0] = '\0';
 	memset(&s, 0, sizeof(s));
 	/* Before anything else: a SIGUSR1 that arrives while train-run starts must not kill it. */
 	s.sigfd = tt_sig_open(&s.oldmask, &err);
@@ -493,6 +535,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "train-run: %s\n", err.msg);
 		return 1;
 	}
+	l.sigfd = s.sigfd;
 	if (tt_run_parse_args(&l.opts, argc, argv, &err) != 0) {
 		fprintf(stderr, "train-run: %s\n", err.msg);
 		return TT_EXIT_USAGE;
@@ -505,14 +548,14 @@ int main(int argc, char **argv)
 		printf("train-run (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
 		return 0;
 	}
+	/* A program that cannot run is this node's refusal: the other nodes hear of it. */
 	rc = resolve(&l, &err);
-	if (rc != 0) {
-		fprintf(stderr, "train-run: %s\n", err.msg);
-		goto out;
-	}
-	if (prepare(&l, &err) != 0) {
-		fprintf(stderr, "train-run: %s\n", err.msg);
-		rc = 1;
+	refused = err;
+	rc2 = prepare(&l, rc != 0 ? &refused : NULL, &err);
+	if (rc2 != 0) {
+		if (rc2 == -1)
+			fprintf(stderr, "train-run: %s\n", err.msg);
+		rc = rc != 0 ? rc : 1;
 		goto out;
 	}
 	s.host = l.host;

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* test_census.c — the lines of train-run's node count exchange: a hello and its checks (a stranger
- * is turned away, a node of the launch that disagrees fails it), the answer both ways, and the
- * exchange itself between two threads over loopback. */
+/* test_census.c — train-run's node count exchange and the authenticated node channel under it:
+ * the bodies and their checks, the channel's lines and proofs, and the exchange itself between
+ * threads over loopback, attacked by raw clients that do not hold the key (a forged count, an
+ * idle connection, a stranger's wrong count), by a key holder claiming a node twice, and with a
+ * node that refuses or dies before the answer. */
 #include "cunit_main.h"
 #include "census.h"
+#include "nodechan.h"
+#include "tt_io.h"
 #include "tt_port.h"
 
 #include <arpa/inet.h>
@@ -15,56 +19,70 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-static const struct tt_census server = { .id = "77.12001", .server = "localhost", .port = 1,
-					  .nnodes = 3, .node = 0, .count = 8, .timeout_s = 5 };
+#define KEY "test-job-key"
 
-static void test_hello_accepted(void)
+static const struct tt_census server = { .id = "77.12001", .key = KEY, .server = "localhost",
+					  .port = 1, .nnodes = 3, .node = 0, .count = 8,
+					  .host = "n0", .timeout_s = 5 };
+
+static void test_body_accepted_once(void)
 {
 	struct tt_census c = server;
+	struct tt_census_said s;
 	uint32_t per_node[3] = { 8, 0, 0 };
 	unsigned char seen[3] = { 1, 0, 0 };
-	char line[256];
+	char hosts[3][TT_CENSUS_HOST] = { "" }, body[256];
 	tt_err err;
 
 	c.node = 2;
 	c.count = 4;
-	CU_ASSERT_EQUAL_FATAL(tt_census_hello(&c, line, sizeof(line)), 0);
-	CU_ASSERT_STRING_EQUAL(line, "traintopo-census 1 77.12001 3 2 4\n");
-	CU_ASSERT_EQUAL(tt_census_accept(&server, line, per_node, seen, &err), 0);
+	c.host = "n 2";	/* made one token */
+	CU_ASSERT_EQUAL_FATAL(tt_census_body(&c, body, sizeof(body)), 0);
+	CU_ASSERT_STRING_EQUAL(body, "census 3 2 4 n?2");
+	CU_ASSERT_EQUAL_FATAL(tt_census_parse(body, &s, &err), 0);
+	CU_ASSERT_EQUAL(tt_census_accept(&server, &s, per_node, seen, hosts, &err), 0);
 	CU_ASSERT_EQUAL(per_node[2], 4);
 	CU_ASSERT_EQUAL(seen[2], 1);
+	CU_ASSERT_STRING_EQUAL(hosts[2], "n?2");
 	/* The same node twice: two train-runs on one node. */
-	CU_ASSERT_EQUAL(tt_census_accept(&server, line, per_node, seen, &err), -1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "two train-runs say they are node 2"));
-	CU_ASSERT_EQUAL(tt_census_hello(&c, line, 8), -1);	/* does not fit */
+	CU_ASSERT_EQUAL(tt_census_accept(&server, &s, per_node, seen, hosts, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "two train-runs say they are node 2 (n?2 and n?2)"));
+	CU_ASSERT_EQUAL(tt_census_body(&c, body, 8), -1);	/* does not fit */
+	c.refusal = "bad\noption";
+	CU_ASSERT_EQUAL_FATAL(tt_census_body(&c, body, sizeof(body)), 0);
+	CU_ASSERT_STRING_EQUAL(body, "refuse 3 2 n?2 bad?option");
+	CU_ASSERT_EQUAL_FATAL(tt_census_parse(body, &s, &err), 0);
+	CU_ASSERT_STRING_EQUAL(s.reason, "bad?option");
 }
 
-static void expect_refused(const char *line, int rc, const char *want)
+static void expect_refused(const char *body, const char *want)
 {
 	uint32_t per_node[3] = { 0 };
 	unsigned char seen[3] = { 1, 0, 0 };
+	char hosts[3][TT_CENSUS_HOST] = { "" };
+	struct tt_census_said s;
 	tt_err err = { "" };
 
-	CU_ASSERT_EQUAL(tt_census_accept(&server, line, per_node, seen, &err), rc);
+	CU_ASSERT_EQUAL(tt_census_parse(body, &s, &err) != 0 ||
+			tt_census_accept(&server, &s, per_node, seen, hosts, &err) != 0, 1);
 	if (!strstr(err.msg, want))
 		fprintf(stderr, "\n'%s' lacks '%s'\n", err.msg, want);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, want));
 	CU_ASSERT_EQUAL(per_node[1] + per_node[2], 0);
 }
 
-static void test_strangers_and_disagreements(void)
+static void test_bad_bodies_and_disagreements(void)
 {
-	/* Strangers (1): turned away, the launch goes on. */
-	expect_refused("GET / HTTP/1.1\n", 1, "not a train-run of this launch");
-	expect_refused("traintopo-census 1 77.12001 3 1\n", 1, "not a train-run");
-	expect_refused("traintopo-census 1 77.12001 3 1 4 extra\n", 1, "not a train-run");
-	expect_refused("traintopo-census 2 77.12001 3 1 4\n", 1, "not a train-run");
-	expect_refused("traintopo-census 1 78.12001 3 1 4\n", 1, "another launch (78.12001");
-	/* Nodes of this launch that disagree (-1): the launch fails on every node. */
-	expect_refused("traintopo-census 1 77.12001 2 1 4\n", -1, "node 1 counts 2 nodes, node 0 counts 3");
-	expect_refused("traintopo-census 1 77.12001 3 0 4\n", -1, "says it is node 0");
-	expect_refused("traintopo-census 1 77.12001 3 3 4\n", -1, "outside 1..2");
-	expect_refused("traintopo-census 1 77.12001 3 1 0\n", -1, "node 1 runs no worker");
+	expect_refused("GET / HTTP/1.1", "not a worker count or a refusal");
+	expect_refused("census 3 1 4", "not a worker count");
+	expect_refused("census 3 1 4 h extra", "not a worker count");
+	expect_refused("census 3 1 -4 h", "not a worker count");
+	expect_refused("refuse 3 1 h", "not a worker count");
+	expect_refused("census 2 1 4 h", "node 1 (h) counts 2 nodes, node 0 counts 3");
+	expect_refused("census 3 0 4 h", "h says it is node 0");
+	expect_refused("census 3 3 4 h", "outside 1..2");
+	expect_refused("census 3 1 0 h", "node 1 (h) runs no worker");
+	expect_refused("refuse 3 2 h2 --node-rank 0 contradicts", "node 2 (h2) refused: --node-rank 0 contradicts");
 }
 
 static void test_answer_both_ways(void)
@@ -75,17 +93,50 @@ static void test_answer_both_ways(void)
 	tt_err err;
 
 	CU_ASSERT_EQUAL_FATAL(tt_census_answer(counts, 3, line, sizeof(line)), 0);
-	CU_ASSERT_STRING_EQUAL(line, "ok 8,4,8\n");
+	CU_ASSERT_STRING_EQUAL(line, "ok 8,4,8");
 	CU_ASSERT_EQUAL(tt_census_read_answer(line, 3, got, &err), 0);
 	CU_ASSERT_EQUAL(got[1], 4);
 	CU_ASSERT_EQUAL(tt_census_answer(counts, 3, line, 6), -1);
-	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4\n", 3, got, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4", 3, got, &err), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "not a list of 3 worker counts"));
-	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8,1\n", 3, got, &err), -1);
-	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,0,8\n", 3, got, &err), -1);
-	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,-4,8\n", 3, got, &err), -1);
-	CU_ASSERT_EQUAL(tt_census_read_answer("error node 1 counts 2 nodes\n", 3, got, &err), -1);
-	CU_ASSERT_STRING_EQUAL(err.msg, "node 0 refused: node 1 counts 2 nodes");
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8,1", 3, got, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,0,8", 3, got, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,-4,8", 3, got, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("error node 1 (h) counts 2 nodes", 3, got, &err), -1);
+	CU_ASSERT_STRING_EQUAL(err.msg, "node 1 (h) counts 2 nodes");
+}
+
+/* The channel's lines: each kind parsed, anything else refused; the proofs differ by role,
+ * nonce and body, so none can stand for another. */
+static void test_channel_lines_and_proofs(void)
+{
+	unsigned char nc[RT_NONCE_LEN] = { 1 }, ns[RT_NONCE_LEN] = { 2 }, a[RT_MAC_LEN], b[RT_MAC_LEN];
+	char hello[200], msg[TT_NC_LINE];
+	struct tt_nc_line l;
+	tt_err err;
+
+	snprintf(hello, sizeof(hello), TT_NC_MAGIC " hello 77.1 %064d", 0);
+	CU_ASSERT_EQUAL(tt_nc_parse(hello, strlen(hello), &l, &err), 0);
+	CU_ASSERT_EQUAL(l.kind, TT_NC_HELLO);
+	CU_ASSERT_STRING_EQUAL(l.id, "77.1");
+	CU_ASSERT_EQUAL(tt_nc_parse(hello, strlen(hello) - 1, &l, &err), -1);
+	CU_ASSERT_EQUAL(tt_nc_parse("challenge 00", 12, &l, &err), -1);
+	CU_ASSERT_EQUAL(tt_nc_parse("hello\x01", 6, &l, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "printable"));
+	CU_ASSERT_EQUAL_FATAL(tt_nc_format_msg(msg, KEY, 0, "77.1", nc, ns, "census 2 1 4 h", &err), 0);
+	CU_ASSERT_EQUAL_FATAL(tt_nc_parse(msg, strlen(msg) - 1, &l, &err), 0);
+	CU_ASSERT_EQUAL(l.kind, TT_NC_MSG);
+	CU_ASSERT_EQUAL(l.body_len, 14);
+	CU_ASSERT_EQUAL(tt_nc_mac(KEY, 0, "77.1", nc, ns, l.body, l.body_len, a, &err), 0);
+	CU_ASSERT(rt_token_mac_equal(a, l.mac));
+	CU_ASSERT_EQUAL(tt_nc_mac(KEY, 1, "77.1", nc, ns, l.body, l.body_len, b, &err), 0);
+	CU_ASSERT(!rt_token_mac_equal(a, b));	/* the server's proof is not the client's */
+	CU_ASSERT_EQUAL(tt_nc_mac(KEY, 0, "77.1", ns, nc, l.body, l.body_len, b, &err), 0);
+	CU_ASSERT(!rt_token_mac_equal(a, b));	/* bound to both nonces, in order */
+	CU_ASSERT_EQUAL(tt_nc_mac(KEY, 0, "77.1", nc, ns, "census 2 1 5 h", 14, b, &err), 0);
+	CU_ASSERT(!rt_token_mac_equal(a, b));	/* and to the body */
+	CU_ASSERT_EQUAL(tt_nc_mac("other", 0, "77.1", nc, ns, l.body, l.body_len, b, &err), 0);
+	CU_ASSERT(!rt_token_mac_equal(a, b));
 }
 
 /* A port nobody listens on now (below the ephemeral range: see tt_port.h). */
@@ -103,13 +154,25 @@ struct node_run {
 	uint32_t per_node[3];
 	tt_err err;
 	int rc;
+	long ms;	/* how long its exchange took */
+	int notices;
 };
+
+static void count_notice(void *arg, const char *line)
+{
+	struct node_run *r = arg;
+
+	if (strstr(line, "waiting"))
+		r->notices++;
+}
 
 static void *run_node(void *arg)
 {
 	struct node_run *r = arg;
+	long t0 = tt_now_ms();
 
 	r->rc = tt_census_run(&r->c, r->per_node, &r->err);
+	r->ms = tt_now_ms() - t0;
 	return NULL;
 }
 
@@ -127,37 +190,52 @@ static void setup_nodes(struct node_run *nodes, int n)
 		nodes[i].c.nnodes = (uint32_t)n;
 		nodes[i].c.node = (uint32_t)(n - 1 - i);
 		nodes[i].c.count = (uint32_t)(n - 1 - i) + 2;
+		nodes[i].c.host = i == n - 1 ? "n0" : i == n - 2 ? "n1" : "n2";
+		nodes[i].c.notice = count_notice;
+		nodes[i].c.arg = &nodes[i];
 	}
+}
+
+static void start_nodes(struct node_run *nodes, int n, pthread_t *th)
+{
+	for (int i = 0; i < n; i++)
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&th[i], NULL, run_node, &nodes[i]), 0);
+}
+
+static void join_nodes(int n, pthread_t *th)
+{
+	for (int i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
 }
 
 /* Runs the exchange of every node, each in its own thread. */
 static void run_nodes(struct node_run *nodes, int n)
 {
 	pthread_t th[4];
-	int i;
 
-	for (i = 0; i < n; i++)
-		CU_ASSERT_EQUAL_FATAL(pthread_create(&th[i], NULL, run_node, &nodes[i]), 0);
-	for (i = 0; i < n; i++)
-		pthread_join(th[i], NULL);
+	start_nodes(nodes, n, th);
+	join_nodes(n, th);
+}
+
+static void expect_counts(struct node_run *nodes, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (nodes[i].rc != 0)
+			fprintf(stderr, "\nnode %u: %s\n", nodes[i].c.node, nodes[i].err.msg);
+		CU_ASSERT_EQUAL(nodes[i].rc, 0);
+		for (int k = 0; k < n; k++)
+			CU_ASSERT_EQUAL(nodes[i].per_node[k], (uint32_t)k + 2);
+	}
 }
 
 /* Three nodes on loopback, the clients started before the server listens. */
 static void test_exchange_over_loopback(void)
 {
 	struct node_run nodes[3];
-	int i;
 
 	setup_nodes(nodes, 3);
 	run_nodes(nodes, 3);
-	for (i = 0; i < 3; i++) {
-		if (nodes[i].rc != 0)
-			fprintf(stderr, "\nnode %u: %s\n", nodes[i].c.node, nodes[i].err.msg);
-		CU_ASSERT_EQUAL(nodes[i].rc, 0);
-		CU_ASSERT_EQUAL(nodes[i].per_node[0], 2);
-		CU_ASSERT_EQUAL(nodes[i].per_node[1], 3);
-		CU_ASSERT_EQUAL(nodes[i].per_node[2], 4);
-	}
+	expect_counts(nodes, 3);
 }
 
 /* A node that disagrees fails the launch on node 0 and on the node, both naming it. */
@@ -169,24 +247,183 @@ static void test_exchange_disagreement_fails_both(void)
 	nodes[0].c.nnodes = 3;	/* node 1 counts 3 nodes */
 	run_nodes(nodes, 2);
 	CU_ASSERT_EQUAL(nodes[1].rc, -1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(nodes[1].err.msg, "node 1 counts 3 nodes, node 0 counts 2"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(nodes[1].err.msg, "node 1 (n1) counts 3 nodes, node 0 counts 2"));
 	CU_ASSERT_EQUAL(nodes[0].rc, -1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(nodes[0].err.msg, "node 0 refused: node 1 counts 3 nodes"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(nodes[0].err.msg, "node 1 (n1) counts 3 nodes"));
+}
+
+/* A refusing node stops every node at once, each naming it and its reason; a refusing node 0
+ * as well. */
+static void test_refusal_reaches_every_node(void)
+{
+	struct node_run nodes[3];	/* [0] node 2, [1] node 1, [2] node 0 */
+	int who;
+
+	for (who = 0; who < 3; who++) {
+		setup_nodes(nodes, 3);
+		nodes[who].c.refusal = "--node-rank 0 contradicts SLURM_NODEID";
+		run_nodes(nodes, 3);
+		for (int i = 0; i < 3; i++) {
+			char want[128];
+
+			snprintf(want, sizeof(want), "node %d (%s) refused: --node-rank 0 contradicts",
+				 2 - who, nodes[who].c.host);
+			if (!strstr(nodes[i].err.msg, want))
+				fprintf(stderr, "\nnode %u: '%s' lacks '%s'\n", nodes[i].c.node,
+					nodes[i].err.msg, want);
+			CU_ASSERT_EQUAL(nodes[i].rc, -1);
+			CU_ASSERT_PTR_NOT_NULL(strstr(nodes[i].err.msg, want));
+			CU_ASSERT(nodes[i].ms < 3000);
+		}
+	}
+}
+
+/* A raw client of node 0's port. */
+static int dial(uint16_t port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+				 .sin_port = htons(port) };
+
+	for (int tries = 0; tries < 500; tries++) {	/* until node 0 listens */
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
+			return fd;
+		if (fd >= 0)
+			close(fd);
+		usleep(10000);
+	}
+	return -1;
+}
+
+static ssize_t say(int fd, const char *s)
+{
+	return write(fd, s, strlen(s));
+}
+
+/* Reads until '\n' or the peer closes (at most 2 s); the bytes read. */
+static size_t hear(int fd, char *buf, size_t cap)
+{
+	struct timeval tv = { .tv_sec = 2 };
+	size_t got = 0;
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	while (got < cap - 1 && !memchr(buf, '\n', got)) {
+		ssize_t n = read(fd, buf + got, cap - 1 - got);
+
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	buf[got] = '\0';
+	return got;
+}
+
+/* A keyless local user's attacks while the real nodes meet: an idle connection (it must not
+ * hold a node's place: the nodes meet in well under its deadline), a forged count (the old
+ * protocol's line, and the new one with a made-up proof), a stranger's wrong node count (it
+ * must not fail the launch blaming node 1). The real nodes' counts come out unchanged. */
+static void test_strangers_change_nothing(void)
+{
+	struct node_run nodes[2];	/* [0] node 1, [1] node 0 */
+	pthread_t th[2];
+	char line[TT_NC_LINE], hello[200];
+	int idle, forged, wrong;
+
+	setup_nodes(nodes, 2);
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&th[1], NULL, run_node, &nodes[1]), 0);
+	idle = dial(nodes[1].c.port);
+	forged = dial(nodes[1].c.port);
+	wrong = dial(nodes[1].c.port);
+	CU_ASSERT_FATAL(idle >= 0 && forged >= 0 && wrong >= 0);
+	CU_ASSERT(say(forged, "traintopo-census 1 77.12001 2 1 1000\n") > 0);
+	CU_ASSERT_EQUAL(hear(forged, line, sizeof(line)), 0);	/* closed unanswered */
+	snprintf(hello, sizeof(hello), TT_NC_MAGIC " hello 77.12001 %064d\n", 7);
+	CU_ASSERT(say(wrong, hello) > 0);
+	CU_ASSERT(hear(wrong, line, sizeof(line)) > 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(line, "challenge "));
+	snprintf(line, sizeof(line), "msg %064d census 3 1 1000 n1\n", 0);
+	CU_ASSERT(say(wrong, line) > 0);
+	CU_ASSERT_EQUAL(hear(wrong, line, sizeof(line)), 0);	/* no proof: closed unanswered */
+	/* Now the real node 1, while the idle connection still sits there. */
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&th[0], NULL, run_node, &nodes[0]), 0);
+	join_nodes(2, th);
+	expect_counts(nodes, 2);
+	CU_ASSERT(nodes[0].ms < 3000);
+	close(idle);
+	close(forged);
+	close(wrong);
+}
+
+/* A second train-run that holds the key and claims node 1 again is refused, and the launch
+ * fails naming the node twice (only a misconfigured launch has one). */
+static void test_duplicate_node_refused(void)
+{
+	struct node_run nodes[3];	/* [0] node 2, [1] node 1, [2] node 0 */
+
+	setup_nodes(nodes, 3);
+	nodes[0].c.node = 1;	/* two node 1s, no node 2 */
+	run_nodes(nodes, 3);
+	CU_ASSERT_EQUAL(nodes[2].rc, -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(nodes[2].err.msg, "two train-runs say they are node 1"));
+	CU_ASSERT_EQUAL(nodes[0].rc, -1);
+	CU_ASSERT_EQUAL(nodes[1].rc, -1);
+}
+
+/* A node whose connection drops after its proof and before the answer fails the launch on the
+ * other nodes, named; a node that waits says so. */
+static void test_dead_node_named_and_waiting_said(void)
+{
+	struct node_run nodes[2];	/* [0] node 2, [1] node 0; node 1 dies */
+	pthread_t th[2];
+	struct tt_nc_client cl = { .fd = -1, .stop_fd = -1 };
+	tt_err err;
+	char body[128];
+	struct tt_census dead;
+
+	{
+		struct node_run all[3];
+
+		setup_nodes(all, 3);
+		nodes[0] = all[0];
+		nodes[0].c.arg = &nodes[0];
+		nodes[1] = all[2];
+		nodes[1].c.arg = &nodes[1];
+		dead = all[1].c;
+	}
+	nodes[1].c.notice_s = 1;
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&th[1], NULL, run_node, &nodes[1]), 0);
+	usleep(1300 * 1000);	/* node 0 waits for nodes 1 and 2: one notice */
+	CU_ASSERT_EQUAL_FATAL(tt_census_body(&dead, body, sizeof(body)), 0);
+	CU_ASSERT_EQUAL_FATAL(tt_nc_client_say(&cl, "127.0.0.1", dead.port, KEY, dead.id, body,
+					       tt_now_ms() + 3000, 0, NULL, NULL, &err), 0);
+	usleep(100 * 1000);
+	tt_nc_client_close(&cl);	/* dies before the answer */
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&th[0], NULL, run_node, &nodes[0]), 0);
+	join_nodes(2, th);
+	CU_ASSERT(nodes[1].notices >= 1);
+	for (int i = 0; i < 2; i++) {
+		if (!strstr(nodes[i].err.msg, "node 1 (n1) left the node count exchange"))
+			fprintf(stderr, "\nnode %u: %s\n", nodes[i].c.node, nodes[i].err.msg);
+		CU_ASSERT_EQUAL(nodes[i].rc, -1);
+		CU_ASSERT_PTR_NOT_NULL(strstr(nodes[i].err.msg, "node 1 (n1) left the node count exchange"));
+	}
 }
 
 /* Once node 1 has its answer, node 0 listens no more: a worker that node 1 starts at once and
  * that dials MASTER_PORT is refused (and retries until rank 0's store listens), where a still
- * listening census socket would queue it and reset it on closing. Node 1 here is a raw client
- * that keeps its census connection open while it dials. */
+ * listening census socket would queue it and reset it on closing. Node 1 here keeps its census
+ * connection open while it dials. */
 static void test_answered_node_finds_the_port_closed(void)
 {
 	struct node_run node0;
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct tt_nc_client cl = { .fd = -1, .stop_fd = -1 };
 	struct tt_census me;
-	char line[256], answer[256];
+	char body[TT_NC_BODY_MAX + 1];
 	pthread_t th;
-	ssize_t got = 0;
-	int fd = -1, worker, rc, tries;
+	tt_err err;
+	int worker, rc;
 
 	setup_nodes(&node0, 1);
 	node0.c.nnodes = 2;
@@ -194,36 +431,21 @@ static void test_answered_node_finds_the_port_closed(void)
 	me = node0.c;
 	me.node = 1;
 	me.count = 3;
+	me.host = "n1";
 	a.sin_port = htons(node0.c.port);
 	CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, run_node, &node0), 0);
-	for (tries = 0; tries < 500; tries++) {	/* until node 0 listens */
-		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
-			break;
-		if (fd >= 0)
-			close(fd);
-		fd = -1;
-		usleep(10000);
-	}
-	CU_ASSERT_FATAL(fd >= 0);
-	CU_ASSERT_EQUAL(tt_census_hello(&me, line, sizeof(line)), 0);
-	CU_ASSERT_EQUAL(write(fd, line, strlen(line)), (ssize_t)strlen(line));
-	while (got < (ssize_t)sizeof(answer) - 1 && !memchr(answer, '\n', (size_t)got)) {
-		ssize_t n = read(fd, answer + got, sizeof(answer) - 1 - (size_t)got);
-
-		if (n <= 0)
-			break;
-		got += n;
-	}
-	answer[got > 0 ? got : 0] = '\0';
-	CU_ASSERT_STRING_EQUAL(answer, "ok 2,3\n");
+	CU_ASSERT_EQUAL_FATAL(tt_census_body(&me, body, sizeof(body)), 0);
+	CU_ASSERT_EQUAL_FATAL(tt_nc_client_say(&cl, "127.0.0.1", me.port, KEY, me.id, body,
+					       tt_now_ms() + 5000, 0, NULL, NULL, &err), 0);
+	CU_ASSERT_EQUAL(tt_nc_client_hear(&cl, KEY, me.id, body, tt_now_ms() + 5000, &err), 0);
+	CU_ASSERT_STRING_EQUAL(body, "ok 2,3");
 	worker = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	CU_ASSERT_FATAL(worker >= 0);
 	rc = connect(worker, (struct sockaddr *)&a, sizeof(a));
 	CU_ASSERT_EQUAL(rc, -1);
 	CU_ASSERT_EQUAL(rc == -1 ? errno : 0, ECONNREFUSED);
 	close(worker);
-	close(fd);
+	tt_nc_client_close(&cl);
 	pthread_join(th, NULL);
 	if (node0.rc != 0)
 		fprintf(stderr, "\nnode 0: %s\n", node0.err.msg);
@@ -236,11 +458,16 @@ int tt_register_suites(void)
 
 	if (!s)
 		return -1;
-	CU_add_test(s, "hello accepted once", test_hello_accepted);
-	CU_add_test(s, "strangers and disagreements", test_strangers_and_disagreements);
+	CU_add_test(s, "a body accepted once", test_body_accepted_once);
+	CU_add_test(s, "bad bodies and disagreements", test_bad_bodies_and_disagreements);
 	CU_add_test(s, "answer both ways", test_answer_both_ways);
+	CU_add_test(s, "channel lines and proofs", test_channel_lines_and_proofs);
 	CU_add_test(s, "exchange over loopback", test_exchange_over_loopback);
 	CU_add_test(s, "a disagreement fails both sides", test_exchange_disagreement_fails_both);
+	CU_add_test(s, "a refusal reaches every node", test_refusal_reaches_every_node);
+	CU_add_test(s, "strangers change nothing", test_strangers_change_nothing);
+	CU_add_test(s, "a duplicate node is refused", test_duplicate_node_refused);
+	CU_add_test(s, "a dead node is named, waiting is said", test_dead_node_named_and_waiting_said);
 	CU_add_test(s, "an answered node finds the port closed", test_answered_node_finds_the_port_closed);
 	return 0;
 }
