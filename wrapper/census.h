@@ -21,6 +21,9 @@
 
 /* Seconds node 0 waits for every node, and a node for node 0 to answer. */
 #define TT_CENSUS_TIMEOUT_S 120
+/* Seconds a refusing node tries to tell the others: under Slurm they start within seconds, and a
+ * mistyped option on node 0 outside it must not hold the terminal for the whole timeout. */
+#define TT_CENSUS_REFUSE_S 30
 /* Seconds between the lines that say who a waiting node waits for. */
 #define TT_CENSUS_NOTICE_S 10
 #define TT_CENSUS_HOST 64	/* longest node name in a message, with its NUL */

@@ -240,7 +240,8 @@ static int learn_node_counts(struct launch *l, uint32_t nnodes, const char *refu
 	struct tt_census c = {
 		.server = r->node0, .port = r->port, .nnodes = nnodes, .key = key,
 		.node = l->facts.node_index, .count = (uint32_t)l->nproc, .host = l->host,
-		.refusal = refusal, .timeout_s = TT_CENSUS_TIMEOUT_S, .notice_s = TT_CENSUS_NOTICE_S,
+		.refusal = refusal, .timeout_s = refusal ? TT_CENSUS_REFUSE_S : TT_CENSUS_TIMEOUT_S,
+		.notice_s = TT_CENSUS_NOTICE_S,
 		.stop_fd = &l->sigfd,
 		.notice = census_notice, .id = id,
 	};

@@ -19,6 +19,8 @@ unset SLURM_JOB_ID SLURM_STEP_ID SLURM_NODEID SLURM_STEP_NODELIST SLURM_JOB_NODE
 	SLURM_STEP_TASKS_PER_NODE SLURM_TASKS_PER_NODE OMP_NUM_THREADS MASTER_ADDR MASTER_PORT \
 	NCCL_IB_HCA NCCL_SOCKET_IFNAME NCCL_TOPO_FILE TRAIN_TOPO_SET TRAIN_TOPO_RELAY_PID \
 	TRAIN_TOPO_RELAY_SIGNAL TRAIN_TOPO_HWLOC_XML SLURM_STEP_RESV_PORTS SLURM_CPU_BIND_TYPE
+# The nodes' exchange proves the job key: a secret of the test's own, none written to HOME.
+export TRAINRT_TOKEN=train-run-test-secret-0123456789
 # Under the sanitizer build: ignore the leak inside hwloc's PCI plugin (see lsan.supp).
 export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=${TT_TEST_SRCDIR:-.}/tests/wrapper/lsan.supp:fast_unwind_on_malloc=0"
 # A made-up dual-socket box with six HCAs (tests/fixtures/topo/gen_fixtures.py), committed.
@@ -200,26 +202,92 @@ t_missing() {
 }
 
 t_slurm() {
-	# Node 1 of a simulated step of one node: with --nproc-per-node no node has to be asked.
-	out=$(env SLURM_JOB_ID=4242 SLURM_STEP_ID=0 SLURM_STEP_NODELIST='n[1-2]' SLURM_NODEID=1 \
-		SLURM_STEP_TASKS_PER_NODE='1(x2)' SLURM_STEP_GPUS=0,1,2,3 \
-		"$TRAIN_RUN" --nproc-per-node 4 -- sh -c 'echo "$RANK $LOCAL_RANK $WORLD_SIZE $NODE_RANK $CUDA_VISIBLE_DEVICES $MASTER_ADDR"')
-	rc=$?
-	[ $rc -eq 0 ] || fail "slurm: exit $rc"
-	[ "$(echo "$out" | sort -n | tr '\n' ';')" = "4 0 8 1 0 n1;5 1 8 1 1 n1;6 2 8 1 2 n1;7 3 8 1 3 n1;" ] ||
-		fail "slurm: node 1 of n[1-2] with 4 GPUs: $out"
+	# Node 1 of a simulated step of two nodes (node 0 here too: every node of a step meets in
+	# the census), 4 GPUs each.
+	port=$(free_port)
+	for node in 0 1; do
+		env SLURM_JOB_ID=4242 SLURM_STEP_ID=0 SLURM_STEP_NODELIST='localhost,127.0.0.1' SLURM_NODEID=$node \
+			SLURM_STEP_TASKS_PER_NODE='1(x2)' SLURM_STEP_GPUS=0,1,2,3 SLURM_STEP_RESV_PORTS="$port" \
+			"$TRAIN_RUN" --nproc-per-node 4 -- sh -c 'echo "$RANK $LOCAL_RANK $WORLD_SIZE $NODE_RANK $CUDA_VISIBLE_DEVICES $MASTER_ADDR"' \
+			>"$WORK/slurm.$node" 2>"$WORK/slurm-err.$node" &
+	done
+	wait
+	out=$(cat "$WORK/slurm.1")
+	[ "$(echo "$out" | sort -n | tr '\n' ';')" = "4 0 8 1 0 localhost;5 1 8 1 1 localhost;6 2 8 1 2 localhost;7 3 8 1 3 localhost;" ] ||
+		fail "slurm: node 1 of 2 with 4 GPUs: $out $(cat "$WORK"/slurm-err.*)"
 	# Under the plugin, MASTER_ADDR/PORT it set for the task are kept; a bad one is named.
-	out=$(env SLURM_JOB_ID=4242 SLURM_STEP_NODELIST='n[1-2]' SLURM_NODEID=0 MASTER_ADDR=n2 MASTER_PORT=31000 \
+	out=$(env SLURM_JOB_ID=4242 SLURM_STEP_NODELIST='n1' SLURM_NODEID=0 MASTER_ADDR=n2 MASTER_PORT=31000 \
 		"$TRAIN_RUN" --nproc-per-node 1 -- sh -c 'echo "$MASTER_ADDR:$MASTER_PORT"')
 	[ "$out" = "n2:31000" ] || fail "slurm: plugin's MASTER_ADDR/PORT not kept: $out"
 	env SLURM_JOB_ID=4242 SLURM_STEP_NODELIST='n[1-2]' SLURM_NODEID=0 MASTER_PORT=http \
 		"$TRAIN_RUN" --nproc-per-node 1 -- true 2>"$WORK/err" && fail "slurm: MASTER_PORT=http accepted"
 	grep -q "MASTER_PORT='http'" "$WORK/err" || fail "slurm: bad MASTER_PORT not named: $(cat "$WORK/err")"
 	# torchrun's --nnodes range is checked against the step's nodes.
-	env SLURM_JOB_ID=4242 SLURM_STEP_ID=0 SLURM_STEP_NODELIST='n[1-2]' SLURM_NODEID=0 SLURM_STEP_TASKS_PER_NODE='1(x2)' \
-		"$TRAIN_RUN" --nnodes 3:4 --nproc-per-node 1 -- true 2>"$WORK/err" && fail "slurm: --nnodes 3:4 on 2 nodes accepted"
-	grep -q -- "--nnodes 3:4, but the step has 2 nodes" "$WORK/err" || fail "slurm: --nnodes range: $(cat "$WORK/err")"
+	env SLURM_JOB_ID=4242 SLURM_STEP_ID=0 SLURM_STEP_NODELIST='n1' SLURM_NODEID=0 SLURM_STEP_TASKS_PER_NODE='1' \
+		"$TRAIN_RUN" --nnodes 3:4 --nproc-per-node 1 -- true 2>"$WORK/err" && fail "slurm: --nnodes 3:4 on 1 node accepted"
+	grep -q -- "--nnodes 3:4, but the step has 1 nodes" "$WORK/err" || fail "slurm: --nnodes range: $(cat "$WORK/err")"
 	pass "simulated Slurm step, node 1 of 2, 4 GPUs: RANK 4..7, one GPU each; plugin's MASTER_* kept; --nnodes range checked"
+}
+
+# Node $1 of a simulated two-node step on port $2, run as `srun -N2 train-run --node-rank=0`.
+refuse_node() {
+	env SLURM_JOB_ID=4243 SLURM_STEP_ID=0 SLURM_STEP_NODELIST='localhost,127.0.0.1' SLURM_NODEID="$1" \
+		SLURM_STEP_TASKS_PER_NODE='1(x2)' SLURM_STEP_RESV_PORTS="$2" \
+		"$TRAIN_RUN" --node-rank=0 --nproc-per-node 1 -- sh -c 'echo started; sleep 300' \
+		>"$WORK/refuse.$1" 2>"$WORK/refuse-err.$1"
+}
+
+# srun -N2 train-run --node-rank=0: node 1 refuses (the option contradicts SLURM_NODEID=1) and
+# tells node 0 through the census, so node 0 does not start its workers and both end at once,
+# each naming node 1 and its reason; the same outside Slurm for a program node 1 cannot find.
+t_refusing_node() {
+	port=$(free_port)
+	start=$(date +%s)
+	refuse_node 0 "$port" &
+	pid0=$!
+	refuse_node 1 "$port" &
+	pid1=$!
+	wait "$pid0"
+	rc0=$?
+	wait "$pid1"
+	rc1=$?
+	took=$(($(date +%s) - start))
+	[ $took -le 10 ] || fail "refusing node: the nodes ended after $took s, not within 10 s"
+	[ $rc0 -ne 0 ] && [ $rc1 -ne 0 ] || fail "refusing node: exit $rc0 (node 0), $rc1 (node 1)"
+	[ "$(lines "$WORK/refuse.0")" -eq 0 ] || fail "refusing node: node 0 started its workers: $(cat "$WORK/refuse.0")"
+	grep -q "node 1 (.*) refused: --node-rank 0 contradicts SLURM_NODEID=1" "$WORK/refuse-err.0" ||
+		fail "refusing node: node 0 does not name node 1 and its reason: $(cat "$WORK/refuse-err.0")"
+	grep -q "^train-run: --node-rank 0 contradicts SLURM_NODEID=1" "$WORK/refuse-err.1" ||
+		fail "refusing node: node 1's own line: $(cat "$WORK/refuse-err.1")"
+	port=$(free_port)
+	"$TRAIN_RUN" --nnodes 2 --node-rank 0 --rdzv-endpoint "127.0.0.1:$port" -- sleep 300 2>"$WORK/refuse-err.0" &
+	pid0=$!
+	"$TRAIN_RUN" --nnodes 2 --node-rank 1 --rdzv-endpoint "127.0.0.1:$port" -- no-such-program-xyz 2>"$WORK/refuse-err.1"
+	rc1=$?
+	wait "$pid0"
+	rc0=$?
+	[ $rc1 -eq 127 ] && [ $rc0 -ne 0 ] || fail "missing program on node 1: exit $rc0 (node 0), $rc1 (node 1)"
+	grep -q "node 1 (.*) refused: PROGRAM 'no-such-program-xyz' not found" "$WORK/refuse-err.0" ||
+		fail "missing program on node 1: node 0 does not say so: $(cat "$WORK/refuse-err.0")"
+	pass "a node that refuses stops the other node within $took s (of 10), both naming it and why"
+}
+
+# Outside Slurm a node waiting for its peers says so every 10 s (who, where, how long until the
+# timeout), and a signal ends the wait.
+t_waiting_said() {
+	port=$(free_port)
+	"$TRAIN_RUN" --nnodes 2 --node-rank 0 --rdzv-endpoint "127.0.0.1:$port" -- true 2>"$WORK/wait-err" &
+	pid=$!
+	sleep 11
+	kill -TERM $pid
+	wait $pid
+	rc=$?
+	grep -q "train-run: node 0 (.*) waiting on port $port for 1 of 2 nodes: node 1; giving up in 1[01][0-9] s" "$WORK/wait-err" ||
+		fail "waiting: no line saying whom node 0 waits for: $(cat "$WORK/wait-err")"
+	[ "$(grep -c "waiting on port" "$WORK/wait-err")" -eq 1 ] || fail "waiting: not one line in 11 s: $(cat "$WORK/wait-err")"
+	[ $rc -ne 0 ] || fail "waiting: exit 0 after SIGTERM"
+	grep -q "stopped by a signal" "$WORK/wait-err" || fail "waiting: SIGTERM did not end the wait: $(cat "$WORK/wait-err")"
+	pass "a waiting node 0 says whom it waits for, where and for how long; SIGTERM ends the wait"
 }
 
 # Two nodes of one simulated step on this machine (node0 = localhost, node1 = 127.0.0.1) with
@@ -385,7 +453,7 @@ t_torchrun_env() {
 	[ "$out" = 123 ] || fail "torchrun env: the run id under Slurm is the job id, got $out"
 	out=$("$TRAIN_RUN" --nproc-per-node 1 --local-addr 127.0.0.2 -- sh -c 'echo "$MASTER_ADDR"')
 	[ "$out" = 127.0.0.2 ] || fail "torchrun flags: --local-addr on one node: $out"
-	"$TRAIN_RUN" --nnodes 2 --master-addr h --local-addr a -- true 2>"$WORK/err" && fail "--local-addr on 2 nodes accepted"
+	"$TRAIN_RUN" --nnodes 2 --node-rank 1 --master-addr h --local-addr a -- true 2>"$WORK/err" && fail "--local-addr on 2 nodes accepted"
 	grep -q -- "--local-addr a on 2 nodes" "$WORK/err" || fail "torchrun flags: --local-addr refusal: $(cat "$WORK/err")"
 	"$TRAIN_RUN" --nnodes 1:2 -- true 2>"$WORK/err" && fail "--nnodes 1:2 without Slurm accepted"
 	grep -q "cannot wait for nodes to join" "$WORK/err" || fail "torchrun flags: --nnodes MIN:MAX refusal: $(cat "$WORK/err")"
@@ -452,15 +520,16 @@ t_topology_crash() {
 }
 
 # The last node of a 10k-node step whose nodelist Slurm cannot compress (every other node of a
-# 20k cluster: 54,447 characters) gets its ranks and the first host as MASTER_ADDR.
+# 20k cluster: 54,447 characters) finds the first host, n0, as node 0 of the census (which this
+# machine cannot resolve; the step's ranks are test_layout's).
 t_long_nodelist() {
 	list="n[$(seq -s, 0 2 19998)]"
-	out=$(env SLURM_JOB_ID=9 SLURM_STEP_ID=0 SLURM_STEP_NODELIST="$list" SLURM_NODEID=9999 \
+	env SLURM_JOB_ID=9 SLURM_STEP_ID=0 SLURM_STEP_NODELIST="$list" SLURM_NODEID=9999 \
 		SLURM_STEP_TASKS_PER_NODE='1(x10000)' SLURM_PROCID=9999 SLURM_NTASKS=10000 \
-		"$TRAIN_RUN" --nproc-per-node 1 -- sh -c 'echo "$RANK $WORLD_SIZE $NODE_RANK $NNODES $MASTER_ADDR"' 2>"$WORK/err")
-	[ "$out" = "9999 10000 9999 10000 n0" ] ||
-		fail "long nodelist: node 9999 of a ${#list}-character nodelist: '$out' $(cat "$WORK/err")"
-	pass "a ${#list}-character nodelist of 10000 nodes: the last node is rank 9999 of 10000, MASTER_ADDR n0"
+		"$TRAIN_RUN" --nproc-per-node 1 -- true 2>"$WORK/err" && fail "long nodelist: a lone node 9999 started"
+	grep -q "cannot resolve node 0's host 'n0'" "$WORK/err" ||
+		fail "long nodelist: node 9999 of a ${#list}-character nodelist: $(cat "$WORK/err")"
+	pass "a ${#list}-character nodelist of 10000 nodes: the last node asks n0 for the census"
 }
 
 # The checkpoint protocol (tt_ckpt_exit.h): every worker sees TRAIN_TOPO_CKPT_EXIT; all exiting
@@ -499,8 +568,8 @@ t_checkpoint_exit() {
 
 [ -x "$TRAIN_RUN" ] || { echo "FAIL: $TRAIN_RUN not built"; exit 1; }
 for t in t_ranks t_failure t_sigkill t_usr1 t_relay_owner t_signal_scope t_sigterm t_missing t_slurm \
-	t_uneven_nodes t_plugin_defaults t_output t_flood t_restart t_python t_topology t_topology_crash t_torchrun_env \
-	t_torch_consumer t_logs t_long_nodelist t_checkpoint_exit; do
+	t_refusing_node t_waiting_said t_uneven_nodes t_plugin_defaults t_output t_flood t_restart t_python t_topology t_topology_crash \
+	t_torchrun_env t_torch_consumer t_logs t_long_nodelist t_checkpoint_exit; do
 	$t
 done
 [ $failures -eq 0 ] || { echo "$failures failure(s)"; exit 1; }

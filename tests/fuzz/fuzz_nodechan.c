@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/* fuzz_nodechan.c — the node channel's and the census's parsers (wrapper/nodechan.c, census.c)
+ * under libFuzzer. The input is, at once:
+ *  - lines for tt_nc_parse: a parsed line's fields lie inside it (a message's body is the line's
+ *    tail, a hello's id is one non-empty token);
+ *  - a census body and a census answer: what parses is well-formed (a host is one token, a
+ *    node count and an answer agree);
+ *  - the byte stream a stranger sends to node 0's side of a connection (tt_nc_conn_read over a
+ *    socketpair): whatever it sends, it is never proven, since it does not hold the key. */
+#include "census.h"
+#include "nodechan.h"
+
+#include "fuzz_util.h"
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void lines(const char *text, size_t size)
+{
+	const char *p = text, *end = text + size;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		struct tt_nc_line l;
+		tt_err err;
+
+		if (tt_nc_parse(p, len, &l, &err) == 0) {
+			FUZZ_CHECK(l.kind == TT_NC_HELLO || l.kind == TT_NC_CHALLENGE || l.kind == TT_NC_MSG);
+			if (l.kind == TT_NC_MSG)
+				FUZZ_CHECK(l.body >= p && l.body + l.body_len == p + len);
+			if (l.kind == TT_NC_HELLO)
+				FUZZ_CHECK(l.id[0] && !strchr(l.id, ' ') && strlen(l.id) < TT_NC_ID_MAX);
+		} else {
+			FUZZ_CHECK(err.msg[0] != '\0');
+		}
+		p += len + 1;
+	}
+}
+
+static void census(const char *text)
+{
+	const struct tt_census c = { .id = "1.2", .key = "k", .nnodes = 4, .count = 1, .host = "n0" };
+	struct tt_census_said s;
+	uint32_t per_node[4] = { 1, 0, 0, 0 };
+	unsigned char seen[4] = { 1, 0, 0, 0 };
+	char hosts[4][TT_CENSUS_HOST] = { "" };
+	tt_err err;
+
+	if (tt_census_parse(text, &s, &err) == 0) {
+		FUZZ_CHECK(s.host[0] && !strchr(s.host, ' '));
+		if (tt_census_accept(&c, &s, per_node, seen, hosts, &err) == 0)
+			FUZZ_CHECK(s.node > 0 && s.node < 4 && seen[s.node] && per_node[s.node] == s.count &&
+				   s.count > 0 && !s.reason[0]);
+	}
+	if (tt_census_read_answer(text, 4, per_node, &err) == 0)
+		for (int k = 0; k < 4; k++)
+			FUZZ_CHECK(per_node[k] > 0);
+}
+
+static void stranger(const uint8_t *data, size_t size)
+{
+	struct tt_nc_conn k = { .fd = -1 };
+	int sv[2];
+	tt_err err;
+
+	if (size > 100000 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+		return;
+	/* The whole input, then end of file: it all fits in the socket buffer. */
+	{
+		int big = 1 << 20;
+
+		setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+		setsockopt(sv[0], SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+	}
+	if (write(sv[1], data, size) != (ssize_t)size) {
+		close(sv[0]);
+		close(sv[1]);
+		return;
+	}
+	shutdown(sv[1], SHUT_WR);
+	fcntl(sv[0], F_SETFL, O_NONBLOCK);
+	if (tt_nc_conn_open(&k, sv[0], &err) == 0) {
+		int got = 0;
+
+		for (int i = 0; i < 1000 && got == 0; i++)
+			got = tt_nc_conn_read(&k, "fuzz:key", "1.2", &err);
+		FUZZ_CHECK(got != 1 && k.state != TT_NC_PROVEN);
+		tt_nc_conn_close(&k);
+	} else {
+		close(sv[0]);
+	}
+	free(k.buf);
+	close(sv[1]);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *text = fuzz_cstr(data, size);
+
+	lines((const char *)data, size);
+	census(text);
+	stranger(data, size);
+	free(text);
+	return 0;
+}
