@@ -177,3 +177,19 @@ test_train_run_refuses_two_tasks_per_node() {
 	[ "$rc" -ne 0 ] || fail "train-run accepted two tasks on one node"
 	expect_match "clear error" "train-run: .*(one task|ntasks-per-node)" "$(cat err.txt)"
 }
+
+# srun -N2 train-run --node-rank=0 without --kill-on-bad-exit: node2's train-run refuses (its
+# SLURM_NODEID is 1) and tells node1's through the census, so the step ends on both nodes within
+# 10 s instead of node1's workers waiting until the time limit; node1 starts no worker and
+# names node2's refusal and its reason.
+test_train_run_refusing_node_ends_the_step() {
+	local rc=0 start=$SECONDS
+	timeout 60 srun -N2 --ntasks-per-node=1 train-run --node-rank=0 -- bash -c 'echo started; sleep 300' \
+		>out.txt 2>err.txt || rc=$?
+	cat err.txt
+	[ "$rc" -ne 0 ] || fail "the step with a refusing node succeeded"
+	[ $((SECONDS - start)) -le 10 ] || fail "the step ended after $((SECONDS - start)) s, not within 10 s"
+	expect_eq "workers started" 0 "$(grep -c started out.txt)"
+	expect_match "node2's own line" "train-run: --node-rank 0 contradicts SLURM_NODEID=1" "$(cat err.txt)"
+	expect_match "node1 names node2 and why" "train-run: node 1 \(node2\) refused: --node-rank 0 contradicts SLURM_NODEID=1" "$(cat err.txt)"
+}

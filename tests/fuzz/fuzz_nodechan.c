@@ -6,7 +6,8 @@
  *  - a census body and a census answer: what parses is well-formed (a host is one token, a
  *    node count and an answer agree);
  *  - the byte stream a stranger sends to node 0's side of a connection (tt_nc_conn_read over a
- *    socketpair): whatever it sends, it is never proven, since it does not hold the key. */
+ *    socketpair; the first line, then the rest after node 0's answer): whatever it sends, it is
+ *    never proven, since it does not hold the key. */
 #include "census.h"
 #include "nodechan.h"
 
@@ -69,30 +70,38 @@ static void stranger(const uint8_t *data, size_t size)
 
 	if (size > 100000 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
 		return;
-	/* The whole input, then end of file: it all fits in the socket buffer. */
+	/* Room in the socket buffers for the whole input. */
 	{
 		int big = 1 << 20;
 
 		setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
 		setsockopt(sv[0], SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
 	}
-	if (write(sv[1], data, size) != (ssize_t)size) {
-		close(sv[0]);
-		close(sv[1]);
-		return;
-	}
-	shutdown(sv[1], SHUT_WR);
-	fcntl(sv[0], F_SETFL, O_NONBLOCK);
-	if (tt_nc_conn_open(&k, sv[0], &err) == 0) {
+	/* The first line, then (once node 0's side has answered it) the rest and end of file, as
+	 * a stranger that waits for the challenge would send them. */
+	{
+		const uint8_t *nl = memchr(data, '\n', size);
+		size_t first = nl ? (size_t)(nl - data) + 1 : size;
 		int got = 0;
 
-		for (int i = 0; i < 1000 && got == 0; i++)
+		fcntl(sv[0], F_SETFL, O_NONBLOCK);
+		if (tt_nc_conn_open(&k, sv[0], &err) != 0 ||
+		    write(sv[1], data, first) != (ssize_t)first) {
+			close(sv[0]);
+			goto out;
+		}
+		for (int i = 0; i < 1000 && got == 0 && k.state == TT_NC_WAIT_HELLO; i++)
 			got = tt_nc_conn_read(&k, "fuzz:key", "1.2", &err);
+		if (got == 0 && (size == first || write(sv[1], data + first, size - first) ==
+				 (ssize_t)(size - first))) {
+			shutdown(sv[1], SHUT_WR);
+			for (int i = 0; i < 1000 && got == 0; i++)
+				got = tt_nc_conn_read(&k, "fuzz:key", "1.2", &err);
+		}
 		FUZZ_CHECK(got != 1 && k.state != TT_NC_PROVEN);
 		tt_nc_conn_close(&k);
-	} else {
-		close(sv[0]);
 	}
+out:
 	free(k.buf);
 	close(sv[1]);
 }
