@@ -320,7 +320,7 @@ static int serve(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 	sv.seen = calloc(c->nnodes, 1);
 	sv.told = calloc(c->nnodes, 1);
 	sv.hosts = calloc(c->nnodes, sizeof(*sv.hosts));
-	pfd = calloc(sv.nconns + 2, sizeof(*pfd));
+	pfd = calloc(sv.nconns + 1, sizeof(*pfd));
 	if (!sv.conns || !sv.node_conn || !sv.seen || !sv.told || !sv.hosts || !pfd || !answer) {
 		tt_err_set(err, "node count exchange: out of memory for %" PRIu32 " nodes", c->nnodes);
 		goto out;
@@ -362,8 +362,9 @@ static int serve(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 		}
 		if (notice && notice < wake)
 			wake = notice;
+		if (c->stop && wake > now + 200)
+			wake = now + 200;	/* to look at the pending signals */
 		pfd[n++] = (struct pollfd){ .fd = lfd, .events = POLLIN };
-		pfd[n++] = (struct pollfd){ .fd = c->stop_fd ? *c->stop_fd : -1, .events = POLLIN };
 		for (i = 0; i < sv.nconns; i++) {
 			if (sv.conns[i].fd < 0)
 				continue;
@@ -376,7 +377,7 @@ static int serve(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 			tt_err_errno(err, "node count exchange: poll");
 			goto out;
 		}
-		if (ready > 0 && pfd[1].revents) {
+		if (tt_nc_stopped(c->stop)) {
 			fail_launch(&sv, "node count exchange: stopped by a signal while waiting for the "
 				    "other nodes");
 			break;
@@ -491,7 +492,7 @@ static void client_waiting(void *arg, long seconds_left)
 static int ask(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 {
 	long deadline = tt_now_ms() + c->timeout_s * 1000L;
-	struct tt_nc_client cl = { .fd = -1, .stop_fd = c->stop_fd ? *c->stop_fd : -1 };
+	struct tt_nc_client cl = { .fd = -1, .stop = c->stop };
 	char *body = malloc(TT_NC_BODY_MAX + 1);
 	tt_err why;
 	int rc = -1;

@@ -39,7 +39,7 @@ struct tt_census {
 	const char *host;	/* this node's name, for the others' messages */
 	const char *refusal;	/* non-NULL: this node does not start, for this reason */
 	int timeout_s;
-	const int *stop_fd;	/* readable: give up at once (train-run's signalfd); NULL: none */
+	const sigset_t *stop;	/* give up once one of these is pending (tt_nc_stopped); NULL */
 	int notice_s;		/* 0: no waiting lines */
 	void (*notice)(void *arg, const char *line);	/* a waiting line */
 	void *arg;

@@ -298,14 +298,33 @@ static int connect_once(const struct addrinfo *ai, long deadline)
 	return -1;
 }
 
-/* Waits up to ms for fd (-1: none) to be readable; 1 when stop_fd is (a signal came), else 0. */
-static int wait_for(int fd, int stop_fd, int ms)
+int tt_nc_stopped(const sigset_t *stop)
 {
-	struct pollfd p[2] = { { .fd = stop_fd, .events = POLLIN }, { .fd = fd, .events = POLLIN } };
+	sigset_t pending;
 
-	if (poll(p, 2, ms) > 0 && p[0].revents)
-		return 1;
+	if (!stop || sigpending(&pending) != 0)
+		return 0;
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sigismember(stop, sig) == 1 && sigismember(&pending, sig) == 1)
+			return 1;
 	return 0;
+}
+
+/* Waits up to ms for fd (-1: none) to be readable, looking at the pending signals every 200 ms;
+ * 1 when one of stop's is pending, else 0. */
+static int wait_for(int fd, const sigset_t *stop, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	for (;;) {
+		int slice = stop && ms > 200 ? 200 : ms;
+
+		if (tt_nc_stopped(stop))
+			return 1;
+		if (poll(&p, 1, slice) != 0 || slice == ms)
+			return 0;
+		ms -= slice;
+	}
 }
 
 /* Reads one line from cl's fd before deadline into l (buf: 2 * TT_NC_LINE bytes). */
@@ -318,7 +337,7 @@ static int read_line(const struct tt_nc_client *cl, char *buf, struct tt_nc_line
 	while (got == 0) {
 		if (left_ms(deadline) == 0)
 			return tt_err_set(err, "no answer in time");
-		if (wait_for(cl->fd, cl->stop_fd, left_ms(deadline)))
+		if (wait_for(cl->fd, cl->stop, left_ms(deadline)))
 			return tt_err_set(err, "stopped by a signal");
 		got = read_more(cl->fd, buf, &len);
 	}
@@ -394,7 +413,7 @@ int tt_nc_client_say(struct tt_nc_client *cl, const char *host, uint16_t port, c
 			notice = tt_now_ms() + notice_ms;
 		}
 		/* Node 0 is not listening yet: nothing to wait on but time, or a signal. */
-		if (wait_for(-1, cl->stop_fd, 100)) {
+		if (wait_for(-1, cl->stop, 100)) {
 			tt_err_set(err, "stopped by a signal while waiting for node 0 (%s port %u)", host, port);
 			break;
 		}

@@ -22,6 +22,7 @@
 #ifndef TT_NODECHAN_H
 #define TT_NODECHAN_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -95,14 +96,14 @@ void tt_nc_conn_close(struct tt_nc_conn *k);
 
 struct tt_nc_client {
 	int fd;
-	int stop_fd;	/* readable: give up at once (train-run's signalfd: Ctrl-C, scancel); -1 */
+	const sigset_t *stop;	/* give up once one of these (blocked) signals is pending; NULL */
 	unsigned char nc[RT_NONCE_LEN], ns[RT_NONCE_LEN];
 };
 
 /* Connects to host:port and says body, proven, retrying while nothing listens or a connection is
  * dropped before node 0's challenge (node 0 not up yet, or a stranger on the port) until
  * deadline (tt_now_ms()). waiting(arg, seconds_left) is called about every notice_ms while it
- * retries (NULL: silent). 0 with cl connected, or -1 with err; cl->stop_fd set by the caller. */
+ * retries (NULL: silent). 0 with cl connected, or -1 with err; cl->stop set by the caller. */
 int tt_nc_client_say(struct tt_nc_client *cl, const char *host, uint16_t port, const char *key,
 		     const char *id, const char *body, long deadline, long notice_ms,
 		     void (*waiting)(void *arg, long seconds_left), void *arg, tt_err *err);
@@ -113,5 +114,10 @@ int tt_nc_client_hear(struct tt_nc_client *cl, const char *key, const char *id, 
 		      long deadline, tt_err *err);
 
 void tt_nc_client_close(struct tt_nc_client *cl);
+
+/* Whether one of stop's signals is pending (they are blocked: train-run's signalfd takes them
+ * later), without taking it; 0 for NULL. Other signals, such as the SIGCONT srun may send, do
+ * not stop a wait. */
+int tt_nc_stopped(const sigset_t *stop);
 
 #endif

@@ -49,7 +49,6 @@ struct launch {
 	char run_id[64];
 	char log_dir[PATH_MAX];		/* this run's --redirects/--tee directory, "" when none */
 	char host[256];
-	int sigfd;			/* the supervisor's signalfd: a signal stops the census too */
 };
 
 /* Standalone facts: nnodes nodes named by index, this one node_rank; GPUs from the usual
@@ -237,18 +236,25 @@ static int learn_node_counts(struct launch *l, uint32_t nnodes, const char *refu
 {
 	const struct tt_rendezvous *r = &l->facts.rdzv;
 	char id[TT_NC_ID_MAX], key[RT_KEY_TEXT];
+	sigset_t stop;
 	struct tt_census c = {
 		.server = r->node0, .port = r->port, .nnodes = nnodes, .key = key,
 		.node = l->facts.node_index, .count = (uint32_t)l->nproc, .host = l->host,
 		.refusal = refusal, .timeout_s = refusal ? TT_CENSUS_REFUSE_S : TT_CENSUS_TIMEOUT_S,
 		.notice_s = TT_CENSUS_NOTICE_S,
-		.stop_fd = &l->sigfd,
+		.stop = &stop,
 		.notice = census_notice, .id = id,
 	};
 	int rc;
 
 	if (nnodes <= 1)
 		return 0;
+	/* Ctrl-C, scancel and a hang-up end the wait (they are blocked for the supervisor's
+	 * signalfd, so only pending); others, like the SIGCONT srun may send, do not. */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
 	/* The node channel proves the job key libtrainrt's ranks prove (TRAINRT_TOKEN, the token
 	 * file; SLURM_JOB_ID and SLURM_STEP_ID): a local user without it can neither count nor
 	 * fail this launch. */
@@ -536,7 +542,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "train-run: %s\n", err.msg);
 		return 1;
 	}
-	l.sigfd = s.sigfd;
 	if (tt_run_parse_args(&l.opts, argc, argv, &err) != 0) {
 		fprintf(stderr, "train-run: %s\n", err.msg);
 		return TT_EXIT_USAGE;

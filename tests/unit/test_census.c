@@ -376,7 +376,7 @@ static void test_dead_node_named_and_waiting_said(void)
 {
 	struct node_run nodes[2];	/* [0] node 2, [1] node 0; node 1 dies */
 	pthread_t th[2];
-	struct tt_nc_client cl = { .fd = -1, .stop_fd = -1 };
+	struct tt_nc_client cl = { .fd = -1 };
 	tt_err err;
 	char body[128];
 	struct tt_census dead;
@@ -418,7 +418,7 @@ static void test_answered_node_finds_the_port_closed(void)
 {
 	struct node_run node0;
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	struct tt_nc_client cl = { .fd = -1, .stop_fd = -1 };
+	struct tt_nc_client cl = { .fd = -1 };
 	struct tt_census me;
 	char body[TT_NC_BODY_MAX + 1];
 	pthread_t th;

@@ -273,12 +273,15 @@ t_refusing_node() {
 }
 
 # Outside Slurm a node waiting for its peers says so every 10 s (who, where, how long until the
-# timeout), and a signal ends the wait.
+# timeout), and SIGTERM ends the wait (SIGCONT does not).
 t_waiting_said() {
 	port=$(free_port)
 	"$TRAIN_RUN" --nnodes 2 --node-rank 0 --rdzv-endpoint "127.0.0.1:$port" -- true 2>"$WORK/wait-err" &
 	pid=$!
-	sleep 11
+	# SIGCONT (srun may send one) does not end the wait: the waiting line still comes at 10 s.
+	sleep 2
+	kill -CONT $pid
+	sleep 9
 	kill -TERM $pid
 	wait $pid
 	rc=$?
