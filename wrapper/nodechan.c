@@ -275,25 +275,49 @@ static int left_ms(long deadline)
 	return left < 0 ? 0 : left > 1000000 ? 1000000 : (int)left;
 }
 
-/* One attempt to connect to any address of node 0 before the deadline; -1 when none answers. */
-static int connect_once(const struct addrinfo *ai, long deadline)
+/* One attempt to connect to each address of node 0, each bounded by TT_NC_CONNECT_MS and the
+ * deadline: a connection whose SYN gets no answer (lost, or dropped by a full accept queue) is
+ * otherwise left to the kernel's SYN retransmits, 1, 3, 7, 15 and 31 s after it, and a node 0
+ * that listens from second 16 of a refusing node's 30 is never reached; the next attempt is a
+ * fresh socket, from a fresh source port.
+ * -1 with why (the last address's failure, as the kernel said it) when none is connected. */
+static int connect_once(const struct addrinfo *ai, long deadline, tt_err *why)
 {
 	for (; ai; ai = ai->ai_next) {
+		long until = tt_now_ms() + TT_NC_CONNECT_MS;
 		int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
 				ai->ai_protocol);
-		struct pollfd p;
-		int soerr = 0;
+		struct pollfd p = { .fd = fd, .events = POLLOUT };
+		int soerr = 0, got;
 		socklen_t len = sizeof(soerr);
 
-		if (fd < 0)
+		if (fd < 0) {
+			tt_err_errno(why, "cannot make a socket");
 			continue;
+		}
 		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
 			return fd;
-		p = (struct pollfd){ .fd = fd, .events = POLLOUT };
-		if (errno == EINPROGRESS && poll(&p, 1, left_ms(deadline)) == 1 &&
-		    getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 && soerr == 0)
-			return fd;
+		if (errno != EINPROGRESS) {
+			soerr = errno;
+		} else {
+			got = poll(&p, 1, left_ms(until < deadline ? until : deadline));
+			if (got == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 &&
+			    soerr == 0)
+				return fd;
+			if (got == 0) {
+				close(fd);
+				tt_err_set(why, "no answer to a connection within %d ms",
+					   TT_NC_CONNECT_MS);
+				continue;
+			}
+			if (got < 0)
+				soerr = errno;
+		}
 		close(fd);
+		if (soerr == ECONNREFUSED)
+			tt_err_set(why, "connection refused: nothing listens there yet");
+		else
+			tt_err_set(why, "cannot connect: %s", strerror(soerr));
 	}
 	return -1;
 }
@@ -385,9 +409,10 @@ int tt_nc_client_say(struct tt_nc_client *cl, const char *host, uint16_t port, c
 	long notice = tt_now_ms() + notice_ms;
 	tt_err why;
 	int gai, rc = -1;
+	unsigned tries = 0;
 
 	cl->fd = -1;
-	snprintf(why.msg, sizeof(why.msg), "nothing listens there");
+	why.msg[0] = '\0';
 	if (!buf)
 		return tt_err_set(err, "node channel: out of memory");
 	snprintf(sport, sizeof(sport), "%u", port);
@@ -397,15 +422,17 @@ int tt_nc_client_say(struct tt_nc_client *cl, const char *host, uint16_t port, c
 		goto out;
 	}
 	for (;;) {
-		cl->fd = connect_once(ai, deadline);
+		tries++;
+		cl->fd = connect_once(ai, deadline, &why);
 		if (cl->fd >= 0 && say_once(cl, key, id, body, deadline, buf, &why) == 0) {
 			rc = 0;
 			break;
 		}
 		tt_nc_client_close(cl);
 		if (left_ms(deadline) == 0) {
-			tt_err_set(err, "node 0 (%s port %u) did not take our message in time (last: %s)",
-				   host, port, why.msg);
+			tt_err_set(err, "node 0 (%s port %u) did not take our message in time (%u "
+				   "attempt%s; last: %s)", host, port, tries, tries == 1 ? "" : "s",
+				   why.msg);
 			break;
 		}
 		if (waiting && notice_ms > 0 && tt_now_ms() >= notice) {

@@ -34,6 +34,7 @@
 #define TT_NC_BODY_MAX 65536	   /* longest message body, without its NUL */
 #define TT_NC_LINE (TT_NC_BODY_MAX + 96) /* longest line, '\n' and NUL included */
 #define TT_NC_PROVE_MS 5000	   /* an unproven connection's deadline on node 0 */
+#define TT_NC_CONNECT_MS 2000	   /* one connection attempt of a node to node 0 */
 
 /* ---- the lines (pure: tests/fuzz/fuzz_nodechan.c) ------------------------------------------- */
 
@@ -100,9 +101,9 @@ struct tt_nc_client {
 	unsigned char nc[RT_NONCE_LEN], ns[RT_NONCE_LEN];
 };
 
-/* Connects to host:port and says body, proven, retrying while nothing listens or a connection is
- * dropped before node 0's challenge (node 0 not up yet, or a stranger on the port) until
- * deadline (tt_now_ms()). waiting(arg, seconds_left) is called about every notice_ms while it
+/* Connects to host:port and says body, proven, retrying while nothing listens, a connection gets
+ * no answer within TT_NC_CONNECT_MS, or one is dropped before node 0's challenge (node 0 not up
+ * yet, or a stranger on the port) until deadline (tt_now_ms()); every attempt is a new socket. waiting(arg, seconds_left) is called about every notice_ms while it
  * retries (NULL: silent). 0 with cl connected, or -1 with err; cl->stop set by the caller. */
 int tt_nc_client_say(struct tt_nc_client *cl, const char *host, uint16_t port, const char *key,
 		     const char *id, const char *body, long deadline, long notice_ms,

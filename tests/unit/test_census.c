@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -452,6 +453,59 @@ static void test_answered_node_finds_the_port_closed(void)
 	CU_ASSERT_EQUAL(node0.rc, 0);
 }
 
+/* A node 0 that does not answer a connection at all (here a listener whose accept queue is
+ * full, so the kernel drops the SYNs) costs one attempt of TT_NC_CONNECT_MS, not the whole
+ * budget: the node tries again on a fresh socket (where one connect left to the kernel's SYN
+ * retransmits, 1, 3, 7, 15 and 31 s apart, misses a node 0 that listens from second 16 of a
+ * refusing node's 30), and the final line says what the connections met. */
+static void test_unanswered_connection_retried(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct tt_nc_client cl = { .fd = -1 };
+	struct tt_census me = server;
+	char body[TT_NC_BODY_MAX + 1];
+	const char *n;
+	int one = 1, bh, filler, probe;
+	struct pollfd p;
+	unsigned tries = 0;
+	long t0;
+	tt_err err;
+
+	me.node = 1;
+	me.host = "n1";
+	me.port = free_port();
+	a.sin_port = htons(me.port);
+	bh = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CU_ASSERT_FATAL(bh >= 0);
+	setsockopt(bh, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	CU_ASSERT_EQUAL_FATAL(bind(bh, (struct sockaddr *)&a, sizeof(a)), 0);
+	CU_ASSERT_EQUAL_FATAL(listen(bh, 0), 0);
+	filler = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);	/* fills the queue */
+	CU_ASSERT_EQUAL_FATAL(connect(filler, (struct sockaddr *)&a, sizeof(a)), 0);
+	/* The precondition: a further connection gets no answer. */
+	probe = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	CU_ASSERT_FATAL(probe >= 0);
+	CU_ASSERT_EQUAL(connect(probe, (struct sockaddr *)&a, sizeof(a)), -1);
+	p = (struct pollfd){ .fd = probe, .events = POLLOUT };
+	CU_ASSERT_EQUAL_FATAL(poll(&p, 1, 300), 0);
+	close(probe);
+	CU_ASSERT_EQUAL_FATAL(tt_census_body(&me, body, sizeof(body)), 0);
+	t0 = tt_now_ms();
+	CU_ASSERT_EQUAL(tt_nc_client_say(&cl, "127.0.0.1", me.port, KEY, me.id, body,
+					 t0 + 4500, 0, NULL, NULL, &err), -1);
+	t0 = tt_now_ms() - t0;
+	CU_ASSERT(t0 >= 4400 && t0 < 6000);
+	n = strstr(err.msg, "did not take our message in time (");
+	CU_ASSERT_FATAL(n != NULL);
+	CU_ASSERT_EQUAL(sscanf(n, "did not take our message in time (%u attempt", &tries), 1);
+	CU_ASSERT(tries >= 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "last: no answer to a connection within 2000 ms"));
+	if (tries < 2 || !strstr(err.msg, "no answer to a connection"))
+		fprintf(stderr, "\n%s\n", err.msg);
+	close(filler);
+	close(bh);
+}
+
 int tt_register_suites(void)
 {
 	CU_pSuite s = CU_add_suite("census", NULL, NULL);
@@ -469,5 +523,6 @@ int tt_register_suites(void)
 	CU_add_test(s, "a duplicate node is refused", test_duplicate_node_refused);
 	CU_add_test(s, "a dead node is named, waiting is said", test_dead_node_named_and_waiting_said);
 	CU_add_test(s, "an answered node finds the port closed", test_answered_node_finds_the_port_closed);
+	CU_add_test(s, "an unanswered connection is retried", test_unanswered_connection_retried);
 	return 0;
 }
