@@ -239,7 +239,8 @@ refuse_node() {
 
 # srun -N2 train-run --node-rank=0: node 1 refuses (the option contradicts SLURM_NODEID=1) and
 # tells node 0 through the census, so node 0 does not start its workers and both end at once,
-# each naming node 1 and its reason; the same outside Slurm for a program node 1 cannot find.
+# each naming node 1 and its reason; the same outside Slurm for a program node 1 cannot find,
+# on the port the first pair has just used.
 t_refusing_node() {
 	port=$(free_port)
 	start=$(date +%s)
@@ -259,7 +260,8 @@ t_refusing_node() {
 		fail "refusing node: node 0 does not name node 1 and its reason: $(cat "$WORK/refuse-err.0")"
 	grep -q "^train-run: --node-rank 0 contradicts SLURM_NODEID=1" "$WORK/refuse-err.1" ||
 		fail "refusing node: node 1's own line: $(cat "$WORK/refuse-err.1")"
-	port=$(free_port)
+	# The same port again, just used by the pair above (its TIME_WAITs are still there): a
+	# port's last launch must not keep the next one's nodes apart.
 	"$TRAIN_RUN" --nnodes 2 --node-rank 0 --rdzv-endpoint "127.0.0.1:$port" -- sleep 300 2>"$WORK/refuse-err.0" &
 	pid0=$!
 	"$TRAIN_RUN" --nnodes 2 --node-rank 1 --rdzv-endpoint "127.0.0.1:$port" -- no-such-program-xyz 2>"$WORK/refuse-err.1"
