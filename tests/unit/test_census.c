@@ -494,7 +494,7 @@ static void test_unanswered_connection_retried(void)
 	CU_ASSERT_EQUAL(tt_nc_client_say(&cl, "127.0.0.1", me.port, KEY, me.id, body,
 					 t0 + 4500, 0, NULL, NULL, &err), -1);
 	t0 = tt_now_ms() - t0;
-	CU_ASSERT(t0 >= 4400 && t0 < 6000);
+	CU_ASSERT(t0 >= 4400 && t0 < 9000);	/* the budget, with room for a loaded machine */
 	n = strstr(err.msg, "did not take our message in time (");
 	CU_ASSERT_FATAL(n != NULL);
 	CU_ASSERT_EQUAL(sscanf(n, "did not take our message in time (%u attempt", &tries), 1);
