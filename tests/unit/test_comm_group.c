@@ -7,7 +7,8 @@
  * a shared-memory channel) in both dtypes, blocking and asynchronous, sendrecv, in-order matching
  * of several messages, messages while a collective is running, messages inside groups; and the
  * failures: mismatched tags and counts (both ranks fail, both values named), a killed peer and a
- * hung peer (the waiting rank fails within the timeout naming the peer).
+ * hung peer (the waiting rank fails within the timeout naming the peer, also in a sendrecv); and
+ * that waits longer than the shared-memory spin are woken by the peer, not left to re-checks.
  *
  * Values are small integers, exact in float32 and bf16: results must match bit for bit. */
 #include "cunit_main.h"
@@ -448,6 +449,78 @@ static void test_p2p_bad_peer(void)
 	CU_ASSERT_EQUAL(run_world(&spec, rank_bad_peer, NULL), 0);
 }
 
+/* Waits longer than the spin phase (20 us) sleep on a futex: the peer that makes progress must
+ * wake them, not leave them to their 50 ms re-check. Rank 0 sends 8 B stamped with its clock
+ * (CLOCK_MONOTONIC is one clock for the host) after 5 to 50 ms, so rank 1 sleeps in its receive,
+ * or in the receive half of a sendrecv; then rank 1 takes a message longer than a channel from
+ * rank 0's arena after a while (rank 0 sleeps in its send until then) and stamps the moment it
+ * had it. A woken wait ends within milliseconds of the stamp, one left to its re-check 25 ms
+ * later on average: counting the woken ones tells the two apart. */
+#define WAKE_ROUNDS 20
+static int rank_wake(trainrt_comm *c, const char *initerr, void *arg)
+{
+	size_t big = (size_t)2 << 20; /* 8 MiB of float32: more than a channel's 1 MiB ring */
+	float *buf, stamp[2], none[2] = { 0, 0 };
+	int me, woken[3] = { 0, 0, 0 }, bad = 0;
+	double t, late;
+
+	(void)initerr;
+	(void)arg;
+	if (!c || !(buf = trainrt_alloc(c, big * sizeof(float))))
+		return 1;
+	me = trainrt_rank(c);
+	for (int i = 0; i < 2 * WAKE_ROUNDS; i++) {
+		int via_sendrecv = i >= WAKE_ROUNDS;
+
+		if (me == 0) {
+			usleep(5000 + (unsigned)(i * 7919 % 45000));
+			t = now_s();
+			memcpy(stamp, &t, sizeof(t));
+			bad |= via_sendrecv ? trainrt_sendrecv(c, stamp, 2, 1, none, 2, 1, TRAINRT_FLOAT32, i) != 0
+					    : trainrt_send(c, stamp, 2, TRAINRT_FLOAT32, 1, i) != 0;
+		} else {
+			bad |= via_sendrecv ? trainrt_sendrecv(c, none, 2, 0, stamp, 2, 0, TRAINRT_FLOAT32, i) != 0
+					    : trainrt_recv(c, stamp, 2, TRAINRT_FLOAT32, 0, i) != 0;
+			memcpy(&t, stamp, sizeof(t));
+			late = now_s() - t;
+			woken[via_sendrecv] += late < 0.010;
+		}
+	}
+	for (int i = 0; i < WAKE_ROUNDS / 2; i++) {
+		if (me == 0) {
+			fill(buf, TRAINRT_FLOAT32, big, 0, i);
+			bad |= trainrt_send(c, buf, big, TRAINRT_FLOAT32, 1, 100 + i) != 0;
+			t = now_s();
+			bad |= trainrt_recv(c, stamp, 2, TRAINRT_FLOAT32, 1, 200 + i) != 0;
+			memcpy(&late, stamp, sizeof(late));
+			woken[2] += t - late < 0.010; /* the send ended soon after the receiver had it all */
+		} else {
+			usleep(5000 + (unsigned)(i * 7919 % 45000));
+			bad |= trainrt_recv(c, buf, big, TRAINRT_FLOAT32, 0, 100 + i) != 0;
+			t = now_s();
+			memcpy(stamp, &t, sizeof(t));
+			bad |= check(buf, TRAINRT_FLOAT32, big, 0, i, "a message taken from the sender's arena") != 0;
+			bad |= trainrt_send(c, stamp, 2, TRAINRT_FLOAT32, 0, 200 + i) != 0;
+		}
+	}
+	fprintf(stderr, "rank %d: woken promptly: receive %d/%d, sendrecv %d/%d, send %d/%d\n", me,
+		woken[0], WAKE_ROUNDS, woken[1], WAKE_ROUNDS, woken[2], WAKE_ROUNDS / 2);
+	/* Most, not all: a loaded machine may not run a woken rank at once. */
+	if (me == 1)
+		bad |= woken[0] < WAKE_ROUNDS * 3 / 4 || woken[1] < WAKE_ROUNDS * 3 / 4;
+	else
+		bad |= woken[2] < WAKE_ROUNDS / 2 * 3 / 4;
+	trainrt_free(c, buf);
+	return bad;
+}
+
+static void test_p2p_sleepers_woken(void)
+{
+	world_spec spec = { .n = 2, .local = 2, .backend = "shm", .kill_after_s = 60 };
+
+	CU_ASSERT_EQUAL(run_world(&spec, rank_wake, NULL), 0);
+}
+
 /* ---- point-to-point failures ----------------------------------------------------------------- */
 
 struct p2p_failure {
@@ -534,6 +607,39 @@ static void test_p2p_dead_peer_named(void)
 	CU_ASSERT_EQUAL(p2p_failure(2, 1, "tcp", 3), 1);
 }
 
+/* A sendrecv whose peer hangs: its send half completes (8 B fit a slot), its receive half
+ * sleeps, and the waiting rank still fails within TRAINRT_TIMEOUT (2 s), naming the peer. */
+static int rank_sendrecv_hung(trainrt_comm *c, const char *initerr, void *arg)
+{
+	float out[2] = { 1, 2 }, in[2];
+	double t0;
+	int rc;
+
+	(void)initerr;
+	(void)arg;
+	if (!c)
+		return 1;
+	if (trainrt_rank(c) == 1) {
+		sleep(14);
+		return 1; /* the harness kills it first */
+	}
+	t0 = now_s();
+	rc = trainrt_sendrecv(c, out, 2, 1, in, 2, 1, TRAINRT_FLOAT32, 0);
+	if (rc == 0 || now_s() - t0 > 6 || !strstr(trainrt_last_error(c), "rank 1") ||
+	    !strstr(trainrt_last_error(c), "TRAINRT_TIMEOUT"))
+		return fprintf(stderr, "rank 0: rc %d after %.1f s, error '%s'\n", rc, now_s() - t0,
+			       trainrt_last_error(c)), 1;
+	return 0;
+}
+
+static void test_p2p_sendrecv_hung_peer(void)
+{
+	world_spec spec = { .n = 2, .local = 2, .backend = "shm", .timeout = "2", .kill_after_s = 12 };
+
+	/* Exactly the hung rank fails (killed by the harness). */
+	CU_ASSERT_EQUAL(run_world(&spec, rank_sendrecv_hung, NULL), 1);
+}
+
 /* Inside a group spanning the two fake nodes of a 4-rank world, a killed member fails the member
  * waiting for its message, naming its world rank. */
 static int rank_group_dead(trainrt_comm *c, const char *initerr, void *arg)
@@ -583,8 +689,10 @@ int tt_register_suites(void)
 	CU_add_test(p, "ring shifts, all sizes and forms", test_p2p_shift);
 	CU_add_test(p, "order, and messages during a collective", test_p2p_order_and_collectives);
 	CU_add_test(p, "bad peer refused", test_p2p_bad_peer);
+	CU_add_test(p, "waits past the spin are woken (shm)", test_p2p_sleepers_woken);
 	CU_add_test(f, "tag and count mismatch fail both", test_p2p_mismatch_fails_both);
 	CU_add_test(f, "dead or hung peer named", test_p2p_dead_peer_named);
 	CU_add_test(f, "dead peer in a group named", test_p2p_dead_peer_in_group);
+	CU_add_test(f, "sendrecv with a hung peer times out (shm)", test_p2p_sendrecv_hung_peer);
 	return 0;
 }
