@@ -72,7 +72,9 @@ struct shm_slot {
 	 * sleep there: a peer that moved one of its channels rings it (ring). */
 	_Atomic uint32_t bell __attribute__((aligned(64)));
 	_Atomic uint32_t bell_sleepers;
-	rt_op_hdr hdr[2];       /* by seq parity, so a fast rank never overwrites a header in use */
+	/* by seq parity, so a fast rank never overwrites a header in use; on a line of its own, so
+	 * writing it never takes the bell's line from a peer about to ring */
+	rt_op_hdr hdr[2] __attribute__((aligned(64)));
 	int64_t send_off[2];    /* arena offsets of this operation's buffers, -1 when outside */
 	int64_t recv_off[2];
 } __attribute__((aligned(128)));
@@ -244,12 +246,13 @@ struct waiter {
 	double slept; /* when its first sleep began, 0 while it spins */
 };
 
-/* Waits for ready(arg) on futex word w, which whoever makes it true bumps (or sets) before it
- * calls wake() on it: spins while the spin budget from the wait's start lasts (the clock is read
- * every 64 pauses), then sleeps once for at most 50 ms. The sleeper counts itself in *sleepers
- * before it reads w and re-checks ready, so a waker that finds *sleepers 0 knows the sleeper
- * will see its change (all are sequentially consistent). Returns 0 when ready, 1 after a sleep
- * or a spent spin (the caller checks aborts, peers and the timeout, then calls again). */
+/* Waits for ready(arg) on futex word w: whoever makes ready true then calls wake() (which bumps
+ * w) or sets w itself (a barrier's generation). Spins while the spin budget from the wait's
+ * start lasts (the clock is read every 64 pauses), then sleeps once for at most 50 ms. The
+ * sleeper counts itself in *sleepers before it reads w and re-checks ready, so a waker that
+ * finds *sleepers 0 knows the sleeper will see its change (all accesses are sequentially
+ * consistent). Returns 0 when ready, 1 after a sleep (the caller checks aborts, peers and the
+ * timeout, then calls again, which sleeps at once). */
 static int doze(shm_be *s, _Atomic uint32_t *w, _Atomic uint32_t *sleepers, int (*ready)(const void *),
 		const void *arg, struct waiter *wt)
 {
@@ -787,6 +790,26 @@ static int shm_recv(rt_backend *be, int peer, const rt_p2p_hdr *h, void *buf, tt
 	return drive((shm_be *)be, &x, 1, err);
 }
 
+/* The message at once when it fits the channel's free slots (so it never waits: only the
+ * receiver frees slots, and it only frees more). */
+static int shm_try_send(rt_backend *be, int peer, const rt_p2p_hdr *h, const void *buf, tt_err *err)
+{
+	shm_be *s = (shm_be *)be;
+	struct xfer x;
+	uint64_t used;
+
+	xfer_init(&x, s, peer, 1, h, buf);
+	if (aborted(s, err))
+		return -1;
+	used = atomic_load(&x.ch->posted) - atomic_load(&x.ch->taken);
+	if (used >= SHM_CHAN_SLOTS ||
+	    (x.bytes > SHM_INLINE_BYTES && x.bytes > (SHM_CHAN_SLOTS - used) * SHM_CHAN_SLOT_BYTES))
+		return 0;
+	if (send_step(&x, err) < 0)
+		return fail_all(s, err);
+	return 1;
+}
+
 /* Both halves of an exchange at once on the caller's thread (comm_p2p.c runs trainrt_sendrecv
  * here when both channels are idle): neither waits for the other, so ranks that all send first
  * still meet, whatever the sizes. */
@@ -891,6 +914,7 @@ static const struct rt_backend_ops shm_ops = {
 	.send = shm_send,
 	.recv = shm_recv,
 	.sendrecv = shm_sendrecv,
+	.try_send = shm_try_send,
 	.abort = shm_abort_op,
 	.alloc = shm_alloc,
 	.free = shm_free,

@@ -6,7 +6,9 @@
  * messages join the collective queue. A blocking call whose queue is empty runs its message on
  * the caller's thread instead (two thread hand-offs cost far more than a small message over
  * shared memory); trainrt_sendrecv does so with both of its messages at once where the backend
- * can (sendrecv). The backend moves the bytes and checks the headers. */
+ * can (sendrecv), and trainrt_isend does so when the backend takes the message at once
+ * (try_send: it fits the free shared-memory slots). The backend moves the bytes and checks the
+ * headers. */
 #include "comm_priv.h"
 
 #include <stdlib.h>
@@ -61,6 +63,33 @@ static trainrt_req *queue_locked(trainrt_comm *c, rt_chan *ch, trainrt_req *r)
 	return r;
 }
 
+/* A send whose queue is idle, on the caller's thread, when the backend can take it without
+ * waiting for the receiver (try_send): 1 when r is done then (sent, or failed and c with it).
+ * Call with c->lock held (released while the backend copies; the queue is busy meanwhile). */
+static int try_here_locked(trainrt_comm *c, rt_chan *ch, trainrt_req *r)
+{
+	tt_err err = { "" };
+	int rc;
+
+	if (!c->be->ops->try_send || ch->head || ch->busy)
+		return 0;
+	ch->busy = 1;
+	pthread_mutex_unlock(&c->lock);
+	rc = c->be->ops->try_send(c->be, r->op.peer[0], &r->op.msg[0], r->op.send, &err);
+	pthread_mutex_lock(&c->lock);
+	ch->busy = 0;
+	pthread_cond_broadcast(&c->cond);
+	if (rc == 0)
+		return 0;
+	if (rc < 0)
+		rt_comm_fail_locked(c, err.msg);
+	else
+		c->bytes_sent += rt_op_wire_bytes(&r->op, c->w.size, c->w.rank);
+	r->rc = rc < 0 ? -1 : 0;
+	r->done = 1;
+	return 1;
+}
+
 static int chan_index(const trainrt_req *r)
 {
 	return 2 * r->op.peer[0] + (r->op.hdr.kind == RT_SEND);
@@ -81,6 +110,10 @@ static trainrt_req *post(trainrt_comm *c, trainrt_req *r)
 	if (c->be->ops->p2p_in_order) {
 		pthread_mutex_unlock(&c->lock);
 		return rt_comm_enqueue(c, r, 0);
+	}
+	if (r->op.hdr.kind == RT_SEND && try_here_locked(c, &c->chans[i], r)) {
+		pthread_mutex_unlock(&c->lock);
+		return r;
 	}
 	r = queue_locked(c, &c->chans[i], r);
 	pthread_mutex_unlock(&c->lock);
