@@ -99,7 +99,8 @@ while [ "$r" -le "$ROUNDS" ]; do
 	r=$((r + 1))
 done
 
-median() { sort -g "$1" | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else printf "%.4g", (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+median() { sort -g "$1" | awk '{ v[NR] = $1 } END { if (NR == 0) { print "nan"; exit }
+	m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf (m >= 1000 ? "%.0f" : "%.3g"), m }'; }
 printf "%-42s %12s %12s %9s   %s\n" item old new new/old "all rounds (old | new)"
 for it in $items; do
 	key=${it%%:*}
