@@ -692,9 +692,12 @@ static int recv_step(struct xfer *x, tt_err *err)
 		}
 		if (sl->how == SLOT_INLINE)
 			memcpy(x->buf + x->off, sl->data, sl->len);
-		else if (sl->how == SLOT_DIRECT)
+		else if (sl->how == SLOT_DIRECT) {
 			memcpy(x->buf + x->off, arena(s, x->peer) + sl->at, sl->len);
-		else
+			/* A sender that gave up meanwhile (the node failed) may have reused its buffer. */
+			if (aborted(s, err))
+				return -1;
+		} else
 			memcpy(x->buf + x->off, chan_slot_data(s, x->peer, s->me, k), sl->len);
 		x->off += sl->len;
 		atomic_store(&ch->taken, k + 1);
