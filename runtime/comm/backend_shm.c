@@ -22,10 +22,12 @@
  * send ends when it has. Only the two ranks touch a channel, so exchanges between other pairs,
  * and collectives, run at the same time.
  *
- * Waiting (barriers and messages) spins for at most SHM_SPIN_NS, and only when every rank has a
- * CPU of its own, then sleeps on a futex word in 50 ms rounds that re-check the abort flag, the
- * peers' lives and TRAINRT_TIMEOUT: a rank that waits long gives its core to the one that
- * computes. A sleeper raises a counter next to its word first, so the side that makes progress
+ * Waiting (barriers and messages) spins, only when every rank has a CPU of its own and for a
+ * budget that adapts (below), then sleeps on a futex word in 50 ms rounds that re-check the abort
+ * flag, the peers' lives and TRAINRT_TIMEOUT: a rank that waits long gives its core to the one
+ * that computes. A wait that slept but ended within SHM_SPIN_MAX_NS doubles the budget of its kind
+ * (collective or message; a longer spin would have saved the sleep and wake-up), one that slept
+ * longer halves it (sleeping was right), down to SHM_SPIN_MIN_NS. A sleeper raises a counter next to its word first, so the side that makes progress
  * issues FUTEX_WAKE only when someone sleeps (a syscall per message otherwise). Point-to-point
  * waits sleep on the waiting rank's own bell, rung by whichever peer moved one of its channels,
  * so a sendrecv waits for both of its messages at once.
@@ -52,10 +54,13 @@
 
 #define SHM_MAGIC 0x54524d53u
 #define SHM_STAGE_BYTES ((size_t)4 << 20) /* per half */
-/* Longest spin before a wait sleeps: about ten small-message round trips between cores, far
- * below a futex sleep and wake (tens of microseconds under a hypervisor), so a peer that answers
- * at once is caught spinning, while a rank whose peer computes gives its core up within it. */
-#define SHM_SPIN_NS 20000
+/* Spin budgets of a wait before it sleeps. A futex sleep and wake-up costs some 30-50 us here
+ * (under a hypervisor the woken vCPU must be scheduled too): spinning longer than a few of those
+ * saves nothing, and a rank whose peer computes should give its core up soon. The budget starts
+ * at SHM_SPIN_START_NS: some hundred small-message round trips between cores. */
+#define SHM_SPIN_MIN_NS 2000u
+#define SHM_SPIN_START_NS 20000u
+#define SHM_SPIN_MAX_NS 100000u
 /* A rank late at a barrier may be stuck on a wait of its own that began a little later (a leader
  * on the TCP ring when a link went down): waiting this much longer than TRAINRT_TIMEOUT lets it
  * publish its reason first, which is what every rank of the node then reports. */
@@ -127,7 +132,8 @@ typedef struct shm_be {
 	unsigned char *base;
 	size_t map_len, ctl_len, arena_bytes;
 	uint64_t nbar;      /* barriers passed by this rank */
-	double spin_s;      /* how long a wait spins before it sleeps (0: ranks share CPUs) */
+	int may_spin;       /* every rank has a CPU of its own (else waits sleep at once) */
+	_Atomic uint32_t spin_ns[2]; /* spin budget of collective (0) and message (1) waits */
 	uint64_t stage_step; /* staging steps taken (picks the half) */
 	struct blk *blks;   /* this rank's arena allocator */
 	size_t nblks, cap_blks;
@@ -242,9 +248,25 @@ static int late_ranks(shm_be *s, uint64_t k, char *buf, size_t len)
 
 /* One wait: whether it began sleeping, and when (TRAINRT_TIMEOUT counts from then). */
 struct waiter {
+	int kind;     /* 0: a collective's, 1: a message's (their spin budgets adapt apart) */
 	double t0;    /* when the wait began (first clock read) */
 	double slept; /* when its first sleep began, 0 while it spins */
 };
+
+/* A wait that slept has ended: adapts its kind's spin budget (see the top of the file). Racing
+ * threads of one rank may lose an update; the budget is a hint. Returns 0 (doze's "ready"). */
+static int wait_over(shm_be *s, const struct waiter *wt)
+{
+	_Atomic uint32_t *b = &s->spin_ns[wt->kind];
+	uint32_t ns = atomic_load_explicit(b, memory_order_relaxed);
+
+	if (rt_now() - wt->t0 < SHM_SPIN_MAX_NS * 1e-9)
+		ns = ns * 2 < SHM_SPIN_MAX_NS ? ns * 2 : SHM_SPIN_MAX_NS;
+	else
+		ns = ns / 2 > SHM_SPIN_MIN_NS ? ns / 2 : SHM_SPIN_MIN_NS;
+	atomic_store_explicit(b, ns, memory_order_relaxed);
+	return 0;
+}
 
 /* Waits for ready(arg) on futex word w: whoever makes ready true then calls wake() (which bumps
  * w) or sets w itself (a barrier's generation). Spins while the spin budget from the wait's
@@ -260,13 +282,15 @@ static int doze(shm_be *s, _Atomic uint32_t *w, _Atomic uint32_t *sleepers, int 
 	uint32_t seen;
 
 	if (ready(arg))
-		return 0;
+		return wt->slept ? wait_over(s, wt) : 0;
 	if (!wt->slept) {
-		double now = rt_now();
+		double now = rt_now(), budget = 0;
 
+		if (s->may_spin)
+			budget = atomic_load_explicit(&s->spin_ns[wt->kind], memory_order_relaxed) * 1e-9;
 		if (!wt->t0)
 			wt->t0 = now;
-		while (now - wt->t0 < s->spin_s) {
+		while (now - wt->t0 < budget) {
 			for (int i = 0; i < 64; i++) {
 				if (ready(arg))
 					return 0;
@@ -284,7 +308,7 @@ static int doze(shm_be *s, _Atomic uint32_t *w, _Atomic uint32_t *sleepers, int 
 	}
 	syscall(SYS_futex, w, FUTEX_WAIT, seen, &ts, NULL, 0);
 	atomic_fetch_sub(sleepers, 1);
-	return ready(arg) ? 0 : 1;
+	return ready(arg) ? wait_over(s, wt) : 1;
 }
 
 /* The other half of doze: after the change that makes a waiter's condition true. */
@@ -308,12 +332,12 @@ static int bar_open(const void *arg)
 	return atomic_load(&b->s->ctl->bar_gen) == b->gen || atomic_load(&b->s->ctl->abort_flag) != 0;
 }
 
-/* All local ranks meet: a short spin when ranks have CPUs of their own (see spin_budget), then
+/* All local ranks meet: a short spin when ranks have CPUs of their own (see may_spin), then
  * futex sleeps of 50 ms that re-check the abort flag, peer liveness and the timeout. */
 static int shm_barrier_raw(shm_be *s, const char *what, tt_err *err)
 {
 	uint64_t k = ++s->nbar;
-	struct waiter wt = { 0, 0 };
+	struct waiter wt = { 0, 0, 0 };
 	struct bar_wait bw = { s, (uint32_t)k };
 
 	if (aborted(s, err))
@@ -361,14 +385,14 @@ static int shm_barrier_raw(shm_be *s, const char *what, tt_err *err)
 /* Spinning only pays when every waiting rank has a CPU of its own: with more ranks than CPUs a
  * spinning rank takes the core from the peer it waits for, so it sleeps at once. The node's ranks
  * may run on the union of their affinity masks (disjoint when the launcher binds them). */
-static double spin_budget(shm_be *s)
+static int may_spin(shm_be *s)
 {
 	cpu_set_t all;
 
 	CPU_ZERO(&all);
 	for (int q = 0; q < s->n; q++)
 		CPU_OR(&all, &all, &s->ctl->slots[q].cpus);
-	return s->n <= CPU_COUNT(&all) ? SHM_SPIN_NS * 1e-9 : 0;
+	return s->n <= CPU_COUNT(&all);
 }
 
 /* Publishes this rank's header and buffer offsets, meets, and compares every peer's header. */
@@ -731,7 +755,7 @@ static int drive(shm_be *s, struct xfer *x, int n, tt_err *err)
 {
 	struct xfers xs = { x, n };
 	struct shm_slot *me = &s->ctl->slots[s->me];
-	struct waiter wt = { 0, 0 };
+	struct waiter wt = { 1, 0, 0 };
 
 	for (;;) {
 		int left = 0, moved = 0;
@@ -749,7 +773,9 @@ static int drive(shm_be *s, struct xfer *x, int n, tt_err *err)
 		if (!left)
 			return 0;
 		if (moved) {
-			wt = (struct waiter){ 0, 0 };
+			if (wt.slept)
+				wait_over(s, &wt);
+			wt = (struct waiter){ 1, 0, 0 };
 			continue;
 		}
 		if (doze(s, &me->bell, &me->bell_sleepers, any_ready, &xs, &wt) == 0)
@@ -1038,7 +1064,9 @@ rt_backend *rt_shm_create(const rt_world *w, tt_err *err)
 		for (long c = 0; c < online && c < CPU_SETSIZE; c++)
 			CPU_SET(c, &s->ctl->slots[s->me].cpus);
 	}
-	s->spin_s = SHM_SPIN_NS * 1e-9;
+	s->may_spin = 1;
+	s->spin_ns[0] = SHM_SPIN_START_NS;
+	s->spin_ns[1] = SHM_SPIN_START_NS;
 	/* Reserved and first touched by the owner: staging pages sit on its NUMA node. */
 	if (reserve(s, stage(s, s->me, 0), 2 * SHM_STAGE_BYTES, err) != 0) {
 		if (s->me == 0)
@@ -1062,7 +1090,7 @@ rt_backend *rt_shm_create(const rt_world *w, tt_err *err)
 	}
 	if (s->me == 0)
 		shm_unlink(name);
-	s->spin_s = spin_budget(s);
+	s->may_spin = may_spin(s);
 	return &s->be;
 fail:
 	tt_err_wrap(err, "shm backend (node %d)", w->node);
