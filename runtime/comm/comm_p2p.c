@@ -63,6 +63,16 @@ static trainrt_req *queue_locked(trainrt_comm *c, rt_chan *ch, trainrt_req *r)
 	return r;
 }
 
+/* Ends the caller's hold on ch. Only the queue's thread waits for that, and only when messages
+ * were queued meanwhile: waking every waiter of c->cond (the progress thread among them) after
+ * each message would cost more than the message. */
+static void release_locked(trainrt_comm *c, rt_chan *ch)
+{
+	ch->busy = 0;
+	if (ch->head)
+		pthread_cond_broadcast(&c->cond);
+}
+
 /* A send whose queue is idle, on the caller's thread, when the backend can take it without
  * waiting for the receiver (try_send): 1 when r is done then (sent, or failed and c with it).
  * Call with c->lock held (released while the backend copies; the queue is busy meanwhile). */
@@ -77,8 +87,7 @@ static int try_here_locked(trainrt_comm *c, rt_chan *ch, trainrt_req *r)
 	pthread_mutex_unlock(&c->lock);
 	rc = c->be->ops->try_send(c->be, r->op.peer[0], &r->op.msg[0], r->op.send, &err);
 	pthread_mutex_lock(&c->lock);
-	ch->busy = 0;
-	pthread_cond_broadcast(&c->cond);
+	release_locked(c, ch);
 	if (rc == 0)
 		return 0;
 	if (rc < 0)
@@ -130,8 +139,7 @@ static int run_here_locked(trainrt_comm *c, rt_chan **ch, int n, const rt_op *op
 		ch[k]->busy = 1;
 	rc = rt_comm_run_locked(c, op);
 	for (int k = 0; k < n; k++)
-		ch[k]->busy = 0;
-	pthread_cond_broadcast(&c->cond);
+		release_locked(c, ch[k]);
 	pthread_mutex_unlock(&c->lock);
 	return rc;
 }
