@@ -42,9 +42,10 @@ static void *chan_main(void *arg)
 	return NULL;
 }
 
-/* Hands r (numbered) to its peer's queue, starting the queue's thread on first use. Call with
- * c->lock held; NULL (r freed) when the thread cannot start. */
-static trainrt_req *queue_locked(trainrt_comm *c, rt_chan *ch, trainrt_req *r)
+/* Hands r (numbered) to its peer's queue, at its end (or its front: see try_here_locked),
+ * starting the queue's thread on first use. Call with c->lock held; NULL (r freed) when the
+ * thread cannot start. */
+static trainrt_req *queue_locked(trainrt_comm *c, rt_chan *ch, trainrt_req *r, int front)
 {
 	if (!ch->started) {
 		if (pthread_create(&ch->thread, NULL, chan_main, ch) != 0) {
@@ -54,11 +55,18 @@ static trainrt_req *queue_locked(trainrt_comm *c, rt_chan *ch, trainrt_req *r)
 		}
 		ch->started = 1;
 	}
-	if (ch->tail)
-		ch->tail->next = r;
-	else
+	if (front) {
+		r->next = ch->head;
 		ch->head = r;
-	ch->tail = r;
+		if (!ch->tail)
+			ch->tail = r;
+	} else {
+		if (ch->tail)
+			ch->tail->next = r;
+		else
+			ch->head = r;
+		ch->tail = r;
+	}
 	pthread_cond_broadcast(&c->cond);
 	return r;
 }
@@ -74,10 +82,14 @@ static void release_locked(trainrt_comm *c, rt_chan *ch)
 }
 
 /* A send whose queue is idle, on the caller's thread, when the backend can take it without
- * waiting for the receiver (try_send): 1 when r is done then (sent, or failed and c with it).
- * Call with c->lock held (released while the backend copies; the queue is busy meanwhile). */
-static int try_here_locked(trainrt_comm *c, rt_chan *ch, trainrt_req *r)
+ * waiting for the receiver (try_send). 0 when the queue is not idle (nothing done: the caller
+ * queues r); 1 when r was handled: done (sent, or failed and c with it), or queued at the front
+ * when the backend could not take it, since messages other threads posted while the lock was
+ * released are numbered after r and must not overtake it (*rp NULL if queueing failed). Call
+ * with c->lock held (released while the backend copies; the queue is busy meanwhile). */
+static int try_here_locked(trainrt_comm *c, rt_chan *ch, trainrt_req **rp)
 {
+	trainrt_req *r = *rp;
 	tt_err err = { "" };
 	int rc;
 
@@ -87,9 +99,11 @@ static int try_here_locked(trainrt_comm *c, rt_chan *ch, trainrt_req *r)
 	pthread_mutex_unlock(&c->lock);
 	rc = c->be->ops->try_send(c->be, r->op.peer[0], &r->op.msg[0], r->op.send, &err);
 	pthread_mutex_lock(&c->lock);
+	if (rc == 0)
+		*rp = queue_locked(c, ch, r, 1);
 	release_locked(c, ch);
 	if (rc == 0)
-		return 0;
+		return 1;
 	if (rc < 0)
 		rt_comm_fail_locked(c, err.msg);
 	else
@@ -120,11 +134,11 @@ static trainrt_req *post(trainrt_comm *c, trainrt_req *r)
 		pthread_mutex_unlock(&c->lock);
 		return rt_comm_enqueue(c, r, 0);
 	}
-	if (r->op.hdr.kind == RT_SEND && try_here_locked(c, &c->chans[i], r)) {
+	if (r->op.hdr.kind == RT_SEND && try_here_locked(c, &c->chans[i], &r)) {
 		pthread_mutex_unlock(&c->lock);
 		return r;
 	}
-	r = queue_locked(c, &c->chans[i], r);
+	r = queue_locked(c, &c->chans[i], r, 0);
 	pthread_mutex_unlock(&c->lock);
 	return r;
 }
@@ -170,7 +184,7 @@ static int blocking(trainrt_comm *c, trainrt_req *r)
 		free(r);
 		return rc;
 	}
-	r = queue_locked(c, ch, r);
+	r = queue_locked(c, ch, r, 0);
 	pthread_mutex_unlock(&c->lock);
 	return trainrt_wait(c, r);
 }

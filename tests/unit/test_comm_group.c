@@ -7,14 +7,16 @@
  * a shared-memory channel) in both dtypes, blocking and asynchronous, sendrecv, in-order matching
  * of several messages, messages while a collective is running, messages inside groups; and the
  * failures: mismatched tags and counts (both ranks fail, both values named), a killed peer and a
- * hung peer (the waiting rank fails within the timeout naming the peer, also in a sendrecv); and
- * that waits longer than the shared-memory spin are woken by the peer, not left to re-checks.
+ * hung peer (the waiting rank fails within the timeout naming the peer, also in a sendrecv);
+ * that waits longer than the shared-memory spin are woken by the peer, not left to re-checks; and
+ * that isends racing from two threads into full shared-memory slots keep their order.
  *
  * Values are small integers, exact in float32 and bf16: results must match bit for bit. */
 #include "cunit_main.h"
 #include "comm_harness.h"
 #include "rt_reduce.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -524,6 +526,105 @@ static void test_p2p_sleepers_woken(void)
 	CU_ASSERT_EQUAL(run_world(&spec, rank_wake, NULL), 0);
 }
 
+/* Two threads of rank 0 post isends to rank 1 at the same moment while the channel's four slots
+ * are full and nothing is queued: each isend tries the slots on its caller's thread, finds no
+ * room and is queued, and a message the other thread posted meanwhile must not overtake it (the
+ * receive checks every message's number; values name each thread's own order too). Each round:
+ * thread 0 fills the slots, both threads post one more at once, rank 1 (asleep until then)
+ * takes the six and acknowledges. */
+#define ORDER_ROUNDS 200
+struct order_round {
+	trainrt_comm *c;
+	pthread_barrier_t go, done;
+	int bad[2];
+};
+
+struct order_thread {
+	struct order_round *o;
+	int id;
+};
+
+static void *order_sender(void *arg)
+{
+	struct order_thread *t = arg;
+	struct order_round *o = t->o;
+	float v[5][2]; /* each isend is waited for before its buffer is reused */
+
+	for (int k = 0; k < ORDER_ROUNDS; k++) {
+		int n = 0;
+
+		if (t->id == 0) /* fills the four slots: these complete at once */
+			for (; n < 4; n++) {
+				v[n][0] = 0;
+				v[n][1] = (float)(5 * k + n);
+				o->bad[0] |= trainrt_wait(o->c, trainrt_isend(o->c, v[n], 2, TRAINRT_FLOAT32, 1, 7)) != 0;
+			}
+		pthread_barrier_wait(&o->go);
+		v[n][0] = (float)t->id;
+		v[n][1] = (float)(5 * k + n);
+		o->bad[t->id] |= trainrt_wait(o->c, trainrt_isend(o->c, v[n], 2, TRAINRT_FLOAT32, 1, 7)) != 0;
+		pthread_barrier_wait(&o->done);
+	}
+	return NULL;
+}
+
+static int rank_isend_threads(trainrt_comm *c, const char *initerr, void *arg)
+{
+	struct order_round o = { .c = c };
+	struct order_thread t[2] = { { &o, 0 }, { &o, 1 } };
+	pthread_t th[2];
+	float v[2], ack[2] = { 0, 0 }, last[2];
+
+	(void)initerr;
+	(void)arg;
+	if (!c)
+		return 1;
+	if (trainrt_rank(c) == 0) {
+		if (pthread_barrier_init(&o.go, NULL, 2) != 0 || pthread_barrier_init(&o.done, NULL, 3) != 0)
+			return 1;
+		for (int i = 0; i < 2; i++)
+			if (pthread_create(&th[i], NULL, order_sender, &t[i]) != 0)
+				return 1;
+		for (int k = 0; k < ORDER_ROUNDS; k++) {
+			pthread_barrier_wait(&o.done);
+			if (trainrt_recv(c, ack, 2, TRAINRT_FLOAT32, 1, 8) != 0)
+				o.bad[0] = 1;
+		}
+		for (int i = 0; i < 2; i++)
+			pthread_join(th[i], NULL);
+		pthread_barrier_destroy(&o.go);
+		pthread_barrier_destroy(&o.done);
+		if (o.bad[0] || o.bad[1])
+			fprintf(stderr, "rank 0: an isend failed: %s\n", trainrt_last_error(c));
+		return o.bad[0] || o.bad[1];
+	}
+	for (int k = 0; k < ORDER_ROUNDS; k++) {
+		last[0] = last[1] = -1;
+		usleep(3000); /* rank 0's threads post into full slots meanwhile */
+		for (int m = 0; m < 6; m++) {
+			int id;
+
+			if (trainrt_recv(c, v, 2, TRAINRT_FLOAT32, 0, 7) != 0)
+				return fprintf(stderr, "rank 1: round %d, receive %d: %s\n", k, m, trainrt_last_error(c)), 1;
+			id = v[0] == 1;
+			if (v[1] <= last[id] || v[1] < 5 * k || v[1] > 5 * k + 4)
+				return fprintf(stderr, "rank 1: round %d: thread %d's message %g after its %g\n", k, id, v[1],
+					       last[id]), 1;
+			last[id] = v[1];
+		}
+		if (trainrt_send(c, ack, 2, TRAINRT_FLOAT32, 0, 8) != 0)
+			return 1;
+	}
+	return 0;
+}
+
+static void test_p2p_isend_threads(void)
+{
+	world_spec spec = { .n = 2, .local = 2, .backend = "shm", .kill_after_s = 60 };
+
+	CU_ASSERT_EQUAL(run_world(&spec, rank_isend_threads, NULL), 0);
+}
+
 /* ---- point-to-point failures ----------------------------------------------------------------- */
 
 struct p2p_failure {
@@ -693,6 +794,7 @@ int tt_register_suites(void)
 	CU_add_test(p, "order, and messages during a collective", test_p2p_order_and_collectives);
 	CU_add_test(p, "bad peer refused", test_p2p_bad_peer);
 	CU_add_test(p, "waits past the spin are woken (shm)", test_p2p_sleepers_woken);
+	CU_add_test(p, "isends from two threads keep their order (shm)", test_p2p_isend_threads);
 	CU_add_test(f, "tag and count mismatch fail both", test_p2p_mismatch_fails_both);
 	CU_add_test(f, "dead or hung peer named", test_p2p_dead_peer_named);
 	CU_add_test(f, "dead peer in a group named", test_p2p_dead_peer_in_group);
