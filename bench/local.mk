@@ -58,6 +58,15 @@ bench-model: trainrt-bench
 	TRAINRT_BENCH=./trainrt-bench $(SHELL) $(srcdir)/bench/collective_model.sh
 .PHONY: bench-model
 
+# bench-before-after: shm point-to-point, waiting and train-mlp of an old build (OLD=its tree, built
+# with scripts/build.sh) against this one, in one run, interleaved (BENCHMARKS.md, "Point-to-point
+# and waiting, old against new"). Not part of `make bench`: it needs the old tree.
+dist_noinst_SCRIPTS += bench/before_after.sh
+bench-before-after: trainrt-bench train-mlp
+	@test -n "$(OLD)" || { echo "bench-before-after: set OLD to a tree built with scripts/build.sh (git worktree add /tmp/old main; cd /tmp/old; scripts/build.sh)" >&2; exit 2; }
+	$(SHELL) $(srcdir)/bench/before_after.sh "$(OLD)" "$(abs_builddir)"
+.PHONY: bench-before-after
+
 # bench-train: train-mlp DDP throughput vs PyTorch DDP (gloo), scaling 1 -> 2 ranks, GEMM share.
 if BUILD_TRAINER
 noinst_PROGRAMS += bench/sgemm-peak

@@ -13,10 +13,25 @@
  * reduces its own slice for everyone, in parallel. Pages are placed by first touch of the owner,
  * so each rank's arena and staging sit on its own NUMA node when the launcher bound it.
  *
- * Point-to-point: the channel from rank a to rank b is a ring of SHM_CHAN_SLOTS chunks; a sends by
- * copying chunks in (at most that many ahead of b), b receives by copying them out, each side
- * counting its chunks in the channel head and waking the other through a futex word. Only the two
- * ranks touch a channel, so exchanges between other pairs, and collectives, run at the same time. */
+ * Point-to-point: the channel from rank a to rank b is a ring of SHM_CHAN_SLOTS slots; a sends by
+ * filling slots (at most that many ahead of b), b receives by emptying them, each side counting
+ * its slots in the channel head. A slot carries a message of up to SHM_INLINE_BYTES in its own
+ * cache lines (one copy in, one out, no other line touched), or a chunk of SHM_CHAN_SLOT_BYTES in
+ * the channel's data area, or, for a message longer than the whole ring whose buffer lies in the
+ * sender's arena, only where it is: the receiver copies it from there once (single copy) and the
+ * send ends when it has. Only the two ranks touch a channel, so exchanges between other pairs,
+ * and collectives, run at the same time.
+ *
+ * Waiting (barriers and messages) spins, only when every rank has a CPU of its own and for a
+ * budget that adapts (below), then sleeps on a futex word in 50 ms rounds that re-check the abort
+ * flag, the peers' lives and TRAINRT_TIMEOUT: a rank that waits long gives its core to the one
+ * that computes. A wait that slept but ended within SHM_SPIN_MAX_NS doubles the budget of its kind
+ * (collective or message; a longer spin would have saved the sleep and wake-up), one that slept
+ * longer halves it (sleeping was right), down to SHM_SPIN_MIN_NS. A sleeper raises a counter next to its word first, so the side that makes progress
+ * issues FUTEX_WAKE only when someone sleeps (a syscall per message otherwise). Point-to-point
+ * waits sleep on the waiting rank's own bell, rung by whichever peer moved one of its channels,
+ * so a sendrecv waits for both of its messages at once.
+ */
 #include "comm_backend.h"
 #include "rt_net.h"
 #include "rt_reduce.h"
@@ -39,33 +54,54 @@
 
 #define SHM_MAGIC 0x54524d53u
 #define SHM_STAGE_BYTES ((size_t)4 << 20) /* per half */
-#define SHM_SPINS 4000
+/* Spin budgets of a wait before it sleeps. A futex sleep and wake-up costs some 30-50 us here
+ * (under a hypervisor the woken vCPU must be scheduled too): spinning longer than a few of those
+ * saves nothing, and a rank whose peer computes should give its core up soon. The budget starts
+ * at SHM_SPIN_START_NS: some hundred small-message round trips between cores. */
+#define SHM_SPIN_MIN_NS 2000u
+#define SHM_SPIN_START_NS 20000u
+#define SHM_SPIN_MAX_NS 100000u
 /* A rank late at a barrier may be stuck on a wait of its own that began a little later (a leader
  * on the TCP ring when a link went down): waiting this much longer than TRAINRT_TIMEOUT lets it
  * publish its reason first, which is what every rank of the node then reports. */
 #define SHM_REASON_GRACE_S 2.0
 #define SHM_CHAN_SLOTS 4
 #define SHM_CHAN_SLOT_BYTES ((size_t)256 << 10)
+#define SHM_INLINE_BYTES 80 /* a slot is two cache lines: header and a small message */
 
 struct shm_slot {
 	_Atomic int32_t pid;
 	cpu_set_t cpus;         /* where this rank may run: decides whether barriers spin */
 	_Atomic uint64_t bar_arrived;
-	rt_op_hdr hdr[2];       /* by seq parity, so a fast rank never overwrites a header in use */
+	/* The futex word this rank's point-to-point waits sleep on, and how many of its threads
+	 * sleep there: a peer that moved one of its channels rings it (ring). */
+	_Atomic uint32_t bell __attribute__((aligned(64)));
+	_Atomic uint32_t bell_sleepers;
+	/* by seq parity, so a fast rank never overwrites a header in use; on a line of its own, so
+	 * writing it never takes the bell's line from a peer about to ring */
+	rt_op_hdr hdr[2] __attribute__((aligned(64)));
 	int64_t send_off[2];    /* arena offsets of this operation's buffers, -1 when outside */
 	int64_t recv_off[2];
 } __attribute__((aligned(128)));
 
-/* What the receiver needs to know about the chunk in one slot. */
-struct chan_slot {
-	rt_p2p_hdr hdr; /* of the message the chunk belongs to */
-	uint64_t off, len; /* bytes of the message it carries */
+enum slot_how {
+	SLOT_INLINE = 1, /* the bytes are in the slot's data */
+	SLOT_CHUNK,      /* in the slot's part of the channel's data area */
+	SLOT_DIRECT,     /* the whole message, at arena offset `at` of the sender */
 };
 
+/* What the receiver needs to know about the bytes in one slot. */
+struct chan_slot {
+	rt_p2p_hdr hdr;    /* of the message they belong to */
+	uint64_t off, len; /* which bytes of the message */
+	uint64_t at;       /* SLOT_DIRECT: where the message lies in the sender's arena */
+	uint32_t how;
+	unsigned char data[SHM_INLINE_BYTES];
+} __attribute__((aligned(64)));
+
 struct shm_chan {
-	_Atomic uint64_t posted __attribute__((aligned(64))); /* chunks the sender has written */
-	_Atomic uint64_t taken __attribute__((aligned(64)));  /* chunks the receiver has copied out */
-	_Atomic uint32_t wake __attribute__((aligned(64)));   /* futex word, bumped at every change */
+	_Atomic uint64_t posted __attribute__((aligned(64))); /* slots the sender has filled */
+	_Atomic uint64_t taken __attribute__((aligned(64)));  /* slots the receiver has emptied */
 	struct chan_slot slot[SHM_CHAN_SLOTS];
 };
 
@@ -75,6 +111,7 @@ struct shm_ctl {
 	uint64_t arena_bytes;
 	_Atomic uint64_t bar_count __attribute__((aligned(64)));
 	_Atomic uint32_t bar_gen __attribute__((aligned(64)));
+	_Atomic uint32_t bar_sleepers; /* ranks asleep on bar_gen: the last to arrive wakes them */
 	_Atomic int32_t abort_flag __attribute__((aligned(64)));
 	char abort_msg[768];
 	struct shm_slot slots[];
@@ -95,7 +132,8 @@ typedef struct shm_be {
 	unsigned char *base;
 	size_t map_len, ctl_len, arena_bytes;
 	uint64_t nbar;      /* barriers passed by this rank */
-	int spins;          /* busy-wait rounds before sleeping in a barrier */
+	int may_spin;       /* every rank has a CPU of its own (else waits sleep at once) */
+	_Atomic uint32_t spin_ns[2]; /* spin budget of collective (0) and message (1) waits */
 	uint64_t stage_step; /* staging steps taken (picks the half) */
 	struct blk *blks;   /* this rank's arena allocator */
 	size_t nblks, cap_blks;
@@ -159,6 +197,11 @@ static int fail_all(shm_be *s, tt_err *err)
 		snprintf(s->ctl->abort_msg, sizeof(s->ctl->abort_msg), "%.700s", err->msg);
 	atomic_fetch_add(&s->ctl->bar_gen, 0x40000000u); /* wake waiters whatever the generation */
 	syscall(SYS_futex, &s->ctl->bar_gen, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	/* Every rank's point-to-point waits too, asleep or about to be (so no sleepers check). */
+	for (int q = 0; q < s->n; q++) {
+		atomic_fetch_add(&s->ctl->slots[q].bell, 1);
+		syscall(SYS_futex, &s->ctl->slots[q].bell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	}
 	return -1;
 }
 
@@ -203,46 +246,120 @@ static int late_ranks(shm_be *s, uint64_t k, char *buf, size_t len)
 	return late;
 }
 
-/* One round of waiting for futex word w, last seen holding seen: a pause while round i is below
- * s->spins, else a sleep of at most 50 ms (*start gets when the sleeping began). 1 after a sleep. */
-static int doze(shm_be *s, _Atomic uint32_t *w, uint32_t seen, int i, double *start)
-{
-	struct timespec ts = { 0, 50 * 1000 * 1000 };
+/* One wait: whether it began sleeping, and when (TRAINRT_TIMEOUT counts from then). */
+struct waiter {
+	int kind;     /* 0: a collective's, 1: a message's (their spin budgets adapt apart) */
+	double t0;    /* when the wait began (first clock read) */
+	double slept; /* when its first sleep began, 0 while it spins */
+};
 
-	if (i < s->spins) {
-		__builtin_ia32_pause();
-		return 0;
-	}
-	if (*start == 0)
-		*start = rt_now();
-	syscall(SYS_futex, w, FUTEX_WAIT, seen, &ts, NULL, 0);
-	return 1;
+/* A wait that slept has ended: adapts its kind's spin budget (see the top of the file). Racing
+ * threads of one rank may lose an update; the budget is a hint. Returns 0 (doze's "ready"). */
+static int wait_over(shm_be *s, const struct waiter *wt)
+{
+	_Atomic uint32_t *b = &s->spin_ns[wt->kind];
+	uint32_t ns = atomic_load_explicit(b, memory_order_relaxed);
+
+	if (rt_now() - wt->t0 < SHM_SPIN_MAX_NS * 1e-9)
+		ns = ns * 2 < SHM_SPIN_MAX_NS ? ns * 2 : SHM_SPIN_MAX_NS;
+	else
+		ns = ns / 2 > SHM_SPIN_MIN_NS ? ns / 2 : SHM_SPIN_MIN_NS;
+	atomic_store_explicit(b, ns, memory_order_relaxed);
+	return 0;
 }
 
-/* All local ranks meet. Short spin when ranks have their own cores (see barrier_spins), then
+/* Waits for ready(arg) on futex word w: whoever makes ready true then calls wake() (which bumps
+ * w) or sets w itself (a barrier's generation). Spins while the spin budget from the wait's
+ * start lasts (the clock is read every 64 pauses), then sleeps once for at most 50 ms. The
+ * sleeper counts itself in *sleepers before it reads w and re-checks ready, so a waker that
+ * finds *sleepers 0 knows the sleeper will see its change (all accesses are sequentially
+ * consistent). Returns 0 when ready, 1 after a sleep (the caller checks aborts, peers and the
+ * timeout, then calls again, which sleeps at once). */
+static int doze(shm_be *s, _Atomic uint32_t *w, _Atomic uint32_t *sleepers, int (*ready)(const void *),
+		const void *arg, struct waiter *wt)
+{
+	struct timespec ts = { 0, 50 * 1000 * 1000 };
+	uint32_t seen;
+
+	if (ready(arg))
+		return wt->slept ? wait_over(s, wt) : 0;
+	if (!wt->slept) {
+		double now = rt_now(), budget = 0;
+
+		if (s->may_spin)
+			budget = atomic_load_explicit(&s->spin_ns[wt->kind], memory_order_relaxed) * 1e-9;
+		if (!wt->t0)
+			wt->t0 = now;
+		while (now - wt->t0 < budget) {
+			for (int i = 0; i < 64; i++) {
+				if (ready(arg))
+					return 0;
+				__builtin_ia32_pause();
+			}
+			now = rt_now();
+		}
+		wt->slept = now;
+	}
+	atomic_fetch_add(sleepers, 1);
+	seen = atomic_load(w);
+	if (ready(arg)) {
+		atomic_fetch_sub(sleepers, 1);
+		return 0;
+	}
+	syscall(SYS_futex, w, FUTEX_WAIT, seen, &ts, NULL, 0);
+	atomic_fetch_sub(sleepers, 1);
+	return ready(arg) ? wait_over(s, wt) : 1;
+}
+
+/* The other half of doze: after the change that makes a waiter's condition true. */
+static void wake(_Atomic uint32_t *w, _Atomic uint32_t *sleepers)
+{
+	if (atomic_load(sleepers) == 0)
+		return;
+	atomic_fetch_add(w, 1);
+	syscall(SYS_futex, w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+struct bar_wait {
+	shm_be *s;
+	uint32_t gen;
+};
+
+static int bar_open(const void *arg)
+{
+	const struct bar_wait *b = arg;
+
+	return atomic_load(&b->s->ctl->bar_gen) == b->gen || atomic_load(&b->s->ctl->abort_flag) != 0;
+}
+
+/* All local ranks meet: a short spin when ranks have CPUs of their own (see may_spin), then
  * futex sleeps of 50 ms that re-check the abort flag, peer liveness and the timeout. */
 static int shm_barrier_raw(shm_be *s, const char *what, tt_err *err)
 {
 	uint64_t k = ++s->nbar;
-	double start = 0;
+	struct waiter wt = { 0, 0, 0 };
+	struct bar_wait bw = { s, (uint32_t)k };
 
 	if (aborted(s, err))
 		return -1;
 	atomic_store(&s->ctl->slots[s->me].bar_arrived, k);
 	if (atomic_fetch_add(&s->ctl->bar_count, 1) + 1 == k * (uint64_t)s->n) {
+		/* bar_gen is the condition itself: stored, then the sleepers woken if any. */
 		atomic_store(&s->ctl->bar_gen, (uint32_t)k);
-		syscall(SYS_futex, &s->ctl->bar_gen, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+		if (atomic_load(&s->ctl->bar_sleepers))
+			syscall(SYS_futex, &s->ctl->bar_gen, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 		return aborted(s, err);
 	}
-	for (int i = 0;; i++) {
-		uint32_t gen = atomic_load(&s->ctl->bar_gen);
-
-		if (gen == (uint32_t)k)
-			return 0;
+	for (;;) {
+		if (doze(s, &s->ctl->bar_gen, &s->ctl->bar_sleepers, bar_open, &bw, &wt) == 0) {
+			if (atomic_load(&s->ctl->bar_gen) == (uint32_t)k)
+				return 0;
+			if (aborted(s, err))
+				return -1;
+			continue;
+		}
 		if (aborted(s, err))
 			return -1;
-		if (!doze(s, &s->ctl->bar_gen, gen, i, &start))
-			continue;
 		/* A peer may pass this barrier and exit before we look, so a death only counts when
 		 * the barrier is still open after it was seen. */
 		if (dead_peer(s, err) != 0) {
@@ -254,7 +371,7 @@ static int shm_barrier_raw(shm_be *s, const char *what, tt_err *err)
 				return -1;
 			return fail_all(s, err);
 		}
-		if (rt_now() - start > s->timeout + SHM_REASON_GRACE_S) {
+		if (rt_now() - wt.slept > s->timeout + SHM_REASON_GRACE_S) {
 			char late[256];
 
 			late_ranks(s, k, late, sizeof(late));
@@ -268,14 +385,14 @@ static int shm_barrier_raw(shm_be *s, const char *what, tt_err *err)
 /* Spinning only pays when every waiting rank has a CPU of its own: with more ranks than CPUs a
  * spinning rank takes the core from the peer it waits for, so it sleeps at once. The node's ranks
  * may run on the union of their affinity masks (disjoint when the launcher binds them). */
-static int barrier_spins(shm_be *s)
+static int may_spin(shm_be *s)
 {
 	cpu_set_t all;
 
 	CPU_ZERO(&all);
 	for (int q = 0; q < s->n; q++)
 		CPU_OR(&all, &all, &s->ctl->slots[q].cpus);
-	return s->n <= CPU_COUNT(&all) ? SHM_SPINS : 0;
+	return s->n <= CPU_COUNT(&all);
 }
 
 /* Publishes this rank's header and buffer offsets, meets, and compares every peer's header. */
@@ -480,103 +597,258 @@ static int peer_dead(shm_be *s, int q, tt_err *err)
 	return 0;
 }
 
-/* Waits until *counter >= need on channel ch with peer q: a short spin when ranks have cores of
- * their own, then futex sleeps of 50 ms re-checking the abort flag, the peer's life and the
- * timeout. what/h describe the message for the error. */
-static int chan_wait(shm_be *s, struct shm_chan *ch, _Atomic uint64_t *counter, uint64_t need, int q,
-		     const char *what, const rt_p2p_hdr *h, tt_err *err)
+/* One message in flight on this rank: a send to or a receive from peer, moved by step(). */
+struct xfer {
+	shm_be *s;
+	int peer, sending;
+	const rt_p2p_hdr *h;
+	unsigned char *buf;
+	size_t bytes, off; /* off: bytes posted (send) or copied out (receive) so far */
+	uint64_t need;     /* a direct send: ends when the receiver has taken this many slots */
+	int started, done;
+	struct shm_chan *ch;
+};
+
+static void xfer_init(struct xfer *x, shm_be *s, int peer, int sending, const rt_p2p_hdr *h, const void *buf)
 {
-	double start = 0;
-
-	for (int i = 0;; i++) {
-		uint32_t w = atomic_load(&ch->wake);
-
-		if (atomic_load(counter) >= need)
-			return 0;
-		if (aborted(s, err))
-			return -1;
-		if (!doze(s, &ch->wake, w, i, &start))
-			continue;
-		if (atomic_load(counter) >= need)
-			return 0;
-		if (peer_dead(s, q, err) != 0) {
-			/* Its reason, when it failed and published one before exiting, is what to report. */
-			if (aborted(s, err))
-				return -1;
-			tt_err_wrap(err, "%s message #%llu (tag %d)", what, (unsigned long long)h->seq, h->tag);
-			return fail_all(s, err);
-		}
-		if (rt_now() - start > s->timeout) {
-			tt_err_set(err, "%s message #%llu (tag %d): rank %d did not take part within %.0f s (hung, stopped, or it never posted the matching %s; TRAINRT_TIMEOUT)",
-				   what, (unsigned long long)h->seq, h->tag, s->names[q], s->timeout,
-				   strncmp(what, "sending", 7) == 0 ? "receive" : "send");
-			return fail_all(s, err);
-		}
-	}
+	*x = (struct xfer){ .s = s, .peer = peer, .sending = sending, .h = h, .buf = (unsigned char *)buf,
+			    .bytes = h->count * trainrt_dtype_size((trainrt_dtype)h->dtype),
+			    .ch = sending ? chan(s, s->me, peer) : chan(s, peer, s->me) };
 }
 
-static void chan_wake(struct shm_chan *ch)
+/* Rings peer q's bell after one of its channels moved. */
+static void ring(shm_be *s, int q)
 {
-	atomic_fetch_add(&ch->wake, 1);
-	syscall(SYS_futex, &ch->wake, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	wake(&s->ctl->slots[q].bell, &s->ctl->slots[q].bell_sleepers);
+}
+
+/* Whether step() would move x now. */
+static int xfer_ready(const struct xfer *x)
+{
+	if (x->done)
+		return 1;
+	if (!x->sending)
+		return atomic_load(&x->ch->posted) > atomic_load(&x->ch->taken);
+	if (x->need)
+		return atomic_load(&x->ch->taken) >= x->need;
+	return atomic_load(&x->ch->posted) - atomic_load(&x->ch->taken) < SHM_CHAN_SLOTS;
+}
+
+/* Fills the free slots with x's bytes: inline when the message fits a slot, by reference when it
+ * is longer than the ring and lies in this rank's arena (the receiver copies it once), else in
+ * chunks through the data area. 1 when it moved, 0 when the ring is full, -1 on an error. */
+static int send_step(struct xfer *x, tt_err *err)
+{
+	shm_be *s = x->s;
+	struct shm_chan *ch = x->ch;
+	int moved = 0;
+	int64_t at;
+
+	if (x->need) {
+		if (atomic_load(&ch->taken) < x->need)
+			return 0;
+		x->done = 1;
+		return 1;
+	}
+	while (!x->done && atomic_load(&ch->posted) - atomic_load(&ch->taken) < SHM_CHAN_SLOTS) {
+		uint64_t k = atomic_load(&ch->posted);
+		struct chan_slot *sl = &ch->slot[k % SHM_CHAN_SLOTS];
+		size_t len = x->bytes - x->off < SHM_CHAN_SLOT_BYTES ? x->bytes - x->off : SHM_CHAN_SLOT_BYTES;
+
+		sl->hdr = *x->h;
+		sl->off = x->off;
+		if (!x->started && x->bytes <= SHM_INLINE_BYTES) {
+			sl->how = SLOT_INLINE;
+			len = x->bytes;
+			memcpy(sl->data, x->buf, len);
+		} else if (!x->started && x->bytes > SHM_CHAN_SLOTS * SHM_CHAN_SLOT_BYTES &&
+			   (at = arena_off(s, x->buf, x->bytes)) >= 0) {
+			/* Longer than the ring: a sender that copied in would wait for the receiver anyway. */
+			sl->how = SLOT_DIRECT;
+			sl->at = (uint64_t)at;
+			len = x->bytes;
+			x->need = k + 1;
+		} else {
+			/* The data area is this rank's to fill: reserved (first touched) here, on its node. */
+			if (!s->chan_reserved[x->peer]) {
+				if (reserve(s, chan_slot_data(s, s->me, x->peer, 0), SHM_CHAN_SLOTS * SHM_CHAN_SLOT_BYTES, err) != 0)
+					return -1;
+				s->chan_reserved[x->peer] = 1;
+			}
+			sl->how = SLOT_CHUNK;
+			memcpy(chan_slot_data(s, s->me, x->peer, k), x->buf + x->off, len);
+		}
+		sl->len = len;
+		atomic_store(&ch->posted, k + 1);
+		ring(s, x->peer);
+		x->started = 1;
+		x->off += len;
+		moved = 1;
+		/* A message of 0 bytes is still one slot: its header must be checked. */
+		if (x->off >= x->bytes && !x->need)
+			x->done = 1;
+		if (x->need)
+			break;
+	}
+	return moved;
+}
+
+/* Empties the filled slots into x's buffer after checking each one's header against x's.
+ * 1 when it moved, 0 when nothing had arrived, -1 on an error. */
+static int recv_step(struct xfer *x, tt_err *err)
+{
+	shm_be *s = x->s;
+	struct shm_chan *ch = x->ch;
+	int moved = 0;
+
+	while (!x->done && atomic_load(&ch->posted) > atomic_load(&ch->taken)) {
+		uint64_t k = atomic_load(&ch->taken);
+		const struct chan_slot *sl = &ch->slot[k % SHM_CHAN_SLOTS];
+
+		if (rt_p2p_hdr_check(x->h, &sl->hdr, s->names[x->peer], err) != 0)
+			return -1;
+		if (sl->off != x->off || sl->len > x->bytes - x->off ||
+		    (sl->how == SLOT_INLINE && sl->len > SHM_INLINE_BYTES) ||
+		    (sl->how == SLOT_DIRECT && (sl->at > s->arena_bytes || sl->len > s->arena_bytes - sl->at))) {
+			tt_err_set(err, "message #%llu from rank %d arrived out of order (internal error)",
+				   (unsigned long long)x->h->seq, s->names[x->peer]);
+			return -1;
+		}
+		if (sl->how == SLOT_INLINE)
+			memcpy(x->buf + x->off, sl->data, sl->len);
+		else if (sl->how == SLOT_DIRECT) {
+			memcpy(x->buf + x->off, arena(s, x->peer) + sl->at, sl->len);
+			/* A sender that gave up meanwhile (the node failed) may have reused its buffer. */
+			if (aborted(s, err))
+				return -1;
+		} else
+			memcpy(x->buf + x->off, chan_slot_data(s, x->peer, s->me, k), sl->len);
+		x->off += sl->len;
+		atomic_store(&ch->taken, k + 1);
+		ring(s, x->peer);
+		moved = 1;
+		if (x->off >= x->bytes)
+			x->done = 1;
+	}
+	return moved;
+}
+
+struct xfers {
+	struct xfer *x;
+	int n;
+};
+
+static int any_ready(const void *arg)
+{
+	const struct xfers *xs = arg;
+
+	for (int i = 0; i < xs->n; i++)
+		if (!xs->x[i].done && xfer_ready(&xs->x[i]))
+			return 1;
+	return atomic_load(&xs->x[0].s->ctl->abort_flag) != 0;
+}
+
+/* Moves every message of xs until all are done, sleeping on this rank's bell when none can move;
+ * after each sleep checks the abort flag, the lives of the peers still owed something and the
+ * timeout (from the last progress). A failure fails every local rank (fail_all). */
+static int drive(shm_be *s, struct xfer *x, int n, tt_err *err)
+{
+	struct xfers xs = { x, n };
+	struct shm_slot *me = &s->ctl->slots[s->me];
+	struct waiter wt = { 1, 0, 0 };
+
+	for (;;) {
+		int left = 0, moved = 0;
+
+		if (aborted(s, err))
+			return -1;
+		for (int i = 0; i < n; i++) {
+			int rc = x[i].done ? 0 : x[i].sending ? send_step(&x[i], err) : recv_step(&x[i], err);
+
+			if (rc < 0)
+				return fail_all(s, err);
+			moved |= rc;
+			left |= !x[i].done;
+		}
+		if (!left)
+			return 0;
+		if (moved) {
+			if (wt.slept)
+				wait_over(s, &wt);
+			wt = (struct waiter){ 1, 0, 0 };
+			continue;
+		}
+		if (doze(s, &me->bell, &me->bell_sleepers, any_ready, &xs, &wt) == 0)
+			continue;
+		for (int i = 0; i < n; i++) {
+			const char *what = x[i].sending ? "sending to" : "receiving from";
+
+			if (x[i].done)
+				continue;
+			if (peer_dead(s, x[i].peer, err) != 0) {
+				/* Its reason, when it failed and published one before exiting, is what to report. */
+				if (aborted(s, err))
+					return -1;
+				tt_err_wrap(err, "%s rank %d: message #%llu (tag %d)", what, s->names[x[i].peer],
+					    (unsigned long long)x[i].h->seq, x[i].h->tag);
+				return fail_all(s, err);
+			}
+			if (rt_now() - wt.slept > s->timeout) {
+				tt_err_set(err, "%s rank %d: message #%llu (tag %d): rank %d did not take part within %.0f s (hung, stopped, or it never posted the matching %s; TRAINRT_TIMEOUT)",
+					   what, s->names[x[i].peer], (unsigned long long)x[i].h->seq, x[i].h->tag,
+					   s->names[x[i].peer], s->timeout, x[i].sending ? "receive" : "send");
+				return fail_all(s, err);
+			}
+		}
+	}
 }
 
 static int shm_send(rt_backend *be, int peer, const rt_p2p_hdr *h, const void *buf, tt_err *err)
 {
-	shm_be *s = (shm_be *)be;
-	struct shm_chan *ch = chan(s, s->me, peer);
-	size_t bytes = h->count * trainrt_dtype_size((trainrt_dtype)h->dtype), off = 0;
-	char what[64];
+	struct xfer x;
 
-	snprintf(what, sizeof(what), "sending to rank %d", s->names[peer]);
-	/* The slots are this rank's to fill: reserved (and first touched) here, on its NUMA node. */
-	if (!s->chan_reserved[peer]) {
-		if (reserve(s, chan_slot_data(s, s->me, peer, 0), SHM_CHAN_SLOTS * SHM_CHAN_SLOT_BYTES, err) != 0)
-			return fail_all(s, err);
-		s->chan_reserved[peer] = 1;
-	}
-	do { /* a message of 0 bytes is still one chunk: its header must be checked */
-		uint64_t k = atomic_load(&ch->posted);
-		size_t len = bytes - off < SHM_CHAN_SLOT_BYTES ? bytes - off : SHM_CHAN_SLOT_BYTES;
-
-		if (k >= SHM_CHAN_SLOTS && chan_wait(s, ch, &ch->taken, k - SHM_CHAN_SLOTS + 1, peer, what, h, err) != 0)
-			return -1;
-		ch->slot[k % SHM_CHAN_SLOTS] = (struct chan_slot){ *h, off, len };
-		memcpy(chan_slot_data(s, s->me, peer, k), (const unsigned char *)buf + off, len);
-		atomic_store(&ch->posted, k + 1);
-		chan_wake(ch);
-		off += len;
-	} while (off < bytes);
-	return 0;
+	xfer_init(&x, (shm_be *)be, peer, 1, h, buf);
+	return drive((shm_be *)be, &x, 1, err);
 }
 
 static int shm_recv(rt_backend *be, int peer, const rt_p2p_hdr *h, void *buf, tt_err *err)
 {
+	struct xfer x;
+
+	xfer_init(&x, (shm_be *)be, peer, 0, h, buf);
+	return drive((shm_be *)be, &x, 1, err);
+}
+
+/* The message at once when it fits the channel's free slots (so it never waits: only the
+ * receiver frees slots, and it only frees more). */
+static int shm_try_send(rt_backend *be, int peer, const rt_p2p_hdr *h, const void *buf, tt_err *err)
+{
 	shm_be *s = (shm_be *)be;
-	struct shm_chan *ch = chan(s, peer, s->me);
-	size_t bytes = h->count * trainrt_dtype_size((trainrt_dtype)h->dtype), off = 0;
-	char what[64];
+	struct xfer x;
+	uint64_t used;
 
-	snprintf(what, sizeof(what), "receiving from rank %d", s->names[peer]);
-	do {
-		uint64_t k = atomic_load(&ch->taken);
-		const struct chan_slot *sl = &ch->slot[k % SHM_CHAN_SLOTS];
+	xfer_init(&x, s, peer, 1, h, buf);
+	if (aborted(s, err))
+		return -1;
+	used = atomic_load(&x.ch->posted) - atomic_load(&x.ch->taken);
+	if (used >= SHM_CHAN_SLOTS ||
+	    (x.bytes > SHM_INLINE_BYTES && x.bytes > (SHM_CHAN_SLOTS - used) * SHM_CHAN_SLOT_BYTES))
+		return 0;
+	if (send_step(&x, err) < 0)
+		return fail_all(s, err);
+	return 1;
+}
 
-		if (chan_wait(s, ch, &ch->posted, k + 1, peer, what, h, err) != 0)
-			return -1;
-		if (rt_p2p_hdr_check(h, &sl->hdr, s->names[peer], err) != 0)
-			return fail_all(s, err);
-		if (sl->off != off || sl->len > bytes - off) {
-			tt_err_set(err, "message #%llu from rank %d arrived out of order (internal error)",
-				   (unsigned long long)h->seq, s->names[peer]);
-			return fail_all(s, err);
-		}
-		memcpy((unsigned char *)buf + off, chan_slot_data(s, peer, s->me, k), sl->len);
-		off += sl->len;
-		atomic_store(&ch->taken, k + 1);
-		chan_wake(ch);
-	} while (off < bytes);
-	return 0;
+/* Both halves of an exchange at once on the caller's thread (comm_p2p.c runs trainrt_sendrecv
+ * here when both channels are idle): neither waits for the other, so ranks that all send first
+ * still meet, whatever the sizes. */
+static int shm_sendrecv(rt_backend *be, const rt_op *op, tt_err *err)
+{
+	struct xfer x[2];
+
+	xfer_init(&x[0], (shm_be *)be, op->peer[0], 1, &op->msg[0], op->send);
+	xfer_init(&x[1], (shm_be *)be, op->peer[1], 0, &op->msg[1], op->recv);
+	return drive((shm_be *)be, x, 2, err);
 }
 
 static void shm_abort_op(rt_backend *be, tt_err *err)
@@ -670,6 +942,8 @@ static const struct rt_backend_ops shm_ops = {
 	.barrier = shm_barrier,
 	.send = shm_send,
 	.recv = shm_recv,
+	.sendrecv = shm_sendrecv,
+	.try_send = shm_try_send,
 	.abort = shm_abort_op,
 	.alloc = shm_alloc,
 	.free = shm_free,
@@ -790,7 +1064,9 @@ rt_backend *rt_shm_create(const rt_world *w, tt_err *err)
 		for (long c = 0; c < online && c < CPU_SETSIZE; c++)
 			CPU_SET(c, &s->ctl->slots[s->me].cpus);
 	}
-	s->spins = SHM_SPINS;
+	s->may_spin = 1;
+	s->spin_ns[0] = SHM_SPIN_START_NS;
+	s->spin_ns[1] = SHM_SPIN_START_NS;
 	/* Reserved and first touched by the owner: staging pages sit on its NUMA node. */
 	if (reserve(s, stage(s, s->me, 0), 2 * SHM_STAGE_BYTES, err) != 0) {
 		if (s->me == 0)
@@ -814,7 +1090,7 @@ rt_backend *rt_shm_create(const rt_world *w, tt_err *err)
 	}
 	if (s->me == 0)
 		shm_unlink(name);
-	s->spins = barrier_spins(s);
+	s->may_spin = may_spin(s);
 	return &s->be;
 fail:
 	tt_err_wrap(err, "shm backend (node %d)", w->node);

@@ -103,6 +103,10 @@ struct rt_backend_ops {
 	int (*recv)(rt_backend *be, int peer, const rt_p2p_hdr *h, void *buf, tt_err *err);
 	int p2p_in_order;
 	int (*sendrecv)(rt_backend *be, const rt_op *op, tt_err *err);
+	/* Optional, under send's rules: sends the message at once when the channel can take all of
+	 * it without the receiver (1), else does nothing (0); -1 on an error. trainrt_isend then
+	 * completes on the caller's thread instead of handing the message to its peer's thread. */
+	int (*try_send)(rt_backend *be, int peer, const rt_p2p_hdr *h, const void *buf, tt_err *err);
 	/* Wakes every point-to-point wait with an error once the communicator has failed, so threads
 	 * blocked on a peer end at once and the peers see the failure (optional). */
 	void (*abort)(rt_backend *be, tt_err *err);

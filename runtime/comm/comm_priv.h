@@ -24,6 +24,7 @@ typedef struct rt_chan {
 	pthread_t thread;
 	int started;
 	int peer, sending;
+	int busy; /* a blocking call runs this queue's next message on its own thread (comm_p2p.c) */
 	trainrt_req *head, *tail;
 	struct trainrt_comm *comm;
 } rt_chan;

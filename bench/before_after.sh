@@ -1,0 +1,116 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# before_after.sh — the shm point-to-point and waiting numbers of two builds of this tree (an old
+# one and a new one, each built in place with scripts/build.sh) in one run, interleaved: every
+# round measures each item with both builds, the order swapped from round to round so drift on a
+# shared machine falls on both; the median of ROUNDS (default 3) is reported with new/old.
+#   usage: bench/before_after.sh OLD_BUILD_DIR [NEW_BUILD_DIR (default: this tree)]
+# Items: trainrt_sendrecv 8 B and 64 MiB between 2 ranks over shared memory; the shm all-reduce
+# 8 B and 64 MiB (2 ranks); train-mlp 784-256-10 world 1 and 2 on a quiet machine and with one
+# CPU kept busy by an unrelated `yes >/dev/null`; PyTorch DDP (gloo, bench/torch_ddp.py) world 2
+# both ways when python3-torch is installed; the pipeline step time of bench/parallel.sh's 1x1x2
+# layout (512x8, batch 128, 4 micro-batches). Every command is bounded (timeout); a benchmark,
+# never a test.
+set -u
+[ $# -ge 1 ] || { echo "usage: $0 OLD_BUILD_DIR [NEW_BUILD_DIR]" >&2; exit 2; }
+old=$1
+new=${2:-$(cd "$(dirname "$0")/.." && pwd)}
+for d in "$old" "$new"; do
+	[ -x "$d/trainrt-bench" ] && [ -x "$d/train-mlp" ] ||
+		{ echo "before_after.sh: $d has no built trainrt-bench and train-mlp (run scripts/build.sh there)" >&2; exit 2; }
+done
+ROUNDS=${ROUNDS:-3}
+PY=${PYTHON:-/usr/bin/python3}
+here=$(cd "$(dirname "$0")" && pwd)
+launch="$here/../tests/trainer/launch_local.sh"
+tmp=$(mktemp -d /tmp/tt-bench-ba-XXXXXX)
+busy=
+cleanup() { [ -n "$busy" ] && kill "$busy" 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 TRAINRT_TIMEOUT=120
+unset RANK WORLD_SIZE PMIX_RANK
+
+field() { sed -n "s/.*\"$2\": \([0-9.e+-]*\).*/\1/p" "$1" | head -1; }
+
+# bench DIR OP BYTES ITERS COLUMN: one trainrt-bench number (5: time us, 6: algbw, 7: busbw)
+bench() {
+	LOCAL_WORLD_SIZE=2 timeout 120 "$1/trainrt-bench" --local 2 -o "$2" -b "$3" -e "$3" -n "$4" -w 10 |
+		awk -v c="$5" '!/^#/ { print $c }'
+}
+
+# mlp DIR WORLD: samples/s of train-mlp as bench/train.sh runs it
+mlp() {
+	timeout 120 "$launch" "$2" "$1/train-mlp" --layers 784,256,10 --data synthetic --synthetic-samples 8192,256 \
+		--batch 256 --max-steps 300 --epochs 1000 --log-every 100000 --summary "$tmp/t.json" 2>"$tmp/t.log" &&
+		field "$tmp/t.json" samples_per_sec
+}
+
+# pipe DIR: pipeline step time (ms) of the 1x1x2 layout of bench/parallel.sh
+pipe() {
+	timeout 120 "$launch" 2 "$1/train-mlp" --layers 512x8 --data synthetic --synthetic-samples 4096,64 --batch 128 \
+		--accum 4 --max-steps 20 --epochs 1000 --log-every 5 --tp 1 --pp 2 --summary "$tmp/p.json" 2>"$tmp/p.log" &&
+		awk -v s="$(field "$tmp/p.json" steady_samples_per_sec)" 'BEGIN { printf "%.2f", 128 / s * 1000 }'
+}
+
+ddp() {
+	timeout 120 "$PY" "$here/torch_ddp.py" --layers 784,256,10 --batch 256 --world 2 --steps 300 --threads 1 \
+		2>"$tmp/d.log" | awk '{ print $2 }'
+}
+
+load_on() { yes >/dev/null & busy=$!; }
+load_off() { kill "$busy" 2>/dev/null; wait "$busy" 2>/dev/null; busy=; }
+
+# record NAME VALUE: appends to the item's file
+record() { echo "${2:-nan}" >>"$tmp/$1"; }
+
+items="p2p8:sendrecv_8_B_(us) p2p64:sendrecv_64_MiB_(GB/s/direction) ar8:allreduce_8_B_(us) ar64:allreduce_64_MiB_busbw_(GB/s)
+mlp1:train-mlp_world_1_(samples/s) mlp2:train-mlp_world_2_(samples/s) mlp1busy:train-mlp_world_1,_one_CPU_busy
+mlp2busy:train-mlp_world_2,_one_CPU_busy pipe:pipeline_1x1x2_step_(ms)"
+has_torch=0
+"$PY" -c 'import torch.distributed' 2>/dev/null && has_torch=1
+
+echo "machine: $(getconf _NPROCESSORS_ONLN) CPUs, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)"
+echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "old: $old ($(git -C "$old" rev-parse --short HEAD 2>/dev/null)); new: $new ($(git -C "$new" rev-parse --short HEAD 2>/dev/null)); $ROUNDS rounds"
+r=1
+while [ "$r" -le "$ROUNDS" ]; do
+	if [ $((r % 2)) -eq 1 ]; then order="old new"; else order="new old"; fi
+	for which in $order; do
+		eval "d=\$$which"
+		record "p2p8.$which" "$(bench "$d" sendrecv 8 2000 5)"
+		record "p2p64.$which" "$(bench "$d" sendrecv 67108864 10 6)"
+		record "ar8.$which" "$(bench "$d" allreduce 8 2000 5)"
+		record "ar64.$which" "$(bench "$d" allreduce 67108864 10 7)"
+		record "mlp1.$which" "$(mlp "$d" 1)"
+		record "mlp2.$which" "$(mlp "$d" 2)"
+		record "pipe.$which" "$(pipe "$d")"
+		load_on
+		record "mlp1busy.$which" "$(mlp "$d" 1)"
+		record "mlp2busy.$which" "$(mlp "$d" 2)"
+		load_off
+	done
+	if [ "$has_torch" -eq 1 ]; then
+		record ddp "$(ddp)"
+		load_on
+		record ddpbusy "$(ddp)"
+		load_off
+	fi
+	echo "round $r done, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+	r=$((r + 1))
+done
+
+median() { sort -g "$1" | awk '{ v[NR] = $1 } END { if (NR == 0) { print "nan"; exit }
+	m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf (m >= 1000 ? "%.0f" : "%.3g"), m }'; }
+printf "%-42s %12s %12s %9s   %s\n" item old new new/old "all rounds (old | new)"
+for it in $items; do
+	key=${it%%:*}
+	name=$(echo "${it#*:}" | tr _ ' ')
+	o=$(median "$tmp/$key.old")
+	n=$(median "$tmp/$key.new")
+	printf "%-42s %12s %12s %9s   %s | %s\n" "$name" "$o" "$n" "$(awk -v a="$n" -v b="$o" 'BEGIN { printf "%.2f", a / b }')" \
+		"$(tr '\n' ' ' <"$tmp/$key.old")" "$(tr '\n' ' ' <"$tmp/$key.new")"
+done
+if [ "$has_torch" -eq 1 ]; then
+	echo "PyTorch DDP gloo world 2 (samples/s): quiet $(median "$tmp/ddp"), one CPU busy $(median "$tmp/ddpbusy")"
+fi
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
