@@ -8,7 +8,8 @@ libwrapper_la_SOURCES = \
 	wrapper/proctable.h wrapper/proctable.c \
 	wrapper/output.h wrapper/output.c \
 	wrapper/options.h wrapper/options.c \
-	wrapper/census.h wrapper/census.c
+	wrapper/census.h wrapper/census.c \
+	wrapper/heartbeat.h wrapper/heartbeat.c
 libwrapper_la_CPPFLAGS = $(WRAPPER_CPPFLAGS)
 
 bin_PROGRAMS += train-run

@@ -108,6 +108,12 @@ tests_unit_test_options_SOURCES = tests/unit/test_options.c tests/unit/cunit_mai
 tests_unit_test_options_CPPFLAGS = $(WRAPPER_CPPFLAGS)
 tests_unit_test_options_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_options_LDADD = libwrapper.la $(UNIT_LDADD)
+# Heartbeats, hang and straggler rules (wrapper/heartbeat.c).
+check_PROGRAMS += tests/unit/test_heartbeat
+tests_unit_test_heartbeat_SOURCES = tests/unit/test_heartbeat.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_heartbeat_CPPFLAGS = $(WRAPPER_CPPFLAGS)
+tests_unit_test_heartbeat_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_heartbeat_LDADD = libwrapper.la $(UNIT_LDADD)
 check_PROGRAMS += tests/unit/test_census
 tests_unit_test_census_SOURCES = tests/unit/test_census.c tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_census_CPPFLAGS = $(WRAPPER_CPPFLAGS)
