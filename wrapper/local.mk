@@ -16,6 +16,7 @@ bin_PROGRAMS += train-run
 train_run_SOURCES = wrapper/train_run.c \
 	wrapper/supervise.h wrapper/supervise.c \
 	wrapper/spawn.h wrapper/spawn.c \
+	wrapper/hang.h wrapper/hang.c \
 	wrapper/signals.h wrapper/signals.c
 train_run_CPPFLAGS = $(WRAPPER_CPPFLAGS)
 # libttrelay: the relay's process-tree rules (is the plugin's relay above train-run?).
