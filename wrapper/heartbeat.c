@@ -306,12 +306,20 @@ static void put(char *out, size_t len, size_t *used, const char *fmt, ...)
 		*used = *used + (size_t)n < len ? *used + (size_t)n : len;
 }
 
+/* Milliseconds from microseconds: two decimals below 10 ms (fast steps), one above. */
+static const char *ms(int64_t us, char *buf, size_t len)
+{
+	snprintf(buf, len, us < 10000 ? "%.2f ms" : "%.1f ms", (double)us / 1e3);
+	return buf;
+}
+
 int tt_hb_report(const struct tt_hb *hb, const int *ranks, const char *host, char *out, size_t len)
 {
 	int64_t *p50 = calloc((size_t)hb->n + 1, sizeof(*p50)), *tmp = calloc((size_t)hb->n + 1, sizeof(*tmp));
 	int i, n = 0, stragglers = 0;
 	int64_t median;
 	size_t used = 0;
+	char x[32], y[32];
 
 	if (len)
 		out[0] = '\0';
@@ -324,8 +332,8 @@ int tt_hb_report(const struct tt_hb *hb, const int *ranks, const char *host, cha
 			continue;
 		if (!n)
 			put(out, len, &used, "train-run: host %s: step times (last %d per rank):", host, TT_HB_WINDOW);
-		put(out, len, &used, "%s rank %d p50 %.1f ms p99 %.1f ms", n ? "," : "", ranks[i],
-		    (double)a / 1e3, (double)b / 1e3);
+		put(out, len, &used, "%s rank %d p50 %s p99 %s", n ? "," : "", ranks[i], ms(a, x, sizeof(x)),
+		    ms(b, y, sizeof(y)));
 		p50[n++] = a;
 	}
 	if (!n)
@@ -339,9 +347,9 @@ int tt_hb_report(const struct tt_hb *hb, const int *ranks, const char *host, cha
 
 		if (a < 0 || (double)a <= TT_HB_STRAGGLER * (double)median)
 			continue;
-		put(out, len, &used, "train-run: host %s: straggler: rank %d p50 %.1f ms is %.1fx the node's "
-		    "median %.1f ms\n", host, ranks[i], (double)a / 1e3, median ? (double)a / (double)median : 0.0,
-		    (double)median / 1e3);
+		put(out, len, &used, "train-run: host %s: straggler: rank %d p50 %s is %.1fx the node's median %s\n",
+		    host, ranks[i], ms(a, x, sizeof(x)), median ? (double)a / (double)median : 0.0,
+		    ms(median, y, sizeof(y)));
 		stragglers++;
 	}
 out:
