@@ -24,6 +24,8 @@ train_run_LDADD = libwrapper.la libttrelay.la libtthw.la libttlayout.la libttbas
 
 # End-to-end tests of the built train-run on this machine (no Slurm needed).
 TESTS += tests/wrapper/train_run.sh
+# Heartbeats, hang detection and restart, the step-time report, end to end.
+TESTS += tests/wrapper/hang.sh
 endif
-dist_noinst_SCRIPTS += tests/wrapper/train_run.sh tests/wrapper/commands.sh
+dist_noinst_SCRIPTS += tests/wrapper/train_run.sh tests/wrapper/commands.sh tests/wrapper/hang.sh
 EXTRA_DIST += tests/wrapper/lsan.supp
