@@ -178,6 +178,11 @@ tests_unit_test_comm_group_SOURCES = tests/unit/test_comm_group.c tests/unit/com
 	tests/unit/comm_harness.h tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_comm_group_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_comm_group_LDADD = libtrainrt.la $(UNIT_LDADD) -lm
+# trainrt_heartbeat_step/_section (runtime/comm/heartbeat.c).
+check_PROGRAMS += tests/unit/test_rt_heartbeat
+tests_unit_test_rt_heartbeat_SOURCES = tests/unit/test_rt_heartbeat.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_rt_heartbeat_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_rt_heartbeat_LDADD = libtrainrt_core.la $(UNIT_LDADD)
 check_PROGRAMS += tests/unit/test_rt_reduce tests/unit/test_rt_store
 tests_unit_test_rt_reduce_SOURCES = tests/unit/test_rt_reduce.c tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_rt_reduce_CFLAGS = $(UNIT_CFLAGS)
