@@ -48,7 +48,7 @@ const char tt_run_usage[] =
 	"  --hang-timeout off|S|SECTION=S   a worker that writes heartbeats (TRAIN_HEARTBEAT_FD) and\n"
 	"                                   makes no progress for S seconds is hung: named, killed,\n"
 	"                                   restarted under --max-restarts (default: 2 x p99 of its\n"
-	"                                   step intervals, at least 5 s, after 5 steps); repeatable\n"
+	"                                   step intervals, at least 5 s, after 15 steps); repeatable\n"
 	"  -h, --help; -V, --version\n"
 	"Underscore spellings (--nproc_per_node, --rdzv_endpoint, ...) are accepted too.\n";
 
