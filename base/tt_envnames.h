@@ -27,5 +27,8 @@
 #define TT_ENV_SET "TRAIN_TOPO_SET"
 #define TT_ENV_CPU_LIST "TRAIN_CPU_LIST"
 #define TT_ENV_HWLOC_XML "TRAIN_TOPO_HWLOC_XML"
+/* The fd of a worker's progress heartbeat channel under train-run (wrapper/heartbeat.h has the
+ * protocol; libtrainrt's trainrt_heartbeat writes it). */
+#define TT_ENV_HEARTBEAT_FD "TRAIN_HEARTBEAT_FD"
 
 #endif

@@ -18,6 +18,9 @@ What it shows, each in one place below:
   directory), and every rank exits with $TRAIN_TOPO_CKPT_EXIT (99), which train-run and the
   templates take for a clean stop. A start resumes from the newest checkpoint in --ckpt-dir
   ($TRAIN_CKPT_DIR) that loads; a torn or corrupt one is skipped with a line saying so.
+- Progress heartbeats for train-run's hang detection (heartbeat() below: 'step N' after each
+  step, 'section NAME' around the rest), so a rank stuck in a collective is named and the group
+  restarted in seconds, not after NCCL's timeout; outside train-run they cost nothing.
 - The result line a sweep ranks points by: TRAIN_RESULT {"metric": "val_loss", ...}, also
   written to $TRAIN_TOPO_RESULT_FILE when set.
 Rank 0 prints 'step N loss X' every --log-every steps (X with 9 significant digits: a resumed
@@ -162,7 +165,24 @@ class Mlp(nn.Module):
         return self.fc2(F.relu(self.fc1(x)))
 
 
+HEARTBEAT_FD = int(os.environ.get("TRAIN_HEARTBEAT_FD", "-1"))
+
+
+def heartbeat(line):
+    """One progress line for train-run (see train-run(1), FAULT TOLERANCE); never blocks."""
+    global HEARTBEAT_FD
+    if HEARTBEAT_FD < 0:
+        return
+    try:
+        os.write(HEARTBEAT_FD, (line + "\n").encode())
+    except BlockingIOError:
+        pass  # train-run is busy: a dropped line is harmless
+    except OSError:
+        HEARTBEAT_FD = -1  # the channel is gone: stop writing
+
+
 def main():
+    heartbeat("section setup")
     args = parse_args()
     ckpt_exit = int(os.environ.get("TRAIN_TOPO_CKPT_EXIT", "99"))
     world = int(os.environ.get("WORLD_SIZE", "1"))
@@ -210,9 +230,12 @@ def main():
             mean /= world
             dist.all_reduce(flag, op=dist.ReduceOp.MAX)  # one rank's signal stops all at this step
         losses.append(float(mean))
+        heartbeat(f"step {step}")
         if step % args.log_every == 0 or step == args.steps:
             say(rank, f"step {step} loss {float(mean):.9g}")
         checkpoint_now = args.ckpt_dir and (flag.item() > 0 or (args.ckpt_every and step % args.ckpt_every == 0))
+        if checkpoint_now:
+            heartbeat("section checkpoint")
         if checkpoint_now and rank == 0:
             saved = save_checkpoint(args.ckpt_dir, step, model, opt, losses, args.keep)
         if flag.item() > 0:
@@ -226,6 +249,7 @@ def main():
         if args.sleep_per_step:
             time.sleep(args.sleep_per_step)
 
+    heartbeat("section eval")
     model.eval()
     with torch.no_grad():
         out = model(vx.to(device))

@@ -45,6 +45,10 @@ const char tt_run_usage[] =
 	"  --topology FILE                  read this node's hardware from an hwloc XML export\n"
 	"  --signal-scope group|worker      application signals (SIGUSR1/2, URG, ALRM, XCPU) to each\n"
 	"                                   worker's process group (default) or the worker alone\n"
+	"  --hang-timeout off|S|SECTION=S   a worker that writes heartbeats (TRAIN_HEARTBEAT_FD) and\n"
+	"                                   makes no progress for S seconds is hung: named, killed,\n"
+	"                                   restarted under --max-restarts (default: 2 x p99 of its\n"
+	"                                   step intervals, at least 5 s, after 15 steps); repeatable\n"
 	"  -h, --help; -V, --version\n"
 	"Underscore spellings (--nproc_per_node, --rdzv_endpoint, ...) are accepted too.\n";
 
@@ -53,7 +57,7 @@ enum {
 	OPT_MAX_RESTARTS, OPT_GRACE, OPT_TAG, OPT_RANK0, OPT_STANDALONE, OPT_TOPOLOGY, OPT_NO_PYTHON,
 	OPT_SIGNAL_SCOPE, OPT_RDZV_ENDPOINT, OPT_RDZV_BACKEND, OPT_RDZV_ID, OPT_RDZV_CONF,
 	OPT_MONITOR, OPT_START_METHOD, OPT_ROLE, OPT_RUN_PATH, OPT_LOG_DIR, OPT_FILTER,
-	OPT_LOCAL_ADDR,
+	OPT_LOCAL_ADDR, OPT_HANG_TIMEOUT,
 	OPT_HELP = 'h', OPT_VERSION = 'V', OPT_MODULE = 'm', OPT_REDIRECTS = 'r', OPT_TEE = 't',
 };
 
@@ -87,6 +91,7 @@ static const struct option long_opts[] = {
 	BOTH("rank0-only", "rank0_only", no_argument, OPT_RANK0),
 	{ "topology", required_argument, NULL, OPT_TOPOLOGY },
 	BOTH("signal-scope", "signal_scope", required_argument, OPT_SIGNAL_SCOPE),
+	BOTH("hang-timeout", "hang_timeout", required_argument, OPT_HANG_TIMEOUT),
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -284,6 +289,7 @@ static int parse_one(struct tt_run_opts *o, int c, const char *arg, tt_err *err)
 			return tt_err_set(err, "--signal-scope '%s': expected group or worker", arg);
 		o->signal_worker_only = !strcmp(arg, "worker");
 		return 0;
+	case OPT_HANG_TIMEOUT: return tt_hb_config_add(&o->hang, arg, err);
 	case OPT_HELP: o->help = 1; return 0;
 	case OPT_VERSION: o->version = 1; return 0;
 	}

@@ -5,6 +5,7 @@
 #ifndef TT_OPTIONS_H
 #define TT_OPTIONS_H
 
+#include "heartbeat.h"
 #include "tt_err.h"
 
 enum tt_nproc_mode {
@@ -42,6 +43,7 @@ struct tt_run_opts {
 	int module;		/* -m: PROGRAM is a Python module: python3 -m PROGRAM ARGS */
 	int run_path;		/* --run-path: PROGRAM is a Python script whatever its name */
 	int signal_worker_only;	/* --signal-scope worker: application signals to the worker alone */
+	struct tt_hb_config hang;	/* --hang-timeout, repeatable (heartbeat.h) */
 	int help;
 	int version;
 	char **argv;		/* PROGRAM ARGS..., NULL-terminated (points into the caller's argv) */

@@ -6,6 +6,7 @@
 #include "tt_envnames.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +82,20 @@ static int set_topo_set(const struct tt_spawn_req *req)
 	return list[0] ? setenv(TT_ENV_SET, list, 1) : unsetenv(TT_ENV_SET);
 }
 
+/* The heartbeat channel: its fd survives exec, its number is in the environment; without one a
+ * TRAIN_HEARTBEAT_FD inherited from above (a train-run under train-run) must not leak through. */
+static int set_heartbeat(const struct tt_spawn_req *req)
+{
+	char buf[16];
+
+	if (req->heartbeat_fd < 3)
+		return unsetenv(TT_ENV_HEARTBEAT_FD);
+	if (fcntl(req->heartbeat_fd, F_SETFD, 0) != 0)
+		return -1;
+	snprintf(buf, sizeof(buf), "%d", req->heartbeat_fd);
+	return setenv(TT_ENV_HEARTBEAT_FD, buf, 1);
+}
+
 /* Runs in the child; never returns. */
 static void worker_exec(const struct tt_spawn_req *req, pid_t parent)
 {
@@ -96,7 +111,7 @@ static void worker_exec(const struct tt_spawn_req *req, pid_t parent)
 	if (tt_task_env_foreach(req->env, setenv_pair, NULL) != 0 || set_torchrun_env(req) != 0 ||
 	    setenv_owned(g->user_nccl_ib_hca, "NCCL_IB_HCA", req->nccl_ib_hca) != 0 ||
 	    setenv_owned(g->user_nccl_socket_ifname, "NCCL_SOCKET_IFNAME", req->nccl_socket_ifname) != 0 ||
-	    set_topo_set(req) != 0 ||
+	    set_topo_set(req) != 0 || set_heartbeat(req) != 0 ||
 	    /* Every worker learns the status that makes its checkpoint stop a clean one. */
 	    setenv(TT_ENV_CKPT_EXIT, req->ckpt_exit, 1) != 0 ||
 	    setenv_default("PYTHONUNBUFFERED", "1") != 0 ||

@@ -38,6 +38,9 @@ struct tt_spawn_req {
 	const char *ckpt_exit;		/* TRAIN_TOPO_CKPT_EXIT the worker gets (tt_ckpt_exit.h),
 					 * validated; required */
 	int out_fd, err_fd;		/* become the worker's stdout and stderr */
+	int heartbeat_fd;		/* the write end of its heartbeat pipe (heartbeat.h), kept
+					 * open across exec and named in TRAIN_HEARTBEAT_FD; a value
+					 * below 3 means none (the variable is then unset) */
 	const sigset_t *sigmask;	/* the mask to restore in the worker */
 };
 

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "hang.h"
 #include "options.h"
 #include "signals.h"
 #include "spawn.h"
@@ -130,6 +131,106 @@ static int signal_running(struct tt_supervisor *s, int signo)
 	return n;
 }
 
+/* ---- heartbeats and hangs (heartbeat.h: the rules; hang.h: /proc and the clock) ---------------- */
+
+static void hb_close(struct tt_supervisor *s, int i)
+{
+	if (s->hb_fds[i] >= 0)
+		close(s->hb_fds[i]);
+	s->hb_fds[i] = -1;
+	tt_hb_closed(&s->hb, i);
+}
+
+/* Reads what worker i's heartbeat pipe holds now; a closed channel is no longer watched. */
+static void hb_read(struct tt_supervisor *s, int i)
+{
+	char buf[4096];
+	int k;
+
+	for (k = 0; k < READS_PER_WAKEUP && s->hb_fds[i] >= 0; k++) {
+		ssize_t n = read(s->hb_fds[i], buf, sizeof(buf));
+
+		if (n > 0) {
+			tt_hb_feed(&s->hb, i, buf, (size_t)n, tt_hang_now_us());
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		hb_close(s, i);
+	}
+}
+
+/* The hang timer at the earliest deadline of a running worker; disarmed when none has one, a
+ * hang was declared (one per round: its kill ends the round) or the round is already ending. */
+static void arm_hang_timer(struct tt_supervisor *s)
+{
+	struct itimerspec t = { 0 };
+	int64_t next = INT64_MAX;
+	int i;
+
+	for (i = 0; !s->hung && s->pt.phase == TT_PHASE_RUNNING && i < s->nworkers; i++) {
+		int64_t d = s->pt.workers[i].state == TT_WORKER_RUNNING ? tt_hb_deadline(&s->hb, i) : INT64_MAX;
+
+		if (d < next)
+			next = d;
+	}
+	if (next != INT64_MAX) {
+		/* 0 would disarm: a deadline at the epoch of the clock is never in the future anyway. */
+		t.it_value.tv_sec = (time_t)(next / 1000000);
+		t.it_value.tv_nsec = (long)(next % 1000000) * 1000 + (next ? 0 : 1);
+	}
+	timerfd_settime(s->hang_timerfd, TFD_TIMER_ABSTIME, &t, NULL);
+}
+
+/* A hang deadline passed: the one line naming the culprit (heartbeat.h's pick), its kernel stack
+ * when readable, then SIGKILL to its process group, since a stopped or deadlocked worker would
+ * sit out a SIGTERM. Its exit is the round's failure: the others are stopped and, under
+ * --max-restarts, the group restarts (a program that checkpoints resumes from there). */
+static void on_hang_timer(struct tt_supervisor *s)
+{
+	int64_t now = tt_hang_now_us(), t;
+	char *states = NULL, stack[1024], others[64] = "";
+	uint64_t ticks;
+	int i, c, nhung = 0, trigger = -1;
+	const struct tt_worker *w;
+
+	if (read(s->hang_timerfd, &ticks, sizeof(ticks)) != (ssize_t)sizeof(ticks) ||
+	    s->hung || s->pt.phase != TT_PHASE_RUNNING)
+		return;
+	for (i = 0; i < s->nworkers; i++)
+		if (s->pt.workers[i].state == TT_WORKER_RUNNING && tt_hb_hung(&s->hb, i, now)) {
+			nhung++;
+			if (trigger < 0)
+				trigger = i;
+		}
+	if (!nhung)
+		return;
+	states = calloc((size_t)s->nworkers + 1, 1);
+	for (i = 0; states && i < s->nworkers; i++)
+		states[i] = s->pt.workers[i].state == TT_WORKER_RUNNING ? tt_hang_proc_state(s->pt.workers[i].pid) : '?';
+	c = tt_hb_culprit(&s->hb, now, states);
+	free(states);
+	if (c < 0)
+		c = trigger;
+	w = &s->pt.workers[c];
+	/* A stopped culprit in a section without a timeout: the timeout that ran out is the other's. */
+	t = tt_hb_timeout(&s->hb, c) ? tt_hb_timeout(&s->hb, c) : tt_hb_timeout(&s->hb, trigger);
+	nhung -= tt_hb_hung(&s->hb, c, now);
+	if (nhung > 0)
+		snprintf(others, sizeof(others), "; %d other rank%s here without progress too", nhung,
+			 nhung == 1 ? "" : "s");
+	fprintf(stderr, "train-run: host %s: rank %d hung in section %s: no progress for %.1f s (timeout %.1f s)%s\n",
+		s->host, w->rank, s->hb.w[c].section, (double)(now - s->hb.w[c].last_us) / 1e6, (double)t / 1e6,
+		others);
+	tt_hang_kernel_stack(w->pid, stack, sizeof(stack));
+	if (stack[0])
+		fprintf(stderr, "train-run: host %s: rank %d kernel stack: %s\n", s->host, w->rank, stack);
+	s->hung = 1;
+	tt_sig_send_worker(w->pid, SIGKILL, 1);
+}
+
 /* The one line that names the failed worker. */
 static void report_failure(struct tt_supervisor *s, int i)
 {
@@ -200,14 +301,41 @@ static int open_streams(struct tt_supervisor *s, int i, int child_fds[2], tt_err
 	return 0;
 }
 
+static int rank_of(const struct tt_supervisor *s, int i)
+{
+	return (int)s->setup[i].env.rank;
+}
+
+/* Worker i's heartbeat pipe: both ends non-blocking (a worker's write never waits for
+ * train-run: a full pipe drops the line), the write end at 3 or above so it can be passed on. */
+static int open_heartbeat(int p[2], int rank, tt_err *err)
+{
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0)
+		return tt_err_errno(err, "creating the heartbeat pipe of rank %d", rank);
+	if (p[1] < 3) {
+		int fd = fcntl(p[1], F_DUPFD_CLOEXEC, 3);
+
+		close(p[1]);
+		p[1] = fd;
+		if (fd < 0) {
+			close(p[0]);
+			p[0] = -1;
+			return tt_err_errno(err, "creating the heartbeat pipe of rank %d", rank);
+		}
+	}
+	return 0;
+}
+
 /* Starts every worker of a round. On failure the ones started are stopped by the caller. */
 static int start_round(struct tt_supervisor *s, tt_err *err)
 {
 	int i, k;
 
 	tt_pt_round_begin(&s->pt);
+	tt_hb_round_begin(&s->hb);
+	s->hung = 0;
 	for (i = 0; i < s->nworkers; i++) {
-		int child_fds[2] = { -1, -1 };
+		int child_fds[2] = { -1, -1 }, hb[2] = { -1, -1 };
 		const struct tt_worker_setup *w = &s->setup[i];
 		struct tt_spawn_req req = {
 			.path = s->path, .argv = s->argv, .env = &w->env, .group = s->group,
@@ -218,14 +346,19 @@ static int start_round(struct tt_supervisor *s, tt_err *err)
 		pid_t pid;
 
 		pid = -1;
-		if (open_streams(s, i, child_fds, err) == 0) {
+		hb_close(s, i);
+		if (open_streams(s, i, child_fds, err) == 0 && open_heartbeat(hb, rank_of(s, i), err) == 0) {
 			req.out_fd = child_fds[0];
 			req.err_fd = child_fds[1];
+			req.heartbeat_fd = hb[1];
+			s->hb_fds[i] = hb[0];
 			pid = tt_spawn_worker(&req, err);
 		}
 		for (k = 0; k < 2; k++)
 			if (child_fds[k] >= 0 && child_fds[k] != s->devnull)
 				close(child_fds[k]);
+		if (hb[1] >= 0)
+			close(hb[1]);
 		if (pid < 0)
 			return -1;
 		tt_pt_started(&s->pt, i, pid);
@@ -241,6 +374,9 @@ static int apply(struct tt_supervisor *s, enum tt_pt_action act, tt_err *err)
 		return 0;
 	case TT_ACT_STOP_GROUP:
 		signal_running(s, SIGTERM);
+		/* After a hang the others may be stopped as well: let them see the SIGTERM. */
+		if (s->hung)
+			signal_running(s, SIGCONT);
 		arm_grace(s);
 		return 0;
 	case TT_ACT_RESTART:
@@ -277,8 +413,11 @@ static int on_child(struct tt_supervisor *s, tt_err *err)
 		int i = tt_pt_find(&s->pt, pid), reported, saved = s->pt.checkpointed;
 		enum tt_pt_action act;
 
-		if (i >= 0)
+		if (i >= 0) {
 			drain_worker(s, i);
+			/* What it left behind may keep the pipe open: not this worker's progress. */
+			hb_close(s, i);
+		}
 		act = tt_pt_exited(&s->pt, pid, status, &reported);
 		if (reported >= 0)
 			report_failure(s, reported);
@@ -331,7 +470,7 @@ static void on_grace_over(struct tt_supervisor *s)
 
 static int loop(struct tt_supervisor *s, tt_err *err)
 {
-	int nfds = 2 + 2 * s->nworkers;
+	int nfds = 3 + 3 * s->nworkers;
 	struct pollfd *p = calloc((size_t)nfds, sizeof(*p));
 	int *which = calloc((size_t)nfds, sizeof(*which));
 	int rc = -1;
@@ -341,16 +480,25 @@ static int loop(struct tt_supervisor *s, tt_err *err)
 		goto out;
 	}
 	for (;;) {
-		int n = 2, i;
+		int n = 3, i;
 
 		p[0] = (struct pollfd){ .fd = s->sigfd, .events = POLLIN };
 		p[1] = (struct pollfd){ .fd = s->timerfd, .events = POLLIN };
+		p[2] = (struct pollfd){ .fd = s->hang_timerfd, .events = POLLIN };
 		for (i = 0; i < 2 * s->nworkers; i++) {
 			if (s->streams[i].fd < 0)
 				continue;
 			p[n] = (struct pollfd){ .fd = s->streams[i].fd, .events = POLLIN };
 			which[n++] = i;
 		}
+		/* Heartbeats after the output streams: which[] >= 2 * nworkers is worker which - 2n's. */
+		for (i = 0; i < s->nworkers; i++) {
+			if (s->hb_fds[i] < 0)
+				continue;
+			p[n] = (struct pollfd){ .fd = s->hb_fds[i], .events = POLLIN };
+			which[n++] = 2 * s->nworkers + i;
+		}
+		arm_hang_timer(s);
 		if (poll(p, (nfds_t)n, -1) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -358,11 +506,18 @@ static int loop(struct tt_supervisor *s, tt_err *err)
 			goto out;
 		}
 		/* Output first, so lines written before an exit come before its report. */
-		for (i = 2; i < n; i++)
-			if (p[i].revents)
+		for (i = 3; i < n; i++) {
+			if (!p[i].revents)
+				continue;
+			if (which[i] < 2 * s->nworkers)
 				stream_read(s, &s->streams[which[i]], READS_PER_WAKEUP);
+			else
+				hb_read(s, which[i] - 2 * s->nworkers);
+		}
 		if (p[1].revents)
 			on_grace_over(s);
+		if (p[2].revents)
+			on_hang_timer(s);
 		if (p[0].revents && on_signals(s, err))
 			break;
 	}
@@ -371,6 +526,22 @@ out:
 	free(p);
 	free(which);
 	return rc;
+}
+
+/* The straggler report of the final summary (heartbeat.h), when any worker wrote steps. */
+static void report_step_times(struct tt_supervisor *s)
+{
+	int *ranks = calloc((size_t)s->nworkers, sizeof(*ranks)), i;
+	char *out = malloc(65536);
+
+	for (i = 0; ranks && out && i < s->nworkers; i++)
+		ranks[i] = rank_of(s, i);
+	if (ranks && out) {
+		tt_hb_report(&s->hb, ranks, s->host, out, 65536);
+		fputs(out, stderr);
+	}
+	free(ranks);
+	free(out);
 }
 
 static void teardown(struct tt_supervisor *s)
@@ -390,6 +561,14 @@ static void teardown(struct tt_supervisor *s)
 	}
 	if (s->timerfd >= 0)
 		close(s->timerfd);
+	if (s->hang_timerfd >= 0)
+		close(s->hang_timerfd);
+	for (i = 0; s->hb_fds && i < s->nworkers; i++)
+		if (s->hb_fds[i] >= 0)
+			close(s->hb_fds[i]);
+	free(s->hb_fds);
+	s->hb_fds = NULL;
+	tt_hb_free(&s->hb);
 	if (s->devnull >= 0)
 		close(s->devnull);
 	tt_pt_free(&s->pt);
@@ -399,19 +578,26 @@ int tt_supervise(struct tt_supervisor *s, tt_err *err)
 {
 	int rc = -1, i, ckpt;
 
-	s->timerfd = s->devnull = -1;
+	s->timerfd = s->devnull = s->hang_timerfd = -1;
 	s->output_broken = 0;
 	s->streams = NULL;
+	s->hb_fds = NULL;
+	memset(&s->hb, 0, sizeof(s->hb));
 	ckpt = tt_ckpt_exit_parse(getenv(TT_ENV_CKPT_EXIT), err);
 	if (ckpt < 0 || tt_pt_init(&s->pt, s->nworkers, s->max_restarts, err) != 0)
 		return -1;
 	for (i = 0; i < s->nworkers; i++)
 		s->pt.workers[i].rank = (int)s->setup[i].env.rank;
 	s->streams = calloc((size_t)(2 * s->nworkers), sizeof(*s->streams));
-	if (!s->streams) {
+	s->hb_fds = calloc((size_t)s->nworkers, sizeof(*s->hb_fds));
+	if (!s->streams || !s->hb_fds) {
 		tt_err_errno(err, "allocating %d output streams", 2 * s->nworkers);
 		goto out;
 	}
+	for (i = 0; i < s->nworkers; i++)
+		s->hb_fds[i] = -1;
+	if (tt_hb_init(&s->hb, s->nworkers, s->hang, err) != 0)
+		goto out;
 	for (i = 0; i < 2 * s->nworkers; i++) {
 		char prefix[32] = "";
 
@@ -433,6 +619,11 @@ int tt_supervise(struct tt_supervisor *s, tt_err *err)
 		tt_err_errno(err, "creating the grace-period timer");
 		goto out;
 	}
+	s->hang_timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (s->hang_timerfd < 0) {
+		tt_err_errno(err, "creating the hang timer");
+		goto out;
+	}
 	tt_pt_set_ckpt_code(&s->pt, ckpt);
 	snprintf(s->ckpt_exit, sizeof(s->ckpt_exit), "%d", ckpt);
 	if (start_round(s, err) != 0) {
@@ -444,6 +635,8 @@ int tt_supervise(struct tt_supervisor *s, tt_err *err)
 		}
 	}
 	rc = loop(s, err);
+	if (rc >= 0)
+		report_step_times(s);
 out:
 	teardown(s);
 	return rc;

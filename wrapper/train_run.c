@@ -579,6 +579,7 @@ int main(int argc, char **argv)
 	s.argv = l.argv;
 	s.nworkers = l.nproc;
 	s.max_restarts = l.opts.max_restarts;
+	s.hang = &l.opts.hang;
 	s.setup = l.setup;
 	rc = tt_supervise(&s, &err);
 	if (rc < 0) {

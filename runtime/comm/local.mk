@@ -15,7 +15,8 @@ libtrainrt_core_la_SOURCES = \
 	runtime/comm/rt_store_core.h runtime/comm/rt_store_core.c runtime/comm/rt_link.h runtime/comm/rt_link.c \
 	runtime/comm/rt_pmix.h runtime/comm/rt_pmix.c \
 	runtime/comm/backend_shm.c runtime/comm/backend_tcp.c runtime/comm/backend_hier.c \
-	runtime/comm/comm_priv.h runtime/comm/comm_p2p.c runtime/comm/comm_group.c runtime/comm/p2p_net.c
+	runtime/comm/comm_priv.h runtime/comm/comm_p2p.c runtime/comm/comm_group.c runtime/comm/p2p_net.c \
+	runtime/comm/heartbeat.c
 libtrainrt_core_la_CFLAGS = $(AM_CFLAGS) $(PMIX_CFLAGS) $(OPENBLAS_CFLAGS) $(CRYPTO_CFLAGS)
 libtrainrt_core_la_CPPFLAGS = $(AM_CPPFLAGS)
 libtrainrt_core_la_LIBADD = libttbase.la $(PMIX_LIBS) $(OPENBLAS_LIBS) $(CRYPTO_LIBS) $(PTHREAD_LIBS) -lrt

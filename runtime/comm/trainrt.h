@@ -227,6 +227,16 @@ int trainrt_store_set(trainrt_comm *comm, const char *key, const void *val, size
 int trainrt_store_get(trainrt_comm *comm, const char *key, void *val, size_t cap, size_t *len);
 int trainrt_store_add(trainrt_comm *comm, const char *key, int64_t delta, int64_t *result);
 
+/* Progress heartbeats for train-run's hang detection and straggler report (train-run(1), FAULT
+ * TOLERANCE): a line "step N" after step N, or "section NAME" on entering a phase that is not a
+ * training step (setup, checkpoint, eval: letters, digits, _ . - , at most 31 characters), on the
+ * fd named in TRAIN_HEARTBEAT_FD. Step lines are written at most every 10 ms; a section line
+ * always. Neither blocks nor needs a communicator. Return 0, or -1 when there is no channel
+ * (not under train-run: nothing to do) or it is gone. Not thread-safe: call them from the
+ * training loop's thread. */
+int trainrt_heartbeat_step(long long step);
+int trainrt_heartbeat_section(const char *name);
+
 #ifdef __cplusplus
 }
 #endif

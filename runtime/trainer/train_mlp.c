@@ -309,6 +309,7 @@ static int save_checkpoint(train *t, tt_err *err)
 	int failed, agreed;
 	double t0 = now();
 
+	trainrt_heartbeat_section("checkpoint");
 	failed = alloc_ckpt_staging(t, err) || tt_ckpt_prepare(t->o.ckpt_dir, t->step, err);
 	if (!failed) {
 		failed = tt_dp_export(&t->dp, t->ck_p, t->ck_m, t->ck_v, err) ||
@@ -420,6 +421,7 @@ static int evaluate(train *t, tt_err *err)
 	long correct = 0;
 	float sums[2];
 
+	trainrt_heartbeat_section("eval");
 	for (size_t b = 0; b < batches; b++) {
 		size_t first = lo + b * mb;
 		int n = first >= hi ? 0 : (int)(hi - first < mb ? hi - first : mb);
@@ -504,6 +506,8 @@ static int run(train *t, tt_err *err)
 		if (got_signal)
 			signal_seen = 0;
 		t->step++;
+		/* Progress for train-run's hang detection (a no-op elsewhere). */
+		trainrt_heartbeat_step(t->step);
 		t->train_seconds += now() - t0;
 		iv_busy += now() - busy0 - (t->dp.input_seconds - input0);
 		iv_loss += stats[0] / (double)t->o.batch;
@@ -774,6 +778,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": %s\n", err.msg);
 		return 2;
 	}
+	/* Joining, loading and resuming take their own time, not a step's: a section of its own. */
+	trainrt_heartbeat_section("setup");
 	/* Launched by torchrun, train-run, the SPANK plugin or srun --mpi=pmix: join the job. */
 	if (getenv(TT_ENV_WORLD_SIZE) || getenv("PMIX_RANK")) {
 		char errbuf[1024];

@@ -108,6 +108,12 @@ tests_unit_test_options_SOURCES = tests/unit/test_options.c tests/unit/cunit_mai
 tests_unit_test_options_CPPFLAGS = $(WRAPPER_CPPFLAGS)
 tests_unit_test_options_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_options_LDADD = libwrapper.la $(UNIT_LDADD)
+# Heartbeats, hang and straggler rules (wrapper/heartbeat.c).
+check_PROGRAMS += tests/unit/test_heartbeat
+tests_unit_test_heartbeat_SOURCES = tests/unit/test_heartbeat.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_heartbeat_CPPFLAGS = $(WRAPPER_CPPFLAGS)
+tests_unit_test_heartbeat_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_heartbeat_LDADD = libwrapper.la $(UNIT_LDADD)
 check_PROGRAMS += tests/unit/test_census
 tests_unit_test_census_SOURCES = tests/unit/test_census.c tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_census_CPPFLAGS = $(WRAPPER_CPPFLAGS)
@@ -172,6 +178,11 @@ tests_unit_test_comm_group_SOURCES = tests/unit/test_comm_group.c tests/unit/com
 	tests/unit/comm_harness.h tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_comm_group_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_comm_group_LDADD = libtrainrt.la $(UNIT_LDADD) -lm
+# trainrt_heartbeat_step/_section (runtime/comm/heartbeat.c).
+check_PROGRAMS += tests/unit/test_rt_heartbeat
+tests_unit_test_rt_heartbeat_SOURCES = tests/unit/test_rt_heartbeat.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_rt_heartbeat_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_rt_heartbeat_LDADD = libtrainrt_core.la $(UNIT_LDADD)
 check_PROGRAMS += tests/unit/test_rt_reduce tests/unit/test_rt_store
 tests_unit_test_rt_reduce_SOURCES = tests/unit/test_rt_reduce.c tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_rt_reduce_CFLAGS = $(UNIT_CFLAGS)

@@ -195,6 +195,28 @@ static void test_bad_inputs_named(void)
 	expect_error(noprog2, ARGC(noprog2), "no PROGRAM");
 }
 
+/* --hang-timeout is repeatable: a fixed timeout, per-section ones, off; a bad value is named. */
+static void test_hang_timeout(void)
+{
+	char *argv[] = { "train-run", "--hang-timeout", "12", "--hang_timeout=checkpoint=600", "--hang-timeout",
+		"eval=0.5", "p", NULL };
+	char *off[] = { "train-run", "--hang-timeout", "off", "p", NULL };
+	char *bad[] = { "train-run", "--hang-timeout", "5m", "p", NULL };
+	struct tt_run_opts o;
+
+	CU_ASSERT_EQUAL_FATAL(tt_run_parse_args(&o, ARGC(argv), argv, NULL), 0);
+	CU_ASSERT_FALSE(o.hang.off);
+	CU_ASSERT_EQUAL(o.hang.fixed_us, 12000000);
+	CU_ASSERT_EQUAL(o.hang.nsections, 2);
+	CU_ASSERT_STRING_EQUAL(o.hang.sections[0].name, "checkpoint");
+	CU_ASSERT_EQUAL(o.hang.sections[0].timeout_us, 600000000);
+	CU_ASSERT_STRING_EQUAL(o.hang.sections[1].name, "eval");
+	CU_ASSERT_EQUAL(o.hang.sections[1].timeout_us, 500000);
+	CU_ASSERT_EQUAL_FATAL(tt_run_parse_args(&o, ARGC(off), off, NULL), 0);
+	CU_ASSERT_TRUE(o.hang.off);
+	expect_error(bad, ARGC(bad), "--hang-timeout '5m'");
+}
+
 static void test_bad_torchrun_flags_named(void)
 {
 	char *backend[] = { "train-run", "--rdzv-backend", "etcd", "p", NULL };
@@ -277,6 +299,7 @@ int tt_register_suites(void)
 	CU_add_test(s, "torchrun flags", test_torchrun_flags);
 	CU_add_test(s, "bad torchrun flags named", test_bad_torchrun_flags_named);
 	CU_add_test(s, "bad inputs named", test_bad_inputs_named);
+	CU_add_test(s, "--hang-timeout", test_hang_timeout);
 	CU_add_test(s, "help and version", test_help_and_version_need_no_program);
 	CU_add_test(s, "python scripts", test_python_scripts);
 	return 0;

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/* heartbeat.h — the progress heartbeats of train-run's workers and the hang and straggler rules
+ * built on them, as pure state: the event loop feeds the bytes a worker wrote to its heartbeat
+ * channel with the time they arrived (microseconds of CLOCK_MONOTONIC) and asks when the next
+ * worker runs out of time, whether one has, and what the step times were. No system calls here,
+ * so every boundary is unit-tested.
+ *
+ * The protocol (one ASCII line per event, at most TT_HB_LINE_MAX bytes, anything else ignored):
+ *   step N          the worker finished step N (any integer; steps may be skipped): progress,
+ *                   and the worker is in the section "step"
+ *   section NAME    the worker enters section NAME ([A-Za-z0-9_.-], at most 31 characters),
+ *                   e.g. setup, checkpoint, eval: progress too
+ * A worker that never writes a line is never declared hung. */
+#ifndef TT_HEARTBEAT_H
+#define TT_HEARTBEAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tt_err.h"
+
+#define TT_HB_LINE_MAX 128
+#define TT_HB_NAME_MAX 32		/* a section name with its NUL */
+#define TT_HB_SECTIONS_MAX 8		/* --hang-timeout NAME=S given at most this often */
+#define TT_HB_WINDOW 1024		/* step samples kept per worker: the last this many */
+
+/* The defaults (train-run(1), FAULT TOLERANCE). The step timeout is FACTOR x the p99 of the
+ * observed intervals between step lines, at least FLOOR: the issue's goal is detection within
+ * max(2 x p99, 5 s). The first WARMUP step lines of every round are not observed (compilation,
+ * the first collectives, a resume), and the timeout is calculated once MIN_SAMPLES are. */
+#define TT_HB_FACTOR 2.0
+#define TT_HB_FLOOR_US 5000000LL
+#define TT_HB_WARMUP 5
+#define TT_HB_MIN_SAMPLES 10
+/* A rank whose median step time is this much above the node's median is named a straggler. */
+#define TT_HB_STRAGGLER 1.5
+
+struct tt_hb_section {
+	char name[TT_HB_NAME_MAX];
+	int64_t timeout_us;		/* > 0 */
+};
+
+/* What --hang-timeout set. */
+struct tt_hb_config {
+	int off;			/* --hang-timeout off: no hang detection at all */
+	int64_t fixed_us;		/* --hang-timeout S: every section without its own; 0: the
+					 * calculated one in "step", none in the other sections */
+	struct tt_hb_section sections[TT_HB_SECTIONS_MAX];
+	int nsections;
+};
+
+/* Parses one --hang-timeout value (off, SECONDS or NAME=SECONDS; seconds may have decimals)
+ * into cfg. Returns 0, or -1 with err naming the value. */
+int tt_hb_config_add(struct tt_hb_config *cfg, const char *arg, tt_err *err);
+
+struct tt_hb_worker {
+	int active;			/* wrote a valid line this round and its channel is open */
+	int64_t last_us;		/* when its last line arrived */
+	char section[TT_HB_NAME_MAX];	/* the section it is in ("step" after a step line) */
+	int prev_step;			/* the last line was a step line (an interval may follow) */
+	long long last_step;
+	int steps_round;		/* step lines this round (the warm-up counts them) */
+	/* The last TT_HB_WINDOW observed intervals between step lines, and each divided by the
+	 * steps it covered (the program may write fewer lines than steps). */
+	int64_t *gap_us, *step_us;
+	int nsamples, head;
+	long long total_samples;
+	int64_t calc_timeout_us;	/* the calculated step timeout, 0 until there are enough */
+	char buf[TT_HB_LINE_MAX];	/* a line not yet complete */
+	size_t len;
+	int overlong;			/* the line being read is too long: dropped up to its \n */
+};
+
+struct tt_hb {
+	struct tt_hb_config cfg;
+	int n;
+	struct tt_hb_worker *w;		/* [n] */
+};
+
+int tt_hb_init(struct tt_hb *hb, int nworkers, const struct tt_hb_config *cfg, tt_err *err);
+void tt_hb_free(struct tt_hb *hb);
+
+/* A new round: no worker has written anything yet, the warm-up starts again. The observed step
+ * times are kept (they belong to the rank and its hardware), so are their timeouts. */
+void tt_hb_round_begin(struct tt_hb *hb);
+
+/* Bytes worker i wrote, arrived at now_us; split into lines, each applied as tt_hb_line. */
+void tt_hb_feed(struct tt_hb *hb, int i, const char *buf, size_t len, int64_t now_us);
+
+/* One line without its \n. Returns 0 when it was a valid heartbeat, -1 when it was ignored. */
+int tt_hb_line(struct tt_hb *hb, int i, const char *line, size_t len, int64_t now_us);
+
+/* Worker i closed its channel (or exited): it is not watched any more this round. */
+void tt_hb_closed(struct tt_hb *hb, int i);
+
+/* Worker i's timeout in its current section in microseconds, 0 when it has none (inactive,
+ * detection off, a section without a set timeout, still warming up). */
+int64_t tt_hb_timeout(const struct tt_hb *hb, int i);
+
+/* When worker i is hung if it writes nothing more: last line + timeout; INT64_MAX when never. */
+int64_t tt_hb_deadline(const struct tt_hb *hb, int i);
+
+/* Whether worker i is hung at now_us: silent for its timeout or longer. */
+int tt_hb_hung(const struct tt_hb *hb, int i, int64_t now_us);
+
+/* The worker to name when some worker is hung at now_us, or -1 when none is. Ranks blocked in
+ * a collective behind the culprit look hung too, so among the watched workers the pick is one
+ * the kernel shows stopped (states[i] 'T' or 't'), else one in uninterruptible sleep ('D'),
+ * else the one silent longest for its timeout. states may be NULL (no process states). */
+int tt_hb_culprit(const struct tt_hb *hb, int64_t now_us, const char *states);
+
+/* Percentile p (0-100, nearest rank) of worker i's per-step times in microseconds; -1 when it
+ * has no samples. */
+int64_t tt_hb_step_percentile(const struct tt_hb *hb, int i, double p);
+
+/* The straggler report of this node: one line of every observed rank's p50/p99 step time, then
+ * one line per rank whose p50 is above TT_HB_STRAGGLER x the node's median p50 (with at least two
+ * ranks observed). Lines end in \n, each starts "train-run: host HOST: ". ranks[i] is worker i's
+ * global rank. Writes "" when no worker had step samples. Returns the number of stragglers. */
+int tt_hb_report(const struct tt_hb *hb, const int *ranks, const char *host, char *out, size_t len);
+
+#endif
