@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: MIT
 # wrapper/: train-run, the GRES-aware launcher. Its pure logic (process table and exit policy,
 # output line splitting, option parsing, the node channel, the heartbeat rules) is a convenience
-# library the unit tests link too. The node channel proves the job key as libtrainrt does: rt_token.c, the key's
-# derivation and proofs, is compiled in here from runtime/comm/ (not copied), without the rest of
-# libtrainrt_core (PMIx, OpenBLAS, CUDA), so train-run needs only libcrypto more.
+# library the unit tests link too. The node channel proves the job key as libtrainrt does:
+# rt_token.c, the key's derivation and proofs, is compiled in here from runtime/comm/ (not
+# copied), without the rest of libtrainrt_core (PMIx, OpenBLAS, CUDA), so train-run needs only
+# libcrypto more.
 WRAPPER_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/wrapper -I$(top_srcdir)/runtime/comm
 if BUILD_LAUNCHER
 noinst_LTLIBRARIES += libwrapper.la
