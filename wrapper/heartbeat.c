@@ -218,6 +218,16 @@ void tt_hb_feed(struct tt_hb *hb, int i, const char *buf, size_t len, int64_t no
 	}
 }
 
+void tt_hb_resumed(struct tt_hb *hb, int64_t now_us)
+{
+	for (int i = 0; i < hb->n; i++) {
+		if (!hb->w[i].active)
+			continue;
+		hb->w[i].last_us = now_us;
+		hb->w[i].prev_step = 0;
+	}
+}
+
 void tt_hb_closed(struct tt_hb *hb, int i)
 {
 	hb->w[i].active = 0;

@@ -90,6 +90,12 @@ void tt_hb_feed(struct tt_hb *hb, int i, const char *buf, size_t len, int64_t no
 /* One line without its \n. Returns 0 when it was a valid heartbeat, -1 when it was ignored. */
 int tt_hb_line(struct tt_hb *hb, int i, const char *line, size_t len, int64_t now_us);
 
+/* train-run was stopped and continued (a Slurm suspend stops every process of the step, train-run
+ * too, then sends SIGCONT): every watched worker's silence counts from now_us again, and the
+ * interval that spans the stop is not observed as a step time. Without this, the first timer after
+ * the resume would find every worker silent for the whole suspension and name one hung. */
+void tt_hb_resumed(struct tt_hb *hb, int64_t now_us);
+
 /* Worker i closed its channel (or exited): it is not watched any more this round. */
 void tt_hb_closed(struct tt_hb *hb, int i);
 

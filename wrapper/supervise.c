@@ -446,6 +446,10 @@ static int on_signals(struct tt_supervisor *s, tt_err *err)
 		}
 		if (!tt_signal_is_forwarded(signo))
 			continue;
+		/* Continued after a stop (a suspend stops the workers and train-run alike): the
+		 * workers' silence while stopped is no hang. */
+		if (signo == SIGCONT)
+			tt_hb_resumed(&s->hb, tt_hang_now_us());
 		/* One owner per subtree: the relay already reached every worker that handles it. */
 		if (signo != s->relay_signal)
 			signal_running(s, signo);
@@ -514,12 +518,14 @@ static int loop(struct tt_supervisor *s, tt_err *err)
 			else
 				hb_read(s, which[i] - 2 * s->nworkers);
 		}
+		/* Signals before the hang timer: after a suspend both are ready at once, and the
+		 * SIGCONT must restart the workers' silence before the timer judges it. */
+		if (p[0].revents && on_signals(s, err))
+			break;
 		if (p[1].revents)
 			on_grace_over(s);
 		if (p[2].revents)
 			on_hang_timer(s);
-		if (p[0].revents && on_signals(s, err))
-			break;
 	}
 	rc = tt_pt_exit_code(&s->pt);
 out:

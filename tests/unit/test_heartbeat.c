@@ -102,6 +102,35 @@ static void test_calculated_timeout_after_warmup(void)
 	tt_hb_free(&hb);
 }
 
+/* After a stop of train-run and its workers (a suspend), silence counts from the resume: hung
+ * exactly one timeout after it, not before; the interval across the stop is not a sample. A
+ * worker that never wrote stays unwatched. */
+static void test_resumed_restarts_the_silence(void)
+{
+	int64_t t, resume;
+	int samples;
+
+	init(2, NULL);
+	t = steps(0, 1, 40, 0, 1 * S);	/* timeout: the 5 s floor (2 x 1 s is below it) */
+	CU_ASSERT_EQUAL(tt_hb_timeout(&hb, 0), 5 * S);
+	samples = hb.w[0].nsamples;
+	resume = t + 60 * S;	/* stopped for a minute */
+	CU_ASSERT_TRUE(tt_hb_hung(&hb, 0, resume));
+	tt_hb_resumed(&hb, resume);
+	CU_ASSERT_FALSE(tt_hb_hung(&hb, 0, resume));
+	CU_ASSERT_EQUAL(tt_hb_deadline(&hb, 0), resume + 5 * S);
+	CU_ASSERT_FALSE(tt_hb_hung(&hb, 0, resume + 5 * S - 1));
+	CU_ASSERT_TRUE(tt_hb_hung(&hb, 0, resume + 5 * S));
+	CU_ASSERT_FALSE(hb.w[1].active);
+	CU_ASSERT_EQUAL(tt_hb_deadline(&hb, 1), INT64_MAX);
+	/* The next step line after the resume opens an interval, it closes none. */
+	CU_ASSERT_EQUAL(line(0, "step 41", resume + 1 * S), 0);
+	CU_ASSERT_EQUAL(hb.w[0].nsamples, samples);
+	CU_ASSERT_EQUAL(line(0, "step 42", resume + 2 * S), 0);
+	CU_ASSERT_EQUAL(hb.w[0].nsamples, samples + 1);
+	tt_hb_free(&hb);
+}
+
 static void test_floor_applies_to_fast_steps(void)
 {
 	int64_t t;
@@ -283,6 +312,7 @@ int tt_register_suites(void)
 	CU_add_test(s, "feed splits lines, drops overlong", test_feed_splits_and_drops_overlong);
 	CU_add_test(s, "calculated timeout after warm-up", test_calculated_timeout_after_warmup);
 	CU_add_test(s, "floor for fast steps", test_floor_applies_to_fast_steps);
+	CU_add_test(s, "resumed restarts the silence", test_resumed_restarts_the_silence);
 	CU_add_test(s, "p99 of the intervals", test_p99_of_intervals);
 	CU_add_test(s, "sections and rounds", test_sections_and_rounds);
 	CU_add_test(s, "fixed timeout and off", test_fixed_and_off);

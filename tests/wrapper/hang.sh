@@ -35,7 +35,8 @@ left_behind() { pgrep -f "$1/" | wc -l; }
 
 # The heartbeat worker: STEPS0 steps in round 0 (until killed), 30 in round 1, one line each,
 # SLEEP s apart (SLEEP1_R1: rank 1's in round 1). Rank 1 stops itself after step STOP of round 0.
-# Each worker records its pid per round, and "done" when it finished a round.
+# Each worker records its pid per round, "step20" past the warm-up (20 lines: the timeout is
+# calculated from the 15th), and "done" when it finished a round.
 write_worker() {
 	cat >"$1/worker.sh" <<'EOF'
 #!/bin/sh
@@ -48,6 +49,7 @@ i=0
 while [ $i -lt $n ]; do
 	i=$((i + 1))
 	printf 'step %d\n' "$i" >>"/proc/self/fd/$TRAIN_HEARTBEAT_FD"
+	[ $i != 20 ] || touch "$d/step20.$RANK.$r"
 	if [ "$RANK" = 1 ] && [ "$r" = 0 ] && [ $i = "${STOP:-0}" ]; then
 		date +%s >"$d/stopped"
 		kill -STOP $$
@@ -96,7 +98,37 @@ t_hang_restart() {
 	pass "a SIGSTOPped rank after warm-up: one line naming it (silence and timeout: $silence s), killed, restarted, exit 0, nothing left; straggler named"
 }
 
-# Workers that never write a heartbeat are never hung, however long they are silent (past the
+# A suspend (Slurm stops every process of the step, train-run too, for longer than the timeout,
+# then continues them): no hang, the run goes on and ends 0. train-run is continued first (it
+# passes SIGCONT on to the workers), the worst order: its hang timer is already due.
+t_suspend() {
+	d="$WORK/suspend"; mkdir "$d"; write_worker "$d"
+	STEPS0=60 run --nproc-per-node 2 -- "$d/worker.sh" 2>"$d/err" &
+	pid=$!
+	i=0
+	while { [ ! -e "$d/step20.0.0" ] || [ ! -e "$d/step20.1.0" ]; } && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+	# train-run: the workers' parent.
+	tr=$(ps -o ppid= -p "$(cat "$d/pid.0.0" 2>/dev/null)" 2>/dev/null | tr -d ' ')
+	if [ -z "$tr" ] || [ ! -e "$d/step20.1.0" ]; then
+		fail "suspend: train-run or its workers did not get past the warm-up: $(cat "$d/err")"
+		wait $pid
+		return
+	fi
+	kill -STOP "$tr" "$(cat "$d/pid.0.0")" "$(cat "$d/pid.1.0")"
+	sleep 7
+	kill -CONT "$tr"
+	sleep 0.5
+	kill -CONT "$(cat "$d/pid.0.0")" "$(cat "$d/pid.1.0")" 2>/dev/null
+	wait $pid
+	rc=$?
+	[ $rc -eq 0 ] || fail "suspend: exit $rc: $(cat "$d/err")"
+	! grep -q 'hung in section' "$d/err" || fail "suspend: a suspended worker was declared hung: $(cat "$d/err")"
+	[ -e "$d/done.0.0" ] && [ -e "$d/done.1.0" ] || fail "suspend: the workers did not finish after the resume"
+	[ "$(left_behind "$d")" -eq 0 ] || fail "suspend: processes left behind"
+	pass "train-run and its workers stopped 7 s (past the 5 s timeout) and continued: no hang, exit 0"
+}
+
+# Workers that never write a heartbeat are never hung# Workers that never write a heartbeat are never hung, however long they are silent (past the
 # 5 s floor), and get no step-time summary; a worker that stops itself is then waited for, as
 # before (here it is continued from outside).
 t_no_heartbeat() {
@@ -158,7 +190,7 @@ t_train_mlp() {
 
 [ -x "$TRAIN_RUN" ] || { echo "FAIL: $TRAIN_RUN not built"; exit 1; }
 command -v pgrep >/dev/null 2>&1 || { echo "SKIP: pgrep not found (procps)"; exit 77; }
-for t in t_hang_restart t_no_heartbeat t_flags t_train_mlp; do
+for t in t_hang_restart t_suspend t_no_heartbeat t_flags t_train_mlp; do
 	f0=$failures
 	$t
 done
