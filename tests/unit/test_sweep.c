@@ -8,6 +8,8 @@
 #include "sweep_summary.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char example[] =
@@ -104,6 +106,34 @@ static void test_grid_refuses_huge_grids(void)
 		strcat(text, line);
 	}
 	expect_grid_error(text, "more than 1000000 points");
+}
+
+/* The limit exactly: 10^6 points (six axes of 10) are accepted, 10^6 + 1 = 101 x 9901 are not. */
+static void test_grid_size_limit_at_its_boundary(void)
+{
+	size_t cap = 64 * 1024;
+	char *text = malloc(cap);
+	struct sweep_grid g;
+	size_t used = 0;
+	tt_err err;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	text[0] = '\0';
+	for (int k = 0; k < 6; k++)
+		used += (size_t)snprintf(text + used, cap - used, "k%d = 1,2,3,4,5,6,7,8,9,10\n", k);
+	CU_ASSERT_EQUAL(sweep_grid_parse(text, "my.sweep", &g, &err), 0);
+	CU_ASSERT_EQUAL(g.npoints, SWEEP_MAX_POINTS);
+	sweep_grid_free(&g);
+	used = (size_t)snprintf(text, cap, "a = 0");
+	for (int v = 1; v < 101; v++)
+		used += (size_t)snprintf(text + used, cap - used, ",%d", v);
+	used += (size_t)snprintf(text + used, cap - used, "\nb = 0");
+	for (int v = 1; v < 9901; v++)
+		used += (size_t)snprintf(text + used, cap - used, ",%d", v);
+	snprintf(text + used, cap - used, "\n");
+	CU_ASSERT_FATAL(used < cap - 2);
+	expect_grid_error(text, "line 2: the grid has more than 1000000 points");
+	free(text);
 }
 
 static void test_grid_index_checks_range(void)
@@ -442,6 +472,7 @@ int tt_register_suites(void)
 	    !CU_add_test(grid, "quoted values", test_grid_quoted_values_may_hold_commas) ||
 	    !CU_add_test(grid, "errors", test_grid_errors_name_line_and_problem) ||
 	    !CU_add_test(grid, "huge grids", test_grid_refuses_huge_grids) ||
+	    !CU_add_test(grid, "size limit at its boundary", test_grid_size_limit_at_its_boundary) ||
 	    !CU_add_test(grid, "index range", test_grid_index_checks_range) ||
 	    !CU_add_test(grid, "checked against train-mlp", test_check_against_train_mlp) ||
 	    !CU_add_test(grid, "program is train-mlp", test_program_is_train_mlp) ||
