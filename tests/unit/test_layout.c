@@ -537,6 +537,23 @@ static void test_worker_gpus_follow_the_local_index(void)
 	CU_ASSERT_STRING_EQUAL(e.cuda_visible_devices, "2,3");
 }
 
+/* Slurm's compressed counts for runs of exactly two equal nodes and of one: 4(x2),2 and 2,4(x2). */
+static void test_worker_tasks_per_node_runs_of_two(void)
+{
+	struct tt_step_facts f = facts("n[1-3]", "1(x3)", 2, 2, 0, "0,1");
+	const uint32_t a[] = { 4, 4, 2 }, b[] = { 2, 4, 4 };
+	struct tt_task_env e;
+	tt_err err;
+
+	CU_ASSERT_EQUAL_FATAL(tt_layout_compute_worker(&f, 2, a, 1, &e, &err), 0);
+	CU_ASSERT_EQUAL(e.rank, 9);
+	CU_ASSERT_EQUAL(e.world_size, 10);
+	CU_ASSERT_PTR_NOT_NULL(strstr(env_text(&e), " SLURM_TASKS_PER_NODE=4(x2),2 "));
+	f = facts("n[1-3]", "1(x3)", 0, 0, 0, "0,1");
+	CU_ASSERT_EQUAL_FATAL(tt_layout_compute_worker(&f, 2, b, 0, &e, &err), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(env_text(&e), " SLURM_TASKS_PER_NODE=2,4(x2) "));
+}
+
 static void test_user_set_and_topo_set(void)
 {
 	char *env[] = {"TRAIN_TOPO_SET=OMP_NUM_THREADS,NCCL_IB_HCA", "OMP_NUM_THREADS=96",
@@ -815,6 +832,7 @@ int tt_register_suites(void)
 	CU_add_test(s, "foreach stops on error", test_foreach_stops_on_error);
 	CU_add_test(s, "worker layout of uneven nodes", test_worker_uneven_nodes);
 	CU_add_test(s, "worker GPUs follow the index on the node", test_worker_gpus_follow_the_local_index);
+	CU_add_test(s, "workers per node: runs of two compressed", test_worker_tasks_per_node_runs_of_two);
 	CU_add_test(s, "user-set variables and TRAIN_TOPO_SET", test_user_set_and_topo_set);
 	CU_add_test(s, "TRAIN_CPU_LIST", test_cpu_list_is_emitted);
 	return 0;
