@@ -201,6 +201,11 @@ static void test_summary_refuses_truncated_or_incomplete(void)
 	CU_ASSERT_EQUAL(sweep_summary_parse("{\"test_accuracy\": \"high\"}", &s, &err), -1);
 	CU_ASSERT_STRING_EQUAL(err.msg, "\"test_accuracy\" is not a number");
 	CU_ASSERT_EQUAL(sweep_summary_parse("{} {}", &s, &err), -1);
+	/* Counts are whole numbers: 2.5 steps is refused, not cut to 2. */
+	CU_ASSERT_EQUAL(sweep_summary_parse("{\"world_size\": 2, \"steps\": 2.5, \"test_accuracy\": 0.5, "
+					    "\"test_loss\": 0.5, \"samples_per_sec\": 1, \"wall_seconds\": 1, "
+					    "\"weights_crc32\": \"3290d00a\", \"history\": []}", &s, &err), -1);
+	CU_ASSERT_STRING_EQUAL(err.msg, "\"steps\" is not a whole number from 0 to 2^53");
 }
 
 static void test_log_reason_prefers_the_trainers_last_line(void)
