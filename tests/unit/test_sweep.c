@@ -4,6 +4,7 @@
 #include "cunit_main.h"
 #include "sweep_check.h"
 #include "sweep_grid.h"
+#include "sweep_io.h"
 #include "sweep_report.h"
 #include "sweep_summary.h"
 
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char example[] =
 	"# learning rate and batch\n"
@@ -134,6 +136,30 @@ static void test_grid_size_limit_at_its_boundary(void)
 	CU_ASSERT_FATAL(used < cap - 2);
 	expect_grid_error(text, "line 2: the grid has more than 1000000 points");
 	free(text);
+}
+
+/* sweep_read_file's size limit exactly: a file of max bytes is read whole, one of max + 1 is
+ * refused (not cut to max + 1 bytes and terminated past the buffer). */
+static void test_read_file_limit_at_its_boundary(void)
+{
+	char path[] = "/tmp/tt-sweep-read-XXXXXX";
+	int fd = mkstemp(path);
+	char *text;
+	tt_err err;
+
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(write(fd, "12345678", 8), 8);
+	text = sweep_read_file(path, 8, &err);
+	CU_ASSERT_PTR_NOT_NULL(text);
+	if (text)
+		CU_ASSERT_STRING_EQUAL(text, "12345678");
+	free(text);
+	CU_ASSERT_EQUAL(write(fd, "9", 1), 1);
+	err.msg[0] = '\0';
+	CU_ASSERT_PTR_NULL(sweep_read_file(path, 8, &err));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "is larger than 8 bytes"));
+	close(fd);
+	unlink(path);
 }
 
 static void test_grid_index_checks_range(void)
@@ -479,6 +505,7 @@ int tt_register_suites(void)
 	    !CU_add_test(grid, "huge grids", test_grid_refuses_huge_grids) ||
 	    !CU_add_test(grid, "size limit at its boundary", test_grid_size_limit_at_its_boundary) ||
 	    !CU_add_test(grid, "index range", test_grid_index_checks_range) ||
+	    !CU_add_test(grid, "file size limit at its boundary", test_read_file_limit_at_its_boundary) ||
 	    !CU_add_test(grid, "checked against train-mlp", test_check_against_train_mlp) ||
 	    !CU_add_test(grid, "program is train-mlp", test_program_is_train_mlp) ||
 	    !CU_add_test(report, "summary fields", test_summary_reads_fields_and_history) ||
