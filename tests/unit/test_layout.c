@@ -569,6 +569,13 @@ static void test_user_set_and_topo_set(void)
 	CU_ASSERT_TRUE(tt_env_user_set(tt_env_array, env, "NCCL_IB"));
 	CU_ASSERT_FALSE(tt_env_user_set(tt_env_array, env, "NCCL_TOPO_FILE"));	/* unset */
 	CU_ASSERT_TRUE(tt_env_user_set(tt_env_array, bare, "OMP_NUM_THREADS"));
+	/* A longer name that starts with the asked one is another variable. */
+	{
+		char *longer[] = {"SLURM_JOB_IDX=1", "SLURM_JOB_ID=7", NULL}, *only_longer[] = {"SLURM_JOB_IDX=1", NULL};
+
+		CU_ASSERT_STRING_EQUAL(tt_env_array(longer, "SLURM_JOB_ID"), "7");
+		CU_ASSERT_PTR_NULL(tt_env_array(only_longer, "SLURM_JOB_ID"));
+	}
 
 	CU_ASSERT_EQUAL(tt_env_set_list_add(list, sizeof(list), "OMP_NUM_THREADS"), 0);
 	CU_ASSERT_EQUAL(tt_env_set_list_add(list, sizeof(list), "OMP_NUM_THREADS"), 0);
