@@ -258,6 +258,10 @@ static void test_cpuset_text_forms(void)
 	CU_ASSERT_EQUAL(tt_cpuset_to_cpumap(&s, 3, buf, sizeof(buf)), 0);
 	CU_ASSERT_STRING_EQUAL(buf, "00000000,00000f00,000004ff");
 	CU_ASSERT_EQUAL(tt_cpuset_to_list(&s, buf, 5), -1);
+	/* Exactly: "0-7,10,40-43" needs 13 bytes with its terminator; 12 are refused, not cut. */
+	CU_ASSERT_EQUAL(tt_cpuset_to_list(&s, buf, 13), 0);
+	CU_ASSERT_STRING_EQUAL(buf, "0-7,10,40-43");
+	CU_ASSERT_EQUAL(tt_cpuset_to_list(&s, buf, 12), -1);
 	CPU_ZERO(&s);
 	CU_ASSERT_EQUAL(tt_cpuset_to_cpumap(&s, 1, buf, sizeof(buf)), 0);
 	CU_ASSERT_STRING_EQUAL(buf, "00000000");
