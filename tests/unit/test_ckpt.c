@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #define NOBODY 65534
 
@@ -276,6 +277,43 @@ static void test_rank_file_of_another_step_refused(void)
 	CU_ASSERT_EQUAL_FATAL(tt_ckpt_find_latest(root, &meta, warn, sizeof(warn), &err), 1);
 	CU_ASSERT_EQUAL(meta.step, 3);
 	tt_ckpt_meta_free(&meta);
+	rm_rf(root);
+}
+
+/* A rank file too short for its header is refused as truncated even when its CRC and meta.txt's
+ * agree (a forged step: meta.txt written again with that CRC), not taken as valid. */
+static void test_headerless_rank_file_refused_even_with_matching_crcs(void)
+{
+	char root[64], path[256];
+	unsigned char forged[8] = "abcd";
+	uint32_t crc[2], c = (uint32_t)crc32(0L, forged, 4);
+	tt_ckpt_meta meta = { .step = 6, .world = 2, .zero = 1, .seed = 5, .batch = 12,
+			      .layout = (tt_plan3d){ 2, 1, 1 } };
+	FILE *f;
+	tt_err err;
+
+	make_root(root);
+	write_ckpt(root, 6, (tt_plan3d){ 2, 1, 1 });
+	/* rank 0 stays as written: its CRC is its trailer */
+	snprintf(path, sizeof(path), "%s/step-00000006/rank-00000.bin", root);
+	f = fopen(path, "rb");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	CU_ASSERT_EQUAL(fseek(f, -4, SEEK_END), 0);
+	CU_ASSERT_EQUAL(fread(&crc[0], 4, 1, f), 1);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/step-00000006/rank-00001.bin", root);
+	memcpy(forged + 4, &c, 4);
+	f = fopen(path, "wb");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	CU_ASSERT_EQUAL(fwrite(forged, 1, sizeof(forged), f), sizeof(forged));
+	fclose(f);
+	crc[1] = c;
+	strcpy(meta.layers, "4,6,2,4,3");
+	meta.crc = crc;
+	CU_ASSERT_EQUAL_FATAL(tt_ckpt_write_meta(root, &meta, &err), 0);
+	err.msg[0] = '\0';
+	CU_ASSERT_EQUAL(tt_ckpt_validate(root, 6, &meta, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "rank-00001.bin is truncated"));
 	rm_rf(root);
 }
 
@@ -620,6 +658,8 @@ int tt_register_suites(void)
 	CU_add_test(s, "bad layout line refused", test_bad_layout_line_refused);
 	CU_add_test(s, "torn and corrupt are skipped", test_torn_and_corrupt_are_skipped);
 	CU_add_test(s, "a rank file of another step refused", test_rank_file_of_another_step_refused);
+	CU_add_test(s, "a header-less rank file refused though CRCs agree",
+		    test_headerless_rank_file_refused_even_with_matching_crcs);
 	CU_add_test(s, "prune keeps newest valid", test_prune_keeps_newest_valid);
 	CU_add_test(s, "prune never follows links", test_prune_never_follows_links);
 	CU_add_test(s, "torn directories are removed", test_remove_torn);
