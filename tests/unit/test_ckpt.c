@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #define NOBODY 65534
 
@@ -54,8 +55,9 @@ static void fill_slices(const tt_plan3d *lay, tt_coords c, tt_part *part, tt_sha
 	}
 }
 
-/* Writes a complete checkpoint of `step` under layout lay (D x T x P ranks) below root. */
-static void write_ckpt(const char *root, long step, tt_plan3d lay)
+/* Writes a complete checkpoint of `step` under layout lay (D x T x P ranks) below root, every
+ * value plus shift (another step's values are other values). */
+static void write_ckpt_shifted(const char *root, long step, tt_plan3d lay, float shift)
 {
 	int world = lay.dp * lay.tp * lay.pp;
 	tt_ckpt_meta meta = { .step = step, .world = world, .zero = 1, .seed = 5, .batch = 12, .layout = lay };
@@ -71,9 +73,19 @@ static void write_ckpt(const char *root, long step, tt_plan3d lay)
 		float a0[128], a1[128], a2[128], *arr[3] = { a0, a1, a2 };
 
 		fill_slices(&lay, tt_plan3d_coords(&lay, r), &part, &p, arr);
+		for (size_t i = 0; i < tt_shard_total(&p); i++) {
+			a0[i] += shift;
+			a1[i] += shift;
+			a2[i] += shift;
+		}
 		CU_ASSERT_EQUAL(tt_ckpt_write_rank(root, step, r, &p, a0, a1, a2, &crc[r], &err), 0);
 	}
 	CU_ASSERT_EQUAL(tt_ckpt_write_meta(root, &meta, &err), 0);
+}
+
+static void write_ckpt(const char *root, long step, tt_plan3d lay)
+{
+	write_ckpt_shifted(root, step, lay, 0.0f);
 }
 
 static void make_root(char *root)
@@ -238,6 +250,70 @@ static void test_torn_and_corrupt_are_skipped(void)
 	CU_ASSERT_EQUAL(tt_ckpt_find_latest(root, &meta, warn, sizeof(warn), &err), 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(warn, "truncated"));
 	CU_ASSERT_EQUAL(tt_ckpt_find_latest("/nonexistent/ckpt", &meta, warn, sizeof(warn), &err), 0);
+	rm_rf(root);
+}
+
+/* A rank file whole in itself (its own CRC holds) but from another step: meta.txt's CRC of that
+ * rank tells, and the step is skipped for the older intact one. */
+static void test_rank_file_of_another_step_refused(void)
+{
+	char root[64], warn[4096], from[256], to[256], cmd[600];
+	tt_ckpt_meta meta;
+	tt_err err;
+
+	make_root(root);
+	write_ckpt(root, 3, (tt_plan3d){ 2, 1, 1 });
+	write_ckpt(root, 4, (tt_plan3d){ 2, 1, 1 });
+	write_ckpt_shifted(root, 5, (tt_plan3d){ 2, 1, 1 }, 0.5f);
+	snprintf(from, sizeof(from), "%s/step-00000005/rank-00001.bin", root);
+	snprintf(to, sizeof(to), "%s/step-00000004/rank-00001.bin", root);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", from, to);
+	CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "rm -r '%s/step-00000005'", root);
+	CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+	err.msg[0] = '\0';
+	CU_ASSERT_EQUAL(tt_ckpt_validate(root, 4, &meta, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "rank-00001.bin fails its CRC check"));
+	CU_ASSERT_EQUAL_FATAL(tt_ckpt_find_latest(root, &meta, warn, sizeof(warn), &err), 1);
+	CU_ASSERT_EQUAL(meta.step, 3);
+	tt_ckpt_meta_free(&meta);
+	rm_rf(root);
+}
+
+/* A rank file too short for its header is refused as truncated even when its CRC and meta.txt's
+ * agree (a forged step: meta.txt written again with that CRC), not taken as valid. */
+static void test_headerless_rank_file_refused_even_with_matching_crcs(void)
+{
+	char root[64], path[256];
+	unsigned char forged[8] = "abcd";
+	uint32_t crc[2], c = (uint32_t)crc32(0L, forged, 4);
+	tt_ckpt_meta meta = { .step = 6, .world = 2, .zero = 1, .seed = 5, .batch = 12,
+			      .layout = (tt_plan3d){ 2, 1, 1 } };
+	FILE *f;
+	tt_err err;
+
+	make_root(root);
+	write_ckpt(root, 6, (tt_plan3d){ 2, 1, 1 });
+	/* rank 0 stays as written: its CRC is its trailer */
+	snprintf(path, sizeof(path), "%s/step-00000006/rank-00000.bin", root);
+	f = fopen(path, "rb");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	CU_ASSERT_EQUAL(fseek(f, -4, SEEK_END), 0);
+	CU_ASSERT_EQUAL(fread(&crc[0], 4, 1, f), 1);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/step-00000006/rank-00001.bin", root);
+	memcpy(forged + 4, &c, 4);
+	f = fopen(path, "wb");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	CU_ASSERT_EQUAL(fwrite(forged, 1, sizeof(forged), f), sizeof(forged));
+	fclose(f);
+	crc[1] = c;
+	strcpy(meta.layers, "4,6,2,4,3");
+	meta.crc = crc;
+	CU_ASSERT_EQUAL_FATAL(tt_ckpt_write_meta(root, &meta, &err), 0);
+	err.msg[0] = '\0';
+	CU_ASSERT_EQUAL(tt_ckpt_validate(root, 6, &meta, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "rank-00001.bin is truncated"));
 	rm_rf(root);
 }
 
@@ -581,6 +657,9 @@ int tt_register_suites(void)
 	CU_add_test(s, "another model refused", test_other_model_refused);
 	CU_add_test(s, "bad layout line refused", test_bad_layout_line_refused);
 	CU_add_test(s, "torn and corrupt are skipped", test_torn_and_corrupt_are_skipped);
+	CU_add_test(s, "a rank file of another step refused", test_rank_file_of_another_step_refused);
+	CU_add_test(s, "a header-less rank file refused though CRCs agree",
+		    test_headerless_rank_file_refused_even_with_matching_crcs);
 	CU_add_test(s, "prune keeps newest valid", test_prune_keeps_newest_valid);
 	CU_add_test(s, "prune never follows links", test_prune_never_follows_links);
 	CU_add_test(s, "torn directories are removed", test_remove_torn);

@@ -104,6 +104,68 @@ static void test_accumulation_matches_one_batch(void)
 	tt_dp_free(&b);
 }
 
+/* The step's gradient is that of the mean loss over the global batch, whatever the micro-batches:
+ * after one step from zero moments AdamW's first moment is (1 - beta1) g, compared with central
+ * differences of the summed evaluation loss / BATCH at the same parameters. A constant factor
+ * (a micro-batch mean, a missing 1/accum) changes no loss after AdamW but shows here. */
+static void test_step_gradient_is_the_mean_loss_gradient(void)
+{
+	const float h = 5e-3f;
+	tt_dp a, ev;
+	tt_dp_cfg ca = cfg_of(0, 2), ce = cfg_of(0, 1);
+	double dot = 0.0, ref2 = 0.0, got2 = 0.0, scale, cosine;
+	float *p0, *m0, *v0, *probe, *m1, *v1;
+	size_t s;
+	tt_err err;
+
+	CU_ASSERT_EQUAL_FATAL(tt_dp_init(&a, &model, NULL, &ca, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(tt_dp_init(&ev, &model, NULL, &ce, &err), 0);
+	s = tt_shard_total(&a.plan);
+	p0 = calloc(6 * s, sizeof(float));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p0);
+	m0 = p0 + s;
+	v0 = p0 + 2 * s;
+	probe = p0 + 3 * s;
+	m1 = p0 + 4 * s;
+	v1 = p0 + 5 * s;
+	CU_ASSERT_EQUAL_FATAL(tt_dp_export(&a, p0, m0, v0, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(tt_dp_train_step(&a, 0, train.x, train.y, BATCH, &(double){ 0 }, &(long){ 0 }, &err),
+			      0);
+	CU_ASSERT_EQUAL_FATAL(tt_dp_export(&a, probe, m1, v1, &err), 0);
+	for (size_t i = 0; i < s; i++) {
+		double loss[2];
+
+		for (int side = 0; side < 2; side++) {
+			long hits = 0;
+
+			memcpy(probe, p0, sizeof(float) * s);
+			probe[i] += side ? -h : h;
+			loss[side] = 0.0;
+			CU_ASSERT_EQUAL_FATAL(tt_dp_import(&ev, probe, m0, v0, &err), 0);
+			CU_ASSERT_EQUAL_FATAL(tt_dp_eval(&ev, train.x, train.y, BATCH, &loss[side], &hits, &err), 0);
+		}
+		{
+			double ref = (loss[0] - loss[1]) / (2.0 * h) / BATCH;
+			double got = m1[i] / (1.0 - ca.opt.beta1);
+
+			dot += got * ref;
+			ref2 += ref * ref;
+			got2 += got * got;
+		}
+	}
+	CU_ASSERT_FATAL(ref2 > 0.0);
+	/* Least squares: got = scale x ref; the cosine says the directions agree too. */
+	scale = dot / ref2;
+	cosine = dot / sqrt(ref2 * got2);
+	if (fabs(scale - 1.0) > 0.02 || cosine < 0.995)
+		fprintf(stderr, "\nstep gradient = %.5f x the mean-loss gradient, cosine %.6f\n", scale, cosine);
+	CU_ASSERT(fabs(scale - 1.0) <= 0.02);
+	CU_ASSERT(cosine >= 0.995);
+	free(p0);
+	tt_dp_free(&a);
+	tt_dp_free(&ev);
+}
+
 static void test_export_import_across_stages(void)
 {
 	tt_dp a, b;
@@ -241,6 +303,7 @@ int tt_register_suites(void)
 		return -1;
 	CU_add_test(s, "ZeRO stages bit-identical", test_stages_bit_identical);
 	CU_add_test(s, "accumulation matches one batch", test_accumulation_matches_one_batch);
+	CU_add_test(s, "the step's gradient is the mean loss's", test_step_gradient_is_the_mean_loss_gradient);
 	CU_add_test(s, "export/import across stages", test_export_import_across_stages);
 	CU_add_test(s, "training lowers loss, eval counts", test_training_lowers_loss_and_eval_counts);
 	CU_add_test(s, "bad config refused", test_bad_config_is_refused);

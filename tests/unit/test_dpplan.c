@@ -23,6 +23,12 @@ static void test_buckets_reverse_order_first_small(void)
 	CU_ASSERT_EQUAL(b[1].lo_layer, 0);
 	CU_ASSERT_EQUAL(b[1].off, 0);
 	CU_ASSERT_EQUAL(b[1].len, 400);
+	/* A bucket closes as soon as it reaches its cap, also exactly: layer 3 alone (200 B) is the
+	 * first bucket's 200 B, layer 2 alone the next cap's 800 B; then 1 (1200 B) and 0. */
+	n = tt_bucket_plan(off, 4, 4, 50 * 4, 200 * 4, b, 4);
+	CU_ASSERT_EQUAL_FATAL(n, 4);
+	for (int k = 0; k < 4; k++)
+		CU_ASSERT(b[k].lo_layer == 3 - k && b[k].hi_layer == 3 - k);
 }
 
 static void test_buckets_cover_everything_once(void)
@@ -93,6 +99,15 @@ static void test_shards_pad_and_cover(void)
 	}
 	CU_ASSERT_EQUAL(tt_shard_plan_init(&p, blocks, 3, 4, 4, &err), -1);
 	CU_ASSERT_EQUAL(tt_shard_plan_init(&p, blocks, 0, 4, 0, &err), -1);
+	/* As many blocks as the plan holds, and not one more (past block_len[]). */
+	{
+		size_t many[TT_SHARD_MAX_BLOCKS + 1];
+
+		for (int b = 0; b <= TT_SHARD_MAX_BLOCKS; b++)
+			many[b] = 3;
+		CU_ASSERT_EQUAL(tt_shard_plan_init(&p, many, TT_SHARD_MAX_BLOCKS, 2, 1, &err), 0);
+		CU_ASSERT_EQUAL(tt_shard_plan_init(&p, many, TT_SHARD_MAX_BLOCKS + 1, 2, 1, &err), -1);
+	}
 }
 
 int tt_register_suites(void)

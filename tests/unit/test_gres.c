@@ -99,6 +99,12 @@ static void test_join_slices(void)
 	CU_ASSERT_EQUAL(tt_gpu_list_join(&l, 7, 2, buf, sizeof(buf), &err), -1);
 	CU_ASSERT_EQUAL(tt_gpu_list_join(&l, 0, 8, buf, sizeof(buf), &err), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "does not fit in 8 bytes"));
+	/* "2,3" takes 4 bytes with its terminator: a buffer of 4 holds it, one of 3 is refused, never
+	 * cut to "2,". */
+	CU_ASSERT_EQUAL(tt_gpu_list_join(&l, 2, 2, buf, 4, &err), 0);
+	CU_ASSERT_STRING_EQUAL(buf, "2,3");
+	CU_ASSERT_EQUAL(tt_gpu_list_join(&l, 2, 2, buf, 3, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "does not fit in 3 bytes"));
 }
 
 /* Node GPUs from an environment given as "NAME=VALUE" strings; returns the joined list. */

@@ -121,6 +121,42 @@ static void test_sysfs_adds_ports_links_and_interfaces(void)
 	tt_hw_free(m);
 }
 
+/* A max_link_width of 0 (a port that reports no lanes) is no link fact: the device keeps what
+ * hwloc's export says, as without sysfs, instead of a link of width 0. */
+static void test_sysfs_width_zero_is_ignored(void)
+{
+	char dir[] = "/tmp/tt-sysfs-XXXXXX", cmd[2200], src[1024], path[1100];
+	struct tt_hw_model *plain = tt_fixture_model("dual-pcie-8gpu.xml", NULL, 0), *m = NULL;
+	struct tt_hw_options o = { 0 };
+	char xml[1024];
+	FILE *f;
+	tt_err err;
+	int i, j;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), "cp -a '%s/.' '%s'", tt_fixture_path("sysfs-dual", src, sizeof(src)), dir);
+	CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+	snprintf(path, sizeof(path), "%s/bus/pci/devices/0000:22:00.0/max_link_width", dir);
+	f = fopen(path, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fputs("0\n", f);
+	fclose(f);
+	o.input_xml = tt_fixture_path("dual-pcie-8gpu.xml", xml, sizeof(xml));
+	o.sysfs_root = dir;
+	CU_ASSERT_EQUAL_FATAL(tt_hw_discover(&o, &m, &err), 0);
+	i = tt_hw_find_pci(m, "0000:22:00.0");
+	j = tt_hw_find_pci(plain, "0000:22:00.0");
+	CU_ASSERT_FATAL(i >= 0 && j >= 0);
+	CU_ASSERT_EQUAL(m->pci[i].link_width, plain->pci[j].link_width);
+	CU_ASSERT_DOUBLE_EQUAL(m->pci[i].link_gts, plain->pci[j].link_gts, 1e-9);
+	/* The other sysfs facts still apply. */
+	CU_ASSERT_DOUBLE_EQUAL(m->pci[tt_hw_find_pci(m, "0000:13:00.0")].link_gts, 32.0, 1e-9);
+	tt_hw_free(m);
+	tt_hw_free(plain);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CU_ASSERT_EQUAL(system(cmd), 0);
+}
+
 static void test_nvswitch_box(void)
 {
 	struct tt_hw_model *m = tt_fixture_model("hgx-nvswitch-8gpu.xml", NULL, 0);
@@ -446,6 +482,7 @@ int tt_register_suites(void)
 	CU_add_test(s, "dual socket structure", test_dual_socket_structure);
 	CU_add_test(s, "dual socket NICs next to GPUs", test_dual_socket_nics_next_to_gpus);
 	CU_add_test(s, "sysfs adds ports, links, interfaces", test_sysfs_adds_ports_links_and_interfaces);
+	CU_add_test(s, "sysfs width 0 is ignored", test_sysfs_width_zero_is_ignored);
 	CU_add_test(s, "NVSwitch box", test_nvswitch_box);
 	CU_add_test(s, "cloud VM virtual switches", test_cloud_vm_without_and_with_virtual_switches);
 	CU_add_test(s, "VM export gaps", test_vm_export_gaps);

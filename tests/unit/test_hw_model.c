@@ -208,6 +208,38 @@ static void test_gpus_in_bus_order_and_numa_inherited(void)
 	tt_hw_free(t.m);
 }
 
+/* Several 8-GPU servers put the higher bus numbers on NUMA 0, so hwloc's tree (NUMA 0 first)
+ * lists GPUs 8a, 8b, then 1a, 1b; CUDA's default order (PCI_BUS_ID, the one NCCL and
+ * CUDA_VISIBLE_DEVICES use) is by bus id: 1a is GPU 0. */
+static void test_gpu_numbering_is_bus_order_not_tree_order(void)
+{
+	struct tt_hw_model *m = calloc(1, sizeof(*m));
+	int hb0, hb1, g[4];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+	m->nnuma = 2;
+	m->numa = calloc(2, sizeof(*m->numa));
+	m->numa[1].os_index = 1;
+	hb0 = add(m, TT_PCI_HOSTBRIDGE, -1, 0, "", 0, 0);
+	g[0] = add(m, TT_PCI_DEVICE, hb0, -1, "0000:8a:00.0", 0x030200, 0x10de);
+	g[1] = add(m, TT_PCI_DEVICE, hb0, -1, "0000:8b:00.0", 0x030200, 0x10de);
+	hb1 = add(m, TT_PCI_HOSTBRIDGE, -1, 1, "", 0, 0);
+	g[2] = add(m, TT_PCI_DEVICE, hb1, -1, "0000:1b:00.0", 0x030200, 0x10de);
+	g[3] = add(m, TT_PCI_DEVICE, hb1, -1, "0000:1a:00.0", 0x030200, 0x10de);
+	CU_ASSERT_EQUAL_FATAL(tt_hw_finish(m), 0);
+	CU_ASSERT_EQUAL_FATAL(m->ngpu, 4);
+	CU_ASSERT_EQUAL(m->gpu[0].pci, g[3]);
+	CU_ASSERT_EQUAL(m->gpu[1].pci, g[2]);
+	CU_ASSERT_EQUAL(m->gpu[2].pci, g[0]);
+	CU_ASSERT_EQUAL(m->gpu[3].pci, g[1]);
+	for (int i = 0; i < 4; i++)
+		CU_ASSERT_EQUAL(m->gpu[i].cuda_index, i);
+	/* GPU 0 (bus 1a) is on NUMA 1, GPU 2 (bus 8a) on NUMA 0. */
+	CU_ASSERT_EQUAL(tt_hw_pci_numa(m, m->gpu[0].pci), 1);
+	CU_ASSERT_EQUAL(tt_hw_pci_numa(m, m->gpu[2].pci), 0);
+	tt_hw_free(m);
+}
+
 static void test_cpuset_text_forms(void)
 {
 	cpu_set_t s;
@@ -226,6 +258,10 @@ static void test_cpuset_text_forms(void)
 	CU_ASSERT_EQUAL(tt_cpuset_to_cpumap(&s, 3, buf, sizeof(buf)), 0);
 	CU_ASSERT_STRING_EQUAL(buf, "00000000,00000f00,000004ff");
 	CU_ASSERT_EQUAL(tt_cpuset_to_list(&s, buf, 5), -1);
+	/* Exactly: "0-7,10,40-43" needs 13 bytes with its terminator; 12 are refused, not cut. */
+	CU_ASSERT_EQUAL(tt_cpuset_to_list(&s, buf, 13), 0);
+	CU_ASSERT_STRING_EQUAL(buf, "0-7,10,40-43");
+	CU_ASSERT_EQUAL(tt_cpuset_to_list(&s, buf, 12), -1);
 	CPU_ZERO(&s);
 	CU_ASSERT_EQUAL(tt_cpuset_to_cpumap(&s, 1, buf, sizeof(buf)), 0);
 	CU_ASSERT_STRING_EQUAL(buf, "00000000");
@@ -291,6 +327,8 @@ int tt_register_suites(void)
 	CU_add_test(s, "usable HCAs and warnings", test_usable_hcas_and_warnings);
 	CU_add_test(s, "NVLinks direct and through NVSwitch", test_nvlinks_direct_and_through_nvswitch);
 	CU_add_test(s, "GPUs in bus order, NUMA inherited", test_gpus_in_bus_order_and_numa_inherited);
+	CU_add_test(s, "GPU numbering is bus order, not tree order",
+		    test_gpu_numbering_is_bus_order_not_tree_order);
 	CU_add_test(s, "cpuset text forms", test_cpuset_text_forms);
 	CU_add_test(s, "PCIe rate from hwloc bandwidth", test_pcie_rate_from_hwloc_bandwidth);
 	CU_add_test(s, "IB rate from verbs codes", test_ib_rate_from_verbs_codes);

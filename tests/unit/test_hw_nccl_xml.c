@@ -309,6 +309,44 @@ static void test_nothing_to_describe(void)
 	tt_hw_free(m);
 }
 
+/* NCCL's limit counts the file's elements and the <gpu> and <nvlink> elements it adds: one <gpu>
+ * per GPU and one <nvlink> per link end at a GPU. Links from GPU 0 to a non-GPU device (each one
+ * end at a GPU, nothing in the file) bring the total to exactly 256, accepted, then 257, refused. */
+static void test_element_limit_at_its_boundary(void)
+{
+	struct tt_hw_model *m = tt_fixture_model("dual-pcie-8gpu.xml", NULL, 0);
+	struct xml_stats st;
+	char *xml = render(m), *out = NULL;
+	int links, other = -1;
+	size_t len;
+	tt_err err;
+
+	CU_ASSERT_EQUAL_FATAL(m->nnvlink, 0);
+	CU_ASSERT_EQUAL_FATAL(nccl_xml_check(xml, &st), 0);
+	free(xml);
+	links = TT_NCCL_XML_MAX_ELEMENTS - st.elements - m->ngpu;
+	CU_ASSERT_FATAL(links > 0);
+	for (int i = 0; i < m->npci && other < 0; i++)
+		if (!tt_pci_is_nvidia_gpu(&m->pci[i]) && !tt_pci_is_nvswitch(&m->pci[i]))
+			other = i;
+	CU_ASSERT_FATAL(other >= 0);
+	free(m->nvlink);
+	m->nvlink = calloc((size_t)links + 1, sizeof(*m->nvlink));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(m->nvlink);
+	for (int l = 0; l <= links; l++)
+		m->nvlink[l] = (struct tt_nvlink){ .a = m->gpu[0].pci, .b = other, .count = 1 };
+	m->nnvlink = links;
+	xml = render(m);
+	CU_ASSERT_EQUAL(nccl_xml_check(xml, &st), 0);
+	free(xml);
+	m->nnvlink = links + 1;
+	err.msg[0] = '\0';
+	CU_ASSERT_EQUAL(tt_nccl_xml_render(m, &out, &len, &err), -1);
+	CU_ASSERT_PTR_NULL(out);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "would have 257 elements (NCCL accepts 256)"));
+	tt_hw_free(m);
+}
+
 static void test_atomic_write(void)
 {
 	struct tt_hw_model *m = tt_fixture_model("dual-pcie-8gpu.xml", NULL, 0);
@@ -373,6 +411,7 @@ int tt_register_suites(void)
 	CU_add_test(s, "NVSwitches and virtual switches", test_nvswitches_and_virtual_switches);
 	CU_add_test(s, "machine without GPU or HCA", test_machine_without_gpu_or_hca_is_valid);
 	CU_add_test(s, "nothing to describe", test_nothing_to_describe);
+	CU_add_test(s, "element limit at its boundary", test_element_limit_at_its_boundary);
 	CU_add_test(s, "atomic write", test_atomic_write);
 	return 0;
 }

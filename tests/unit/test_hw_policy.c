@@ -123,6 +123,28 @@ static void test_hcas_without_port_states_are_named_alone(void)
 	tt_hw_free(m);
 }
 
+/* A dual-port HCA with one port down stays usable through its other port; the down port is not
+ * listed (NCCL would try it and fail), whichever of the two it is. */
+static void test_down_port_of_a_dual_port_hca_left_out(void)
+{
+	struct tt_hw_model *m = tt_fixture_model("dual-pcie-8gpu.xml", NULL, 0);
+	struct tt_hca *a = &m->hca[tt_hw_find_hca(m, "mlx5_2")], *b = &m->hca[tt_hw_find_hca(m, "mlx5_3")];
+	struct tt_rank_policy p;
+	tt_err err;
+
+	a->nports = b->nports = 2;
+	a->ports[1] = a->ports[0];
+	b->ports[1] = b->ports[0];
+	a->ports[1].num = b->ports[1].num = 2;
+	a->ports[0].active = 1;
+	a->ports[1].active = 0;
+	b->ports[0].active = 0;
+	b->ports[1].active = 1;
+	CU_ASSERT_EQUAL_FATAL(tt_hw_rank_policy(m, 0, &p, &err), 0);
+	CU_ASSERT_STRING_EQUAL(p.nccl_ib_hca, "=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:2,mlx5_4:1,mlx5_5:1");
+	tt_hw_free(m);
+}
+
 int tt_register_suites(void)
 {
 	CU_pSuite s = CU_add_suite("hw_policy", NULL, NULL);
@@ -135,5 +157,6 @@ int tt_register_suites(void)
 	CU_add_test(s, "exact names for 10+ HCAs", test_exact_names_for_ten_plus_hcas);
 	CU_add_test(s, "every rank gets the same HCA list", test_every_rank_gets_the_same_hca_list);
 	CU_add_test(s, "HCAs without port states named alone", test_hcas_without_port_states_are_named_alone);
+	CU_add_test(s, "the down port of a dual-port HCA left out", test_down_port_of_a_dual_port_hca_left_out);
 	return 0;
 }

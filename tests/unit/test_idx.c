@@ -69,6 +69,9 @@ static void test_rejects_broken_files(void)
 	const unsigned char truncated_data[] = { 0, 0, 8, 1, 0, 0, 0, 4, 1, 2 };
 	const unsigned char trailing[] = { 0, 0, 8, 1, 0, 0, 0, 1, 1, 2 };
 	const unsigned char zero_dim[] = { 0, 0, 8, 1, 0, 0, 0, 0 };
+	/* One dimension more than tt_idx holds (TT_IDX_MAX_DIMS = 4), each of size 1, one byte of data. */
+	const unsigned char five_dims[] = { 0, 0, 8, 5, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1,
+					    0, 0, 0, 1, 7 };
 	tt_idx t;
 	tt_err err;
 
@@ -77,6 +80,7 @@ static void test_rejects_broken_files(void)
 	expect_broken(truncated_data, sizeof(truncated_data), "ends inside the IDX data");
 	expect_broken(trailing, sizeof(trailing), "trailing bytes");
 	expect_broken(zero_dim, sizeof(zero_dim), "dimension 0");
+	expect_broken(five_dims, sizeof(five_dims), "want 000008 then 1..4 dimensions");
 	CU_ASSERT_EQUAL(tt_idx_read("/nonexistent/x.idx", &t, &err), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "/nonexistent/x.idx"));
 }
@@ -112,6 +116,27 @@ static int read_fails_in_little_space(const char *path, const char *want)
 /* A 16-byte header announcing 16 GiB made the reader allocate 16 GiB before reading anything:
  * a plain file is now checked against its size first, and a gzip'd one (whose size says nothing)
  * is read into a buffer that grows with the data. */
+/* Four dimensions, the most tt_idx holds, are read. */
+static void test_four_dimensions_are_read(void)
+{
+	const unsigned char four[] = { 0, 0, 8, 4, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 1, 5, 6 };
+	char path[] = "/tmp/tt-idx-XXXXXX";
+	int fd = mkstemp(path);
+	tt_idx t;
+	tt_err err;
+
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(write(fd, four, sizeof(four)), (ssize_t)sizeof(four));
+	close(fd);
+	CU_ASSERT_EQUAL_FATAL(tt_idx_read(path, &t, &err), 0);
+	CU_ASSERT_EQUAL(t.n_dims, 4);
+	CU_ASSERT_EQUAL(t.dims[1], 2);
+	CU_ASSERT_EQUAL(t.n_bytes, 2);
+	CU_ASSERT_EQUAL(t.data[1], 6);
+	tt_idx_free(&t);
+	unlink(path);
+}
+
 static void test_header_claims_are_checked_first(void)
 {
 	const unsigned char huge[] = { 0, 0, 8, 3, 0, 1, 0, 0, 0, 0, 2, 0, 0, 0, 2, 0 }; /* 65536x512x512 */
@@ -231,6 +256,7 @@ int tt_register_suites(void)
 		return -1;
 	CU_add_test(s, "reads plain and gzip", test_reads_plain_and_gzip);
 	CU_add_test(s, "rejects broken files", test_rejects_broken_files);
+	CU_add_test(s, "four dimensions are read", test_four_dimensions_are_read);
 	CU_add_test(s, "header claims are checked first", test_header_claims_are_checked_first);
 	CU_add_test(s, "loads fixture dir", test_loads_fixture_dir);
 	CU_add_test(s, "loads Fashion-MNIST when installed", test_loads_fashion_mnist_when_installed);

@@ -512,6 +512,48 @@ static void test_worker_uneven_nodes(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "node 1 runs no worker"));
 }
 
+/* 6 + 4 workers: the 6 ranks before node 1 are not a multiple of its 4 workers, so a GPU picked
+ * from the global rank (rank % 4) instead of the worker's index on its node gives another GPU. */
+static void test_worker_gpus_follow_the_local_index(void)
+{
+	struct tt_step_facts f = facts("node[1-2]", "1(x2)", 1, 1, 0, "0,1,2,3");
+	const uint32_t counts[] = { 6, 4 }, three_two[] = { 3, 2 };
+	const char *want[] = { "0", "1", "2", "3" };
+	struct tt_task_env e;
+	tt_err err;
+
+	for (uint32_t w = 0; w < 4; w++) {
+		CU_ASSERT_EQUAL_FATAL(tt_layout_compute_worker(&f, 4, counts, w, &e, &err), 0);
+		CU_ASSERT_EQUAL(e.rank, 6 + w);
+		CU_ASSERT_EQUAL(e.local_rank, w);
+		CU_ASSERT_STRING_EQUAL(e.cuda_visible_devices, want[w]);
+	}
+	/* Two GPUs each on node 1 of 3 + 2 workers: ranks 3 and 4 hold 0,1 and 2,3. */
+	CU_ASSERT_EQUAL_FATAL(tt_layout_compute_worker(&f, 2, three_two, 0, &e, &err), 0);
+	CU_ASSERT_EQUAL(e.rank, 3);
+	CU_ASSERT_STRING_EQUAL(e.cuda_visible_devices, "0,1");
+	CU_ASSERT_EQUAL_FATAL(tt_layout_compute_worker(&f, 2, three_two, 1, &e, &err), 0);
+	CU_ASSERT_EQUAL(e.rank, 4);
+	CU_ASSERT_STRING_EQUAL(e.cuda_visible_devices, "2,3");
+}
+
+/* Slurm's compressed counts for runs of exactly two equal nodes and of one: 4(x2),2 and 2,4(x2). */
+static void test_worker_tasks_per_node_runs_of_two(void)
+{
+	struct tt_step_facts f = facts("n[1-3]", "1(x3)", 2, 2, 0, "0,1");
+	const uint32_t a[] = { 4, 4, 2 }, b[] = { 2, 4, 4 };
+	struct tt_task_env e;
+	tt_err err;
+
+	CU_ASSERT_EQUAL_FATAL(tt_layout_compute_worker(&f, 2, a, 1, &e, &err), 0);
+	CU_ASSERT_EQUAL(e.rank, 9);
+	CU_ASSERT_EQUAL(e.world_size, 10);
+	CU_ASSERT_PTR_NOT_NULL(strstr(env_text(&e), " SLURM_TASKS_PER_NODE=4(x2),2 "));
+	f = facts("n[1-3]", "1(x3)", 0, 0, 0, "0,1");
+	CU_ASSERT_EQUAL_FATAL(tt_layout_compute_worker(&f, 2, b, 0, &e, &err), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(env_text(&e), " SLURM_TASKS_PER_NODE=2,4(x2) "));
+}
+
 static void test_user_set_and_topo_set(void)
 {
 	char *env[] = {"TRAIN_TOPO_SET=OMP_NUM_THREADS,NCCL_IB_HCA", "OMP_NUM_THREADS=96",
@@ -527,6 +569,13 @@ static void test_user_set_and_topo_set(void)
 	CU_ASSERT_TRUE(tt_env_user_set(tt_env_array, env, "NCCL_IB"));
 	CU_ASSERT_FALSE(tt_env_user_set(tt_env_array, env, "NCCL_TOPO_FILE"));	/* unset */
 	CU_ASSERT_TRUE(tt_env_user_set(tt_env_array, bare, "OMP_NUM_THREADS"));
+	/* A longer name that starts with the asked one is another variable. */
+	{
+		char *longer[] = {"SLURM_JOB_IDX=1", "SLURM_JOB_ID=7", NULL}, *only_longer[] = {"SLURM_JOB_IDX=1", NULL};
+
+		CU_ASSERT_STRING_EQUAL(tt_env_array(longer, "SLURM_JOB_ID"), "7");
+		CU_ASSERT_PTR_NULL(tt_env_array(only_longer, "SLURM_JOB_ID"));
+	}
 
 	CU_ASSERT_EQUAL(tt_env_set_list_add(list, sizeof(list), "OMP_NUM_THREADS"), 0);
 	CU_ASSERT_EQUAL(tt_env_set_list_add(list, sizeof(list), "OMP_NUM_THREADS"), 0);
@@ -789,6 +838,8 @@ int tt_register_suites(void)
 	CU_add_test(s, "GPU split rule", test_gpu_split_rule);
 	CU_add_test(s, "foreach stops on error", test_foreach_stops_on_error);
 	CU_add_test(s, "worker layout of uneven nodes", test_worker_uneven_nodes);
+	CU_add_test(s, "worker GPUs follow the index on the node", test_worker_gpus_follow_the_local_index);
+	CU_add_test(s, "workers per node: runs of two compressed", test_worker_tasks_per_node_runs_of_two);
 	CU_add_test(s, "user-set variables and TRAIN_TOPO_SET", test_user_set_and_topo_set);
 	CU_add_test(s, "TRAIN_CPU_LIST", test_cpu_list_is_emitted);
 	return 0;

@@ -206,6 +206,18 @@ static void test_sixty_four_gpus_then_no_more(void)
 	CU_ASSERT_EQUAL(tt_node_policy_parse(sb.data, sb.len, &q, &err), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "more than 64 GPUs"));
 	tt_sb_free(&sb);
+	/* The writer has the same limit: 64 GPUs written, 65 (past cpus[]) refused. */
+	{
+		struct tt_node_policy p = { 0 };
+
+		p.ngpus = TT_GPU_MAX;
+		CU_ASSERT_EQUAL(tt_node_policy_format(&p, &sb, &err), 0);
+		tt_sb_free(&sb);
+		p.ngpus = TT_GPU_MAX + 1;
+		CU_ASSERT_EQUAL(tt_node_policy_format(&p, &sb, &err), -1);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "65 GPUs: a report carries 0 to 64"));
+		tt_sb_free(&sb);
+	}
 }
 
 int tt_register_suites(void)

@@ -7,6 +7,7 @@
 
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void test_defaults(void)
@@ -83,6 +84,27 @@ static void expect_error(int argc, char **argv, const char *want)
 	if (strcmp(err.msg, want) != 0)
 		fprintf(stderr, "\ngot  '%s'\nwant '%s'\n", err.msg, want);
 	CU_ASSERT_STRING_EQUAL(err.msg, want);
+}
+
+/* An absolute path that just fits topo_dir (PATH_MAX - 1 characters) is taken; one character more
+ * is refused, not copied past the field. */
+static void test_path_length_at_its_limit(void)
+{
+	struct tt_plugin_config cfg;
+	size_t room = sizeof(cfg.topo_dir);
+	char *arg = malloc(room + 16);
+	tt_err err;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(arg);
+	strcpy(arg, "topo_dir=/");
+	memset(arg + 10, 'd', room - 2);
+	arg[10 + room - 2] = '\0';	/* "/" + room - 2 characters: room - 1 in all */
+	CU_ASSERT_EQUAL(tt_plugin_config_parse(1, &arg, &cfg, &err), 0);
+	CU_ASSERT_EQUAL(strlen(cfg.topo_dir), room - 1);
+	strcat(arg, "d");
+	CU_ASSERT_EQUAL(tt_plugin_config_parse(1, &arg, &cfg, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "plugstack.conf argument 1 'topo_dir=/ddd"));
+	free(arg);
 }
 
 static void test_errors(void)
@@ -179,6 +201,7 @@ int tt_register_suites(void)
 	CU_add_test(s, "every key", test_every_key);
 	CU_add_test(s, "accepted values", test_values);
 	CU_add_test(s, "errors name position, text and valid choices", test_errors);
+	CU_add_test(s, "a path at its length limit", test_path_length_at_its_limit);
 	CU_add_test(s, "--train-topo modes", test_mode_parse);
 	CU_add_test(s, "TRAIN_TOPO_MODE from the environment", test_mode_from_env);
 	return 0;

@@ -1000,6 +1000,62 @@ static void test_core_limits(void)
 	rt_store_core_free(c);
 }
 
+/* One connection's hello with client nonce `nonce`: the server's challenge in *ch, the proof a
+ * rank holding TOKEN would send for it in proof->mac. */
+static rt_store_conn *hello_and_challenge(rt_store_core *c, int fd, unsigned char nonce,
+					  struct rt_store_challenge *ch, unsigned char mac[RT_MAC_LEN])
+{
+	struct hello_msg m = { { RT_STORE_MAGIC, RT_CMD_HELLO, 0, sizeof(struct rt_store_hello) },
+			       { RT_STORE_VERSION, 2, { nonce } } };
+	struct rt_store_transcript t = { .version = RT_STORE_VERSION, .world_size = 2 };
+	rt_store_conn *k = rt_store_core_open(c, fd, 0.0);
+	tt_err err;
+
+	CU_ASSERT_FATAL(k != NULL);
+	CU_ASSERT_EQUAL(feed(c, k, &m, sizeof(m)), 0);
+	CU_ASSERT_EQUAL(out_status(k), RT_ST_OK);
+	memcpy(ch, k->out + sizeof(struct rt_store_rsp), sizeof(*ch));
+	CU_ASSERT_EQUAL(rt_store_core_sent(c, k, k->out_len, 0.0), 0);
+	memcpy(t.client_nonce, m.hello.nonce, RT_NONCE_LEN);
+	memcpy(t.server_nonce, ch->nonce, RT_NONCE_LEN);
+	CU_ASSERT_EQUAL(rt_store_proofs(TOKEN, &t, NULL, mac, &err), 0);
+	return k;
+}
+
+/* The proof is compared over all its bytes: one flipped in its last byte is refused. A proof seen
+ * on one connection replayed on a new one with the same hello is refused: the server's nonce is
+ * new for every connection, so the old proof answers another challenge. */
+static void test_proof_checked_whole_and_never_replayed(void)
+{
+	tt_err err;
+	rt_store_core *c = rt_store_core_new(TOKEN, 2, &err);
+	struct {
+		struct rt_store_req h;
+		unsigned char mac[RT_MAC_LEN];
+	} proof = { { RT_STORE_MAGIC, RT_CMD_PROOF, 0, RT_MAC_LEN }, { 0 } };
+	struct rt_store_challenge ch1, ch2;
+	rt_store_conn *k;
+
+	CU_ASSERT_FATAL(c != NULL);
+	k = hello_and_challenge(c, 30, 7, &ch1, proof.mac);
+	proof.mac[RT_MAC_LEN - 1] ^= 1;
+	CU_ASSERT_EQUAL(feed(c, k, &proof, sizeof(proof)), 0);
+	CU_ASSERT_NOT_EQUAL(k->stage, RT_CONN_ADMITTED);
+	CU_ASSERT_EQUAL(out_status(k), RT_ST_REFUSED);
+
+	k = hello_and_challenge(c, 31, 8, &ch1, proof.mac);
+	CU_ASSERT_EQUAL(feed(c, k, &proof, sizeof(proof)), 0);
+	CU_ASSERT_EQUAL_FATAL(k->stage, RT_CONN_ADMITTED);
+	CU_ASSERT_EQUAL(rt_store_core_sent(c, k, k->out_len, 0.0), 0);
+	/* The eavesdropper's replay: the same hello, the recorded proof. */
+	k = hello_and_challenge(c, 32, 8, &ch2, (unsigned char[RT_MAC_LEN]){ 0 });
+	CU_ASSERT_NOT_EQUAL(memcmp(ch1.nonce, ch2.nonce, RT_NONCE_LEN), 0);
+	CU_ASSERT_EQUAL(feed(c, k, &proof, sizeof(proof)), 0);
+	CU_ASSERT_NOT_EQUAL(k->stage, RT_CONN_ADMITTED);
+	CU_ASSERT_EQUAL(out_status(k), RT_ST_REFUSED);
+	rt_store_core_free(c);
+}
+
 struct ring_run {
 	rt_backend *be;
 	rt_op op;
@@ -1262,6 +1318,7 @@ int tt_register_suites(void)
 	CU_add_test(s, "a squatter learns nothing keyed", test_squatter_learns_nothing);
 	CU_add_test(s, "hostile connections are bounded", test_hostile_connections_bounded);
 	CU_add_test(s, "handshake limits on a fake clock", test_core_limits);
+	CU_add_test(s, "a proof checked whole and never replayed", test_proof_checked_whole_and_never_replayed);
 	CU_add_test(s, "rendezvous of 512 ranks, and who did not come", test_join);
 	CU_add_test(s, "rendezvous misuse: a rank twice, a rank outside", test_join_misuse);
 	CU_add_test(s, "connections are freed", test_core_frees_connections);

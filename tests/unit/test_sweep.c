@@ -4,11 +4,15 @@
 #include "cunit_main.h"
 #include "sweep_check.h"
 #include "sweep_grid.h"
+#include "sweep_io.h"
 #include "sweep_report.h"
 #include "sweep_summary.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char example[] =
 	"# learning rate and batch\n"
@@ -106,6 +110,58 @@ static void test_grid_refuses_huge_grids(void)
 	expect_grid_error(text, "more than 1000000 points");
 }
 
+/* The limit exactly: 10^6 points (six axes of 10) are accepted, 10^6 + 1 = 101 x 9901 are not. */
+static void test_grid_size_limit_at_its_boundary(void)
+{
+	size_t cap = 64 * 1024;
+	char *text = malloc(cap);
+	struct sweep_grid g;
+	size_t used = 0;
+	tt_err err;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	text[0] = '\0';
+	for (int k = 0; k < 6; k++)
+		used += (size_t)snprintf(text + used, cap - used, "k%d = 1,2,3,4,5,6,7,8,9,10\n", k);
+	CU_ASSERT_EQUAL(sweep_grid_parse(text, "my.sweep", &g, &err), 0);
+	CU_ASSERT_EQUAL(g.npoints, SWEEP_MAX_POINTS);
+	sweep_grid_free(&g);
+	used = (size_t)snprintf(text, cap, "a = 0");
+	for (int v = 1; v < 101; v++)
+		used += (size_t)snprintf(text + used, cap - used, ",%d", v);
+	used += (size_t)snprintf(text + used, cap - used, "\nb = 0");
+	for (int v = 1; v < 9901; v++)
+		used += (size_t)snprintf(text + used, cap - used, ",%d", v);
+	snprintf(text + used, cap - used, "\n");
+	CU_ASSERT_FATAL(used < cap - 2);
+	expect_grid_error(text, "line 2: the grid has more than 1000000 points");
+	free(text);
+}
+
+/* sweep_read_file's size limit exactly: a file of max bytes is read whole, one of max + 1 is
+ * refused (not cut to max + 1 bytes and terminated past the buffer). */
+static void test_read_file_limit_at_its_boundary(void)
+{
+	char path[] = "/tmp/tt-sweep-read-XXXXXX";
+	int fd = mkstemp(path);
+	char *text;
+	tt_err err;
+
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(write(fd, "12345678", 8), 8);
+	text = sweep_read_file(path, 8, &err);
+	CU_ASSERT_PTR_NOT_NULL(text);
+	if (text)
+		CU_ASSERT_STRING_EQUAL(text, "12345678");
+	free(text);
+	CU_ASSERT_EQUAL(write(fd, "9", 1), 1);
+	err.msg[0] = '\0';
+	CU_ASSERT_PTR_NULL(sweep_read_file(path, 8, &err));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "is larger than 8 bytes"));
+	close(fd);
+	unlink(path);
+}
+
 static void test_grid_index_checks_range(void)
 {
 	struct sweep_grid g;
@@ -171,6 +227,11 @@ static void test_summary_refuses_truncated_or_incomplete(void)
 	CU_ASSERT_EQUAL(sweep_summary_parse("{\"test_accuracy\": \"high\"}", &s, &err), -1);
 	CU_ASSERT_STRING_EQUAL(err.msg, "\"test_accuracy\" is not a number");
 	CU_ASSERT_EQUAL(sweep_summary_parse("{} {}", &s, &err), -1);
+	/* Counts are whole numbers: 2.5 steps is refused, not cut to 2. */
+	CU_ASSERT_EQUAL(sweep_summary_parse("{\"world_size\": 2, \"steps\": 2.5, \"test_accuracy\": 0.5, "
+					    "\"test_loss\": 0.5, \"samples_per_sec\": 1, \"wall_seconds\": 1, "
+					    "\"weights_crc32\": \"3290d00a\", \"history\": []}", &s, &err), -1);
+	CU_ASSERT_STRING_EQUAL(err.msg, "\"steps\" is not a whole number from 0 to 2^53");
 }
 
 static void test_log_reason_prefers_the_trainers_last_line(void)
@@ -442,7 +503,9 @@ int tt_register_suites(void)
 	    !CU_add_test(grid, "quoted values", test_grid_quoted_values_may_hold_commas) ||
 	    !CU_add_test(grid, "errors", test_grid_errors_name_line_and_problem) ||
 	    !CU_add_test(grid, "huge grids", test_grid_refuses_huge_grids) ||
+	    !CU_add_test(grid, "size limit at its boundary", test_grid_size_limit_at_its_boundary) ||
 	    !CU_add_test(grid, "index range", test_grid_index_checks_range) ||
+	    !CU_add_test(grid, "file size limit at its boundary", test_read_file_limit_at_its_boundary) ||
 	    !CU_add_test(grid, "checked against train-mlp", test_check_against_train_mlp) ||
 	    !CU_add_test(grid, "program is train-mlp", test_program_is_train_mlp) ||
 	    !CU_add_test(report, "summary fields", test_summary_reads_fields_and_history) ||

@@ -9,11 +9,14 @@
 #include "topo_file.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 struct env {
@@ -243,6 +246,88 @@ static void test_foreign_directories_are_never_used(void)
 	teardown(&e);
 }
 
+/* A directory of the job's name that is private (0700) but another user's: as root (the plugin's
+ * real uid) everything can be opened, so only the owner check keeps the step out of it. */
+static void test_another_users_private_directory_is_not_used(void)
+{
+	char jobdir[256], kept[PATH_MAX];
+	struct env e;
+	int fd;
+
+	setup(&e, "dual-pcie-8gpu.xml");
+	snprintf(jobdir, sizeof(jobdir), "%s/traintopo.9", e.base);
+	snprintf(kept, sizeof(kept), "%s/nccl-topo.0.xml", jobdir);
+	CU_ASSERT_EQUAL_FATAL(mkdir(jobdir, 0700), 0);
+	fd = open(kept, O_WRONLY | O_CREAT, 0644);
+	CU_ASSERT_EQUAL(write(fd, "theirs", 6), 6);
+	close(fd);
+	if (chown(kept, 65534, 65534) != 0 || chown(jobdir, 65534, 65534) != 0) {
+		tt_test_skip("cannot give %s to uid 65534 (%s): a foreign owner needs root", jobdir,
+			     strerror(errno));
+	} else {
+		char buf[16];
+
+		CU_ASSERT_EQUAL(chmod(jobdir, 0700), 0);
+		check_not_used(&e, "belongs to uid 65534 with mode 0700");
+		CU_ASSERT_EQUAL(entries(jobdir), 1);
+		CU_ASSERT_EQUAL(slurp(kept, buf, sizeof(buf)), 0);
+		CU_ASSERT_STRING_EQUAL(buf, "theirs");
+	}
+	CU_ASSERT_EQUAL(unlink(kept), 0);
+	CU_ASSERT_EQUAL(rmdir(jobdir), 0);
+	teardown(&e);
+}
+
+/* The plugin's own case: the step runs as the job user (here uid 65534, forked), and the job's
+ * directory is someone else's private one (root's, 0700) in a shared sticky topo_dir. The step
+ * writes its file beside it, leaves the directory and its file alone, and says why. */
+static void test_a_user_passes_over_another_users_directory(void)
+{
+	char jobdir[256], kept[PATH_MAX], buf[16];
+	struct env e;
+	int fd, status;
+	pid_t pid;
+
+	if (geteuid() != 0) {
+		tt_test_skip("switching to uid 65534 needs root");
+		return;
+	}
+	setup(&e, "dual-pcie-8gpu.xml");
+	CU_ASSERT_EQUAL_FATAL(chmod(e.base, 01777), 0);
+	snprintf(jobdir, sizeof(jobdir), "%s/traintopo.9", e.base);
+	snprintf(kept, sizeof(kept), "%s/nccl-topo.0.xml", jobdir);
+	CU_ASSERT_EQUAL_FATAL(mkdir(jobdir, 0700), 0);
+	fd = open(kept, O_WRONLY | O_CREAT, 0600);
+	CU_ASSERT_EQUAL(write(fd, "roots", 5), 5);
+	close(fd);
+	pid = fork();
+	CU_ASSERT_FATAL(pid >= 0);
+	if (pid == 0) {
+		struct tt_topo_dir dir;
+		struct tt_node_policy pol;
+		char path[PATH_MAX];
+		tt_err err;
+		int bad = 0;
+
+		if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)
+			_exit(64);
+		if (tt_topo_file_create(&e.cfg, 9, 0, path, sizeof(path), &dir, &pol, &err) != 0)
+			_exit(65);
+		bad |= strncmp(path, jobdir, strlen(jobdir)) != 0 || path[strlen(jobdir)] != '.';
+		bad |= (access(path, R_OK) != 0) << 1;
+		bad |= (pol.nnotes != 1 || !strstr(pol.notes[0], "not used")) << 2;
+		bad |= (tt_topo_file_remove(&e.cfg, &dir, path, &err) != 0 || access(path, F_OK) == 0) << 3;
+		_exit(bad);
+	}
+	CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+	CU_ASSERT(WIFEXITED(status));
+	CU_ASSERT_EQUAL(WEXITSTATUS(status), 0);
+	CU_ASSERT_EQUAL(entries(jobdir), 1);
+	CU_ASSERT_EQUAL(slurp(kept, buf, sizeof(buf)), 0);
+	CU_ASSERT_STRING_EQUAL(buf, "roots");
+	teardown(&e);
+}
+
 static void test_removal_only_through_the_checked_directory(void)
 {
 	char jobdir[256], moved[256], victim[256], kept[PATH_MAX], path[PATH_MAX], buf[64];
@@ -379,6 +464,10 @@ int tt_register_suites(void)
 	CU_add_test(s, "made private, written, removed", test_made_private_written_and_removed);
 	CU_add_test(s, "a second step shares the directory", test_second_step_shares_the_directory);
 	CU_add_test(s, "foreign directories are never used", test_foreign_directories_are_never_used);
+	CU_add_test(s, "another user's private directory is not used",
+		    test_another_users_private_directory_is_not_used);
+	CU_add_test(s, "a user passes over another user's directory",
+		    test_a_user_passes_over_another_users_directory);
 	CU_add_test(s, "removal only through the checked directory",
 		    test_removal_only_through_the_checked_directory);
 	CU_add_test(s, "probe failure leaves nothing", test_probe_failure_leaves_nothing);

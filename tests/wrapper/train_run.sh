@@ -443,6 +443,19 @@ t_topology() {
 	pass "topology policy (committed fixture): each GPU's NCCL_IB_HCA as train-topo env gives it, node GPUs counted standalone, user's NCCL_IB_HCA kept, bad XML named"
 }
 
+# Workers whose CPU sets differ in size: on the committed two-socket fixture (CPU 0 on socket 0,
+# CPUs 2-3 on socket 1) under taskset -c 0,1 worker 0 gets its GPU's CPU 0, worker 1 (no allowed
+# CPU near its GPU) all of 0-1; each OMP_NUM_THREADS counts its own set.
+t_omp_own_cpus() {
+	uneven=${TT_TEST_SRCDIR:-.}/tests/fixtures/topo/uneven-numa-2gpu.xml
+	command -v taskset >/dev/null 2>&1 || { skip "OMP per worker: no taskset (util-linux)"; return; }
+	taskset -c 0,1 true 2>/dev/null || { skip "OMP per worker: CPUs 0 and 1 are not both allowed here"; return; }
+	out=$(taskset -c 0,1 "$TRAIN_RUN" --topology "$uneven" --nproc-per-node gpu -- \
+		sh -c 'echo "$LOCAL_RANK $OMP_NUM_THREADS $TRAIN_CPU_LIST"' 2>"$WORK/err" | sort -n | tr '\n' ';')
+	[ "$out" = "0 1 0;1 2 0-1;" ] || { fail "OMP per worker: want '0 1 0;1 2 0-1;', got '$out' $(cat "$WORK/err")"; return; }
+	pass "OMP_NUM_THREADS of each worker counts its own CPU set (1 and 2 CPUs)"
+}
+
 # torchrun's variables, as its agent sets them, and its flags' meaning.
 t_torchrun_env() {
 	out=$("$TRAIN_RUN" --nproc-per-node 2 --role trainer --max-restarts 1 -- sh -c \
@@ -573,8 +586,8 @@ t_checkpoint_exit() {
 
 [ -x "$TRAIN_RUN" ] || { echo "FAIL: $TRAIN_RUN not built"; exit 1; }
 for t in t_ranks t_failure t_sigkill t_usr1 t_relay_owner t_signal_scope t_sigterm t_missing t_slurm \
-	t_refusing_node t_waiting_said t_uneven_nodes t_plugin_defaults t_output t_flood t_restart t_python t_topology t_topology_crash \
-	t_torchrun_env t_torch_consumer t_logs t_long_nodelist t_checkpoint_exit; do
+	t_refusing_node t_waiting_said t_uneven_nodes t_plugin_defaults t_omp_own_cpus t_output t_flood t_restart t_python \
+	t_topology t_topology_crash t_torchrun_env t_torch_consumer t_logs t_long_nodelist t_checkpoint_exit; do
 	$t
 done
 [ $failures -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
