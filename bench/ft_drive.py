@@ -6,7 +6,7 @@
 # before the signal goes out.
 #   fault -> detection:        the first line matching --detect after the fault
 #   detection -> training:     the first step line after the first --restart line
-#   steps lost:                the last step line before the fault minus the step resumed from
+#   steps lost:                the last step line stamped before the fault minus the step resumed from
 #                              (--resume's group 1; 0 when no resume line comes)
 # Prints one tab-separated line: detect_s, again_s, last_step, resumed_step, verdict, exit.
 # Usage: ft_drive.py LOG FAULT(kill|stop) WARM_STEP BOUND_S STEP_RE DETECT_RE RESTART_RE RESUME_RE -- CMD...
@@ -96,7 +96,7 @@ def main():
 
     threading.Thread(target=reader, daemon=True).start()
     t_fault = t_detect = t_restart = t_again = None
-    last_step, resumed, verdict = None, 0, ""
+    last_step, resumed, verdict, w = None, 0, "", None
     # Until the fault: the warm-up, at most bound; afterwards bound for recovery, then as long
     # again for the rest of the run to end.
     deadline = t0 + bound
@@ -115,8 +115,10 @@ def main():
             if t_fault is None:
                 if m:
                     last_step = int(m.group(1))
+                    # Found at the first step line: scanning /proc at the fault itself took
+                    # 0.2 s under load, hundreds of train-mlp steps.
+                    w = w or worker(p.pid, "1")
                     if last_step >= warm:
-                        w = worker(p.pid, "1")
                         if w is None:
                             verdict = "no rank 1 found"
                             break
@@ -125,6 +127,8 @@ def main():
                         lf.write(f"{t_fault - t0:10.6f} ft_drive: SIG{fault.upper()} to rank 1, pid {w}\n")
                         deadline = t_fault + bound
                 continue
+            if m and t < t_fault and t_restart is None:
+                last_step = int(m.group(1))  # read after the signal went out, written before
             if t_detect is None and detect_re.search(line):
                 t_detect = t
             if t_detect is not None and t_restart is None and restart_re.search(line):
