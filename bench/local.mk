@@ -151,3 +151,13 @@ BENCH_TARGETS += bench-scale
 bench-scale: bench/scale-layout bench/rdv-scale
 	$(SHELL) $(srcdir)/bench/scale.sh $(abs_top_builddir)
 .PHONY: bench-scale
+
+# bench-ft: fault recovery on one node (issue #29): kill -9 and a hung worker, train-mlp and the
+# PyTorch example under train-run, the example under torchrun, in one run (BENCHMARKS.md, "Fault
+# recovery on one node"). Bounded (timeout inside); about 4 minutes, most of it torchrun's hang.
+BENCH_TARGETS += bench-ft
+bench-ft: train-run$(EXEEXT) train-mlp
+	$(SHELL) $(srcdir)/bench/ft.sh ./train-run$(EXEEXT) ./train-mlp
+dist_noinst_SCRIPTS += bench/ft.sh
+EXTRA_DIST += bench/ft_drive.py
+.PHONY: bench-ft
