@@ -17,7 +17,8 @@
 # and is not requeued. After TRAIN_MAX_REQUEUES requeues the job stops instead (resubmit with the
 # same TRAIN_CKPT_DIR to go on). train-mlp resumes bit-identically at the same number of ranks.
 # Slurm itself may log "slurmstepd: error: *** JOB N ON node CANCELLED AT ... DUE TO JOB REQUEUE ***"
-# when the requeue ends this script before it exited: that line is the requeue, not a failure.
+# (newer releases: "[TIMESTAMP] error: ...") when the requeue ends this script before it exited:
+# that line is the requeue, not a failure.
 #
 # Knobs (environment variables; defaults in brackets):
 #   TRAIN_MAX_REQUEUES  requeues before giving up           [3]

@@ -27,7 +27,7 @@ test_userprog_pytorch_job_and_requeue_resume_equal_losses() {
 		"$templates/requeue.sh" "${PYTORCH_DDP[@]}" --steps 480 --sleep-per-step 0.25)
 	# Stop watching at the first requeue, whatever the job's state then: the second run starts
 	# after the old credential expired (cred_expire=10) and must get its longer limit before its
-	# own signal would come, 60 s later. (Waiting to see it pending missed a short PD window once.)
+	# own signal would come, 60 s later.
 	restarts=$(requeue_wait "$id" 200)
 	cat run.out
 	[ "${restarts:-0}" -ge 1 ] || fail "job $id was not requeued (did it finish before the signal?)"
@@ -44,8 +44,10 @@ test_userprog_pytorch_job_and_requeue_resume_equal_losses() {
 	grep -q '^checkpointed in .*: requeueing job' run.out || fail "run 1 did not checkpoint and requeue"
 	# Slurm's own notice when scontrol requeue ends the batch script before it exited (a race the
 	# script cannot close) is the requeue itself; any other error, stopping or SIGKILL line fails.
+	# slurmstepd prefixes it with its name (22.05) or with a [timestamp] (26.05).
 	expect_eq "error or stopping lines" 0 \
-		"$(grep -i 'error\|stopping\|SIGKILL' run.out | grep -vc "^slurmstepd[-a-z0-9]*: error: \*\*\* JOB $id ON node[12] CANCELLED AT .* DUE TO JOB REQUEUE \*\*\*$")"
+		"$(grep -i 'error\|stopping\|SIGKILL' run.out |
+			grep -Evc "^(slurmstepd[-a-z0-9]*: |\[[0-9T:.-]+\] )error: \*\*\* JOB $id ON node[12] CANCELLED AT .* DUE TO JOB REQUEUE \*\*\*$")"
 	grep -q "^job $id run 2 (requeued 1 of at most 3 times)" run.out || fail "no second run"
 	grep -q 'pytorch_ddp: resumed from .*/checkpoints/'"$id"'/step-' run.out || fail "run 2 did not resume"
 	grep -q '^done after 1 requeue(s)' run.out || fail "run 2 did not finish"
