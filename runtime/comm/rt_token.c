@@ -48,7 +48,8 @@ static int create_secret(const char *path, tt_err *err)
 	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
-		return tt_err_errno(err, "cannot create %s", tmp);
+		return tt_err_errno(err, "cannot create the job secret %s (no writable home, as in a "
+				    "container? set TRAINRT_TOKEN or TRAINRT_TOKEN_FILE)", tmp);
 	if (write(fd, hex, strlen(hex)) != (ssize_t)strlen(hex) || fsync(fd) != 0) {
 		tt_err_errno(err, "cannot write %s", tmp);
 		goto fail;

@@ -118,10 +118,19 @@ PY
 		"$(grep -c 'of 4 on node[12] sum 10 topo True pid 1$' out.txt)"
 }
 
+# oci_job_secret: the bundle has no home directory, so train-run (its node exchange proves the
+# job key) and libtrainrt cannot create ~/.config/trainrt/token there: the job secret comes from
+# the environment, as a user gives it to a container without their home (srun passes it on).
+oci_job_secret() {
+	TRAINRT_TOKEN=$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')
+	export TRAINRT_TOKEN
+}
+
 # train-run inside the bundle, one per node: 16 workers, one per GPU (t_launcher.sh's checks).
 test_cfg_oci_train_run_in_container() {
 	local bundle
 	oci_ready
+	oci_job_secret
 	bundle=$OCI_BUNDLE
 	srun -N2 --ntasks-per-node=1 --gres=gpu:8 --container="$bundle" --train-topo train-run -- \
 		bash -c "$WORKER_LINE" >out.txt
@@ -155,6 +164,7 @@ test_cfg_oci_checkpoint_signal_once_under_a_shell() {
 # node's container; one scancel --signal=USR1 once all are ready; prints the delivery counts.
 oci_train_run_signal() {
 	local srun_pid id deadline
+	oci_job_secret
 	srun -J ttest-oci-sig -N2 --ntasks-per-node=1 --gres=gpu:8 --container="$1" --train-topo \
 		train-run -- "$OCI_TRAINER" "$PWD" 60 >srun.out 2>&1 &
 	srun_pid=$!
