@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* tt_io.c — monotonic milliseconds and write-all (see tt_io.h). */
+/* tt_io.c — monotonic milliseconds and microseconds, and write-all (see tt_io.h). */
 #include "tt_io.h"
 
 #include <errno.h>
@@ -14,6 +14,14 @@ long tt_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+int64_t tt_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 int tt_write_all(int fd, const void *buf, size_t len, bool socket)

@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /* tt_io.h — the two small system helpers every process of traintopo needs: a monotonic clock in
- * milliseconds (deadlines that a changed wall clock cannot move) and a write that writes all. */
+ * milliseconds and microseconds (deadlines that a changed wall clock cannot move) and a write that writes all. */
 #ifndef TT_IO_H
 #define TT_IO_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* CLOCK_MONOTONIC in milliseconds. */
 long tt_now_ms(void);
+
+/* CLOCK_MONOTONIC in microseconds (heartbeat times and rate limits). */
+int64_t tt_now_us(void);
 
 /* Writes all len bytes of buf to fd, retrying after EINTR and short writes, and waiting (poll)
  * when fd is non-blocking and full (a stdout shared with a parent that made it so). A socket

@@ -4,15 +4,6 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
-
-int64_t tt_hang_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 char tt_hang_proc_state(pid_t pid)
 {

@@ -1,16 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* hang.h — the process side of hang detection for train-run's event loop: the clock the
- * heartbeats are timed with, the state the kernel shows for a worker (to pick the culprit among
- * ranks that all look hung, heartbeat.h) and its kernel stack for the report. */
+/* hang.h — the process side of hang detection for train-run's event loop: the state the kernel
+ * shows for a worker (to pick the culprit among ranks that all look hung, heartbeat.h) and its
+ * kernel stack for the report. The clock is base's tt_now_us (tt_io.h). */
 #ifndef TT_HANG_H
 #define TT_HANG_H
 
 #include <stddef.h>
-#include <stdint.h>
 #include <sys/types.h>
-
-/* CLOCK_MONOTONIC in microseconds (the time base of heartbeat.h and the hang timer). */
-int64_t tt_hang_now_us(void);
 
 /* The state letter of /proc/PID/stat (R, S, D, T, t, Z, ...), '?' when it cannot be read. */
 char tt_hang_proc_state(pid_t pid);

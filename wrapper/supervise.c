@@ -151,7 +151,7 @@ static void hb_read(struct tt_supervisor *s, int i)
 		ssize_t n = read(s->hb_fds[i], buf, sizeof(buf));
 
 		if (n > 0) {
-			tt_hb_feed(&s->hb, i, buf, (size_t)n, tt_hang_now_us());
+			tt_hb_feed(&s->hb, i, buf, (size_t)n, tt_now_us());
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
@@ -190,7 +190,7 @@ static void arm_hang_timer(struct tt_supervisor *s)
  * --max-restarts, the group restarts (a program that checkpoints resumes from there). */
 static void on_hang_timer(struct tt_supervisor *s)
 {
-	int64_t now = tt_hang_now_us(), t;
+	int64_t now = tt_now_us(), t;
 	char *states = NULL, stack[1024], others[64] = "";
 	uint64_t ticks;
 	int i, c, nhung = 0, trigger = -1;
@@ -449,7 +449,7 @@ static int on_signals(struct tt_supervisor *s, tt_err *err)
 		/* Continued after a stop (a suspend stops the workers and train-run alike): the
 		 * workers' silence while stopped is no hang. */
 		if (signo == SIGCONT)
-			tt_hb_resumed(&s->hb, tt_hang_now_us());
+			tt_hb_resumed(&s->hb, tt_now_us());
 		/* One owner per subtree: the relay already reached every worker that handles it. */
 		if (signo != s->relay_signal)
 			signal_running(s, signo);

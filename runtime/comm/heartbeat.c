@@ -7,19 +7,20 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "tt_envnames.h"
+#include "tt_io.h"
 #include "tt_parse.h"
 
 /* A step line at most this often: train-run wakes up per line, and a step of a small model can
  * take microseconds. The hang timeout has a floor of seconds, so nothing is lost by it. */
-#define MIN_STEP_GAP_NS 10000000LL
+#define MIN_STEP_GAP_US 10000
 
 static int hb_fd = -2;		/* -2: not looked up yet, -1: none or broken */
-static long long last_ns = -1;
+static int64_t last_us = -1;
 
 static int channel(void)
 {
@@ -31,14 +32,6 @@ static int channel(void)
 	v = getenv(TT_ENV_HEARTBEAT_FD);
 	hb_fd = v && tt_parse_int(v, 3, 1 << 20, TT_ENV_HEARTBEAT_FD, &fd, NULL) == 0 ? (int)fd : -1;
 	return hb_fd;
-}
-
-static long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 /* Writes one line. A full pipe (train-run busy) drops it; a channel that is gone (closed, not a
@@ -63,15 +56,15 @@ static int put(const char *line, size_t len)
 int trainrt_heartbeat_step(long long step)
 {
 	char line[32];
-	long long t;
+	int64_t t;
 	int n;
 
 	if (channel() < 0)
 		return -1;
-	t = now_ns();
-	if (last_ns >= 0 && t - last_ns < MIN_STEP_GAP_NS)
+	t = tt_now_us();
+	if (last_us >= 0 && t - last_us < MIN_STEP_GAP_US)
 		return 0;
-	last_ns = t;
+	last_us = t;
 	n = snprintf(line, sizeof(line), "step %lld\n", step);
 	return put(line, (size_t)n);
 }
@@ -87,6 +80,6 @@ int trainrt_heartbeat_section(const char *name)
 	if (n < 0 || (size_t)n >= sizeof(line))
 		return -1;
 	/* The next step line closes the section: it must not be held back by the rate limit. */
-	last_ns = -1;
+	last_us = -1;
 	return put(line, (size_t)n);
 }
