@@ -355,41 +355,47 @@ int tt_run_wants_python(const struct tt_run_opts *o)
 	return !o->no_python && len > 3 && !strcmp(o->argv[0] + len - 3, ".py");
 }
 
+/* One item of a list valid_rank_list passed: its local rank into *rank and, for RANK:V pairs
+ * (value not NULL), where V is. Returns the next item, or NULL at the end of the list or at an
+ * item that is not one (the lists were validated; this only stops the walk). */
+static const char *rank_item(const char *p, long long *rank, const char **value)
+{
+	size_t digits = strspn(p, "0123456789");
+
+	if (!digits || tt_parse_int_span(p, digits, 0, 999999, rank) != 0)
+		return NULL;
+	if (value) {
+		if (p[digits] != ':' || !p[digits + 1])
+			return NULL;
+		*value = p + digits + 1;
+	}
+	p += strcspn(p, ",");
+	return p + (*p == ',');
+}
+
 int tt_run_std_for(const char *spec, int local_rank)
 {
+	const char *v;
+	long long r;
+
 	if (!spec)
 		return 0;
 	if (!strchr(spec, ':'))
 		return spec[0] - '0';
-	/* spec passed valid_rank_list: RANK:V pairs, the ranks at most 6 digits. */
-	for (const char *p = spec; *p;) {
-		size_t digits = strspn(p, "0123456789");
-		long long r;
-
-		if (!digits || p[digits] != ':' || !p[digits + 1])
-			break;	/* not a list valid_rank_list passed */
-		if (tt_parse_int_span(p, digits, 0, 999999, &r) == 0 && r == local_rank)
-			return p[digits + 1] - '0';
-		p += digits + 2;
-		p += *p == ',';
-	}
+	for (const char *p = spec; (p = rank_item(p, &r, &v));)
+		if (r == local_rank)
+			return *v - '0';
 	return 0;
 }
 
 /* The first local rank of a list valid_rank_list passed that is nworkers or more, or -1. */
 static long long rank_beyond(const char *list, int nworkers)
 {
-	for (const char *p = list; *p;) {
-		size_t digits = strspn(p, "0123456789");
-		long long r;
+	long long r;
 
-		if (!digits)
-			break;
-		if (tt_parse_int_span(p, digits, 0, 999999, &r) == 0 && r >= nworkers)
+	for (const char *p = list; (p = rank_item(p, &r, NULL));)
+		if (r >= nworkers)
 			return r;
-		p += strcspn(p, ",");
-		p += *p == ',';
-	}
 	return -1;
 }
 
@@ -420,19 +426,12 @@ int tt_run_check_local_ranks(const struct tt_run_opts *opts, int nworkers, tt_er
 
 int tt_run_console_shows(const char *filter, int local_rank)
 {
+	long long r;
+
 	if (!filter)
 		return 1;
-	/* filter passed valid_rank_list: ranks of at most 6 digits, comma-separated. */
-	for (const char *p = filter; *p;) {
-		size_t digits = strspn(p, "0123456789");
-		long long r;
-
-		if (!digits)
-			break;	/* not a list valid_rank_list passed: show nothing more */
-		if (tt_parse_int_span(p, digits, 0, 999999, &r) == 0 && r == local_rank)
+	for (const char *p = filter; (p = rank_item(p, &r, NULL));)
+		if (r == local_rank)
 			return 1;
-		p += digits;
-		p += *p == ',';
-	}
 	return 0;
 }
