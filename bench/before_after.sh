@@ -6,7 +6,8 @@
 # shared machine falls on both; the median of ROUNDS (default 3) is reported with new/old.
 #   usage: bench/before_after.sh OLD_BUILD_DIR [NEW_BUILD_DIR (default: this tree)]
 # Items: trainrt_sendrecv 8 B and 64 MiB between 2 ranks over shared memory; the shm all-reduce
-# 8 B and 64 MiB (2 ranks); train-mlp 784-256-10 world 1 and 2 on a quiet machine and with one
+# 8 B and 64 MiB (2 ranks; 64 MiB with 4 too, as a fraction of the memory bandwidth each of 2 and
+# 4 processes copying at once gets); train-mlp 784-256-10 world 1 and 2 on a quiet machine and with one
 # CPU kept busy by an unrelated `yes >/dev/null`; PyTorch DDP (gloo, bench/torch_ddp.py) world 2
 # both ways when python3-torch is installed; the pipeline step time of bench/parallel.sh's 1x1x2
 # layout (512x8, batch 128, 4 micro-batches). Every command is bounded (timeout); a benchmark,
@@ -32,11 +33,15 @@ unset RANK WORLD_SIZE PMIX_RANK
 
 field() { sed -n "s/.*\"$2\": \([0-9.e+-]*\).*/\1/p" "$1" | head -1; }
 
-# bench DIR OP BYTES ITERS COLUMN: one trainrt-bench number (5: time us, 6: algbw, 7: busbw)
+# bench DIR OP BYTES ITERS COLUMN [RANKS]: one trainrt-bench number (5: time us, 6: algbw, 7: busbw)
 bench() {
-	LOCAL_WORLD_SIZE=2 timeout 120 "$1/trainrt-bench" --local 2 -o "$2" -b "$3" -e "$3" -n "$4" -w 10 |
+	LOCAL_WORLD_SIZE=${6:-2} timeout 120 "$1/trainrt-bench" --local "${6:-2}" -o "$2" -b "$3" -e "$3" -n "$4" -w 10 |
 		awk -v c="$5" '!/^#/ { print $c }'
 }
+
+# copiers N: the memory bandwidth (GB/s) each of N processes copying 64 MiB at once gets — the
+# bound of an N-rank all-reduce's busbw (the new build's trainrt-bench: the old one lacks it)
+copiers() { timeout 60 "$new/trainrt-bench" --memcpy 67108864 --copiers "$1" | awk '{ print $10 }'; }
 
 # mlp DIR WORLD: samples/s of train-mlp as bench/train.sh runs it
 mlp() {
@@ -64,6 +69,7 @@ load_off() { kill "$busy" 2>/dev/null; wait "$busy" 2>/dev/null; busy=; }
 record() { echo "${2:-nan}" >>"$tmp/$1"; }
 
 items="p2p8:sendrecv_8_B_(us) p2p64:sendrecv_64_MiB_(GB/s/direction) ar8:allreduce_8_B_(us) ar64:allreduce_64_MiB_busbw_(GB/s)
+ar64x4:allreduce_64_MiB_busbw,_4_ranks_(GB/s)
 mlp1:train-mlp_world_1_(samples/s) mlp2:train-mlp_world_2_(samples/s) mlp1busy:train-mlp_world_1,_one_CPU_busy
 mlp2busy:train-mlp_world_2,_one_CPU_busy pipe:pipeline_1x1x2_step_(ms)"
 has_torch=0
@@ -81,6 +87,7 @@ while [ "$r" -le "$ROUNDS" ]; do
 		record "p2p64.$which" "$(bench "$d" sendrecv 67108864 10 6)"
 		record "ar8.$which" "$(bench "$d" allreduce 8 2000 5)"
 		record "ar64.$which" "$(bench "$d" allreduce 67108864 10 7)"
+		record "ar64x4.$which" "$(bench "$d" allreduce 67108864 10 7 4)"
 		record "mlp1.$which" "$(mlp "$d" 1)"
 		record "mlp2.$which" "$(mlp "$d" 2)"
 		record "pipe.$which" "$(pipe "$d")"
@@ -89,6 +96,8 @@ while [ "$r" -le "$ROUNDS" ]; do
 		record "mlp2busy.$which" "$(mlp "$d" 2)"
 		load_off
 	done
+	record mem2 "$(copiers 2)"
+	record mem4 "$(copiers 4)"
 	if [ "$has_torch" -eq 1 ]; then
 		record ddp "$(ddp)"
 		load_on
@@ -110,6 +119,9 @@ for it in $items; do
 	printf "%-42s %12s %12s %9s   %s | %s\n" "$name" "$o" "$n" "$(awk -v a="$n" -v b="$o" 'BEGIN { printf "%.2f", a / b }')" \
 		"$(tr '\n' ' ' <"$tmp/$key.old")" "$(tr '\n' ' ' <"$tmp/$key.new")"
 done
+m2=$(median "$tmp/mem2") m4=$(median "$tmp/mem4")
+frac() { awk -v a="$(median "$tmp/$1")" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+echo "memory bandwidth each of N copiers gets (GB/s): N=2 $m2, N=4 $m4; all-reduce 64 MiB busbw as a fraction of it (goal 0.8): 2 ranks old $(frac ar64.old "$m2") new $(frac ar64.new "$m2"), 4 ranks old $(frac ar64x4.old "$m4") new $(frac ar64x4.new "$m4")"
 if [ "$has_torch" -eq 1 ]; then
 	echo "PyTorch DDP gloo world 2 (samples/s): quiet $(median "$tmp/ddp"), one CPU busy $(median "$tmp/ddpbusy")"
 fi

@@ -21,8 +21,15 @@ say() { printf '%s\n' "$*"; }
 ours() { timeout 120 "$BENCH" --local "$1" -b $SIZE -e $SIZE -n $ITERS -w $WARM | awk '!/^#/ { print $7, $8 }'; }
 
 say "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
-memcpy=$("$BENCH" --memcpy $SIZE | awk '{ print $4 }')
-say "memcpy 64 MiB: $memcpy GB/s"
+# memcpy bandwidth as N ranks see it: N processes copying at once (each one's share is the bound
+# of an all-reduce's busbw at N ranks; one copier is a single core's memcpy)
+each() { "$BENCH" --memcpy $SIZE --copiers "$1" | awk '{ print $10 }'; }
+memcpy=$(each 1)
+say "memcpy 64 MiB, one copier: $memcpy GB/s"
+for n in 2 4; do
+	eval "memcpy$n=\$(each $n)"
+	say "memcpy 64 MiB, $n copiers at once: $(eval echo "\$memcpy$n") GB/s each"
+done
 
 for n in 2 4; do
 	r=$(ours $n)
@@ -165,5 +172,7 @@ else
 fi
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+# shellcheck disable=SC2154 # memcpy2 and memcpy4 are set by the evals above
+say "all-reduce busbw against the memory bandwidth each rank gets when all copy at once (goal >= 0.8): 2 ranks $(ratio "$shm2" "$memcpy2")  4 ranks $(ratio "$shm4" "$memcpy4")"
 # shellcheck disable=SC2154 # shm2, shm4, p2p_shm and p2p_tcp are set by the evals above
 say "ratios at 64 MiB: shm2/memcpy $(ratio "$shm2" "$memcpy")  shm4/memcpy $(ratio "$shm4" "$memcpy")  shm2/gloo2 $(ratio "$shm2" "$gloo2")  shm4/gloo4 $(ratio "$shm4" "$gloo4")  shm2/mpi2 $(ratio "$shm2" "$mpi2")  shm4/mpi4 $(ratio "$shm4" "$mpi4")  tcpstore/trainrt rendezvous $(ratio "${ts:-0}" "$rdv")  sendrecv shm/gloo $(ratio "$p2p_shm" "${gloo_p2p:-0}")  sendrecv tcp/gloo $(ratio "$p2p_tcp" "${gloo_p2p:-0}")"

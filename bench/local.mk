@@ -76,8 +76,8 @@ bench_sgemm_peak_LDADD = $(OPENBLAS_LIBS)
 endif
 dist_noinst_SCRIPTS += bench/train.sh bench/torch_ddp.py
 BENCH_TARGETS += bench-train
-bench-train: train-mlp bench/sgemm-peak
-	TRAIN_MLP=./train-mlp SGEMM_PEAK=./bench/sgemm-peak $(SHELL) $(srcdir)/bench/train.sh
+bench-train: train-mlp bench/sgemm-peak trainrt-bench
+	TRAIN_MLP=./train-mlp SGEMM_PEAK=./bench/sgemm-peak TRAINRT_BENCH=./trainrt-bench $(SHELL) $(srcdir)/bench/train.sh
 .PHONY: bench-train
 
 # bench-accuracy: 784-256-10 on Fashion-MNIST reaches >= 88% on 1 and on 4 ranks; the same script

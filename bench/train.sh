@@ -7,6 +7,7 @@
 set -u
 TRAIN_MLP=${TRAIN_MLP:-./train-mlp}
 SGEMM_PEAK=${SGEMM_PEAK:-./bench/sgemm-peak}
+BENCH=${TRAINRT_BENCH:-./trainrt-bench}
 PYTHON=${PYTHON:-/usr/bin/python3}
 here=$(dirname "$0")
 launch="$here/../tests/trainer/launch_local.sh"
@@ -17,6 +18,7 @@ export OPENBLAS_NUM_THREADS=$threads OMP_NUM_THREADS=$threads
 unset RANK WORLD_SIZE PMIX_RANK
 
 field() { sed -n "s/.*\"$2\": \([0-9.e+-]*\).*/\1/p" "$1" | head -1; }
+per_step() { awk -v t="$(field "$tmp/t.json" "$1")" -v n="$steps" 'BEGIN { printf "%.3f", t / n * 1e3 }'; }
 
 peak=$($SGEMM_PEAK 512 1 | awk '{print $2}')
 echo "machine: $(getconf _NPROCESSORS_ONLN) CPUs, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1); $threads thread(s) per rank"
@@ -43,10 +45,19 @@ for cfg in "784,256,10 256 300 8192,256" "1000x10 64 24 256,64"; do
 			[ -n "$theirs" ] || { cat "$tmp/p.log"; exit 1; }
 			ratio=$(awk -v a="$ours" -v b="$theirs" 'BEGIN { printf "%.2f", a / b }')
 		fi
-		[ "$world" -eq 1 ] && one=$ours
 		printf "%-10s %5s %6s %14s %14s %8s %10s %12s\n" "$layers" "$batch" "$world" "$ours" "$theirs" "$ratio" "$share" "$gflops"
+		# per step on rank 0, ms: step, compute (forward, backward, AdamW), waiting in collectives
+		if [ "$world" -eq 1 ]; then
+			one=$ours step1=$(per_step train_seconds) compute1=$(per_step compute_seconds_rank0)
+		else
+			step2=$(per_step train_seconds) compute2=$(per_step compute_seconds_rank0) wait2=$(per_step comm_wait_seconds_rank0)
+		fi
 	done
 	awk -v a="$ours" -v b="$one" -v l="$layers" 'BEGIN { printf "%s: scaling 1 -> 2 ranks %.2fx\n", l, a / b }'
+	# What bounds the scaling: the gradient all-reduce alone (the same bytes, trainrt-bench) against
+	# the time rank 0 waits in it during training; the rest of the wait is the other rank's lag.
+	ar=$(timeout 60 "$BENCH" --local 2 -b $((params * 4)) -e $((params * 4)) -n 50 -w 5 | awk '!/^#/ { printf "%.3f", $5 / 1e3 }')
+	echo "$layers per step (ms, rank 0): world 1 $step1 (compute $compute1); world 2 $step2 = compute $compute2 + waiting $wait2 (the all-reduce alone ${ar:-n/a}) + other $(awk -v s="$step2" -v c="$compute2" -v w="$wait2" 'BEGIN { printf "%.3f", s - c - w }'); ideal with that all-reduce $(awk -v s="$step1" -v c="$compute2" -v a="${ar:-0}" 'BEGIN { printf "%.2fx", s / (c + a) }')"
 done
 echo "gemm-share: forward+backward+AdamW time / step time on rank 0; GFLOP/s/rank: 6 x parameters x samples/s / world"
 

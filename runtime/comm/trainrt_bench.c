@@ -4,7 +4,8 @@
  * r + n/2 swap a buffer, so with ranks on two nodes every pair crosses between them), under any
  * launcher giving the env contract, or with
  * --local N forking N ranks itself on 127.0.0.1. Also the two reference points bench/comm.sh
- * compares against: --memcpy BYTES (single-core memcpy bandwidth) and --rendezvous N (N client
+ * compares against: --memcpy BYTES [--copiers N] (the memory bandwidth N ranks copying at once
+ * get, one core's with N = 1) and --rendezvous N (N client
  * threads meeting through the store, as a launch of N ranks would). */
 #include <config.h>
 
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -68,7 +70,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: trainrt-bench [-o allreduce|allgather|reducescatter|broadcast|sendrecv] [-b MINBYTES] [-e MAXBYTES]\n"
 		"                     [-f FACTOR] [-d float|bf16] [-n ITERS] [-w WARMUP] [--local N]\n"
-		"       trainrt-bench --memcpy BYTES\n"
+		"       trainrt-bench --memcpy BYTES [--copiers N]\n"
 		"       trainrt-bench --rendezvous N\n"
 		"       trainrt-bench -h|--help | -V|--version\n"
 		"Sizes take K/M/G suffixes (at most 1T). Without --local, RANK, WORLD_SIZE, LOCAL_RANK,\n"
@@ -337,10 +339,16 @@ static int run_local(int n, const struct opts *o)
 	return failed;
 }
 
-static int run_memcpy(size_t bytes)
+/* Seconds each copier of --memcpy copies for, after a start they all see at once. */
+#define MEMCPY_SECONDS 1.0
+
+/* One copier of run_memcpy: copies bytes from its own buffer to another, over and over, for
+ * MEMCPY_SECONDS once start_fd reads EOF; writes bytes copied and seconds taken into *res. */
+static int copy_for_a_while(size_t bytes, int start_fd, double res[2])
 {
-	char *a = malloc(bytes), *b = malloc(bytes);
-	double best = 1e9;
+	char *a = malloc(bytes), *b = malloc(bytes), c;
+	double t0, t;
+	size_t done = 0;
 
 	if (!a || !b) {
 		fprintf(stderr, "trainrt-bench: out of memory for --memcpy %zu\n", bytes);
@@ -350,17 +358,74 @@ static int run_memcpy(size_t bytes)
 	}
 	memset(a, 1, bytes);
 	memset(b, 2, bytes);
-	for (int i = 0; i < 10; i++) {
-		double t0 = rt_now();
-
+	memcpy(b, a, bytes);	/* pages mapped and caches warm before the clock starts */
+	while (read(start_fd, &c, 1) < 0 && errno == EINTR)
+		;
+	t0 = rt_now();
+	do {
 		memcpy(b, a, bytes);
-		t0 = rt_now() - t0;
-		best = t0 < best ? t0 : best;
-	}
-	printf("memcpy %zu bytes: %.2f GB/s (best of 10)\n", bytes, (double)bytes / best / 1e9);
+		done += bytes;
+		t = rt_now() - t0;
+	} while (t < MEMCPY_SECONDS);
+	res[0] = (double)done;
+	res[1] = t;
 	free(a);
 	free(b);
 	return 0;
+}
+
+/* Memory bandwidth as the ranks of a collective see it: copiers processes (one per rank) copy
+ * BYTES concurrently, started together; prints their summed bandwidth and each one's share.
+ * With one copier it is a single core's memcpy; with N it is the bound an all-reduce of N ranks
+ * on this machine runs against (BENCHMARKS.md, "Collectives"). */
+static int run_memcpy(size_t bytes, int copiers)
+{
+	double *res = mmap(NULL, sizeof(double) * 2 * (size_t)copiers, PROT_READ | PROT_WRITE,
+			   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	pid_t *pids = calloc((size_t)copiers, sizeof(*pids));
+	double sum = 0;
+	int start[2] = { -1, -1 }, failed = 0, r;
+
+	if (res == MAP_FAILED || !pids || pipe(start) != 0) {
+		fprintf(stderr, "trainrt-bench: --memcpy: %s\n", strerror(errno));
+		failed = 1;
+		goto out;
+	}
+	for (r = 0; r < copiers; r++) {
+		pids[r] = fork();
+		if (pids[r] == 0) {
+			close(start[1]);
+			_exit(copy_for_a_while(bytes, start[0], res + 2 * r));
+		}
+		if (pids[r] < 0) {
+			fprintf(stderr, "trainrt-bench: --memcpy: fork: %s\n", strerror(errno));
+			failed = 1;
+			break;
+		}
+	}
+	close(start[1]);	/* EOF: every copier starts now (a failed fork starts the rest too) */
+	start[1] = -1;
+	while (r-- > 0) {
+		int st;
+
+		if (waitpid(pids[r], &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			failed = 1;
+	}
+	if (failed)
+		goto out;
+	for (r = 0; r < copiers; r++)
+		sum += res[2 * r] / res[2 * r + 1];
+	printf("memcpy %zu bytes, %d concurrent: %.2f GB/s in all, %.2f GB/s each (%.1f s each)\n",
+	       bytes, copiers, sum / 1e9, sum / copiers / 1e9, MEMCPY_SECONDS);
+out:
+	if (start[0] >= 0)
+		close(start[0]);
+	if (start[1] >= 0)
+		close(start[1]);
+	if (res != MAP_FAILED)
+		munmap(res, sizeof(double) * 2 * (size_t)copiers);
+	free(pids);
+	return failed;
 }
 
 struct rdv {
@@ -468,14 +533,15 @@ int main(int argc, char **argv)
 	static const struct option longs[] = {
 		{ "local", required_argument, NULL, 'L' },
 		{ "memcpy", required_argument, NULL, 'M' },
+		{ "copiers", required_argument, NULL, 'C' },
 		{ "rendezvous", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int ch;
-	long local = 0, v;
-	size_t sz, es;
+	long local = 0, copiers = 1, v;
+	size_t sz, es, memcpy_bytes = 0;
 	char *end;
 
 	opterr = 0;
@@ -533,7 +599,12 @@ int main(int argc, char **argv)
 				fprintf(stderr, "trainrt-bench: --memcpy '%s': give at least one byte\n", optarg);
 				return 2;
 			}
-			return run_memcpy(sz);
+			memcpy_bytes = sz;
+			break;
+		case 'C':
+			if (int_option("--copiers", optarg, 1, 256, &copiers) != 0)
+				return 2;
+			break;
 		case 'R':
 			if (int_option("--rendezvous", optarg, 1, 100000, &v) != 0)
 				return 2;
@@ -554,6 +625,12 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc) {
 		fprintf(stderr, "trainrt-bench: unexpected argument '%s' (see trainrt-bench --help)\n", argv[optind]);
+		return 2;
+	}
+	if (memcpy_bytes)
+		return run_memcpy(memcpy_bytes, (int)copiers);
+	if (copiers != 1) {
+		fprintf(stderr, "trainrt-bench: --copiers goes with --memcpy BYTES\n");
 		return 2;
 	}
 	es = trainrt_dtype_size(o.dtype);

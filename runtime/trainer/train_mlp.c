@@ -483,7 +483,7 @@ static int run(train *t, tt_err *err)
 
 	t->last_ckpt_time = now();
 	while (t->step < t->total_steps) {
-		double loss = 0.0, t0 = now(), busy0, input0;
+		double loss = 0.0, t0 = now(), busy0, input0, wait0;
 		long correct = 0;
 		float stats[4];
 		int got_signal, timed;
@@ -499,8 +499,11 @@ static int run(train *t, tt_err *err)
 		stats[1] = (float)correct;
 		stats[2] = signal_seen ? 1.0f : 0.0f;
 		stats[3] = t->rank == 0 && ckpt_period > 0 && now() - t->last_ckpt_time >= ckpt_period;
+		wait0 = now();
 		if (tt_dp_allreduce_sum(&t->dp, stats, 4, err))
 			return -1;
+		/* Counted as waiting: it is where a rank waits for a slower one at the end of a step. */
+		t->dp.comm_wait_seconds += now() - wait0;
 		got_signal = stats[2] > 0;
 		timed = stats[3] > 0;
 		if (got_signal)

@@ -4,7 +4,7 @@
 # a message naming it (sizes that overflow, a largest size below one element, LOCAL_WORLD_SIZE
 # that is 0 or not a number under --local, sendrecv on an odd number of ranks), -h/-V, and 2-rank
 # --local runs over shared memory (all-reduce, and sendrecv between two fake nodes) whose rows
-# are all correct (#wrong 0) and cover -b..-e.
+# are all correct (#wrong 0) and cover -b..-e; --memcpy with --copiers at its limit.
 set -eu
 build=$(pwd)
 tmp=$(mktemp -d)
@@ -39,6 +39,10 @@ refused "--local 2: LOCAL_WORLD_SIZE='0' is not a rank count in [1, 2]" LOCAL_WO
 refused "--local 2: LOCAL_WORLD_SIZE='abc' is not a rank count in [1, 2]" LOCAL_WORLD_SIZE=abc "$bench" --local 2
 refused "--local 3: LOCAL_WORLD_SIZE=2 does not divide it" LOCAL_WORLD_SIZE=2 "$bench" --local 3
 refused "--rendezvous '0' is not an integer" "$bench" --rendezvous 0
+refused "--copiers '0' is not an integer in [1, 256]" "$bench" --memcpy 1K --copiers 0
+refused "--copiers '257' is not an integer in [1, 256]" "$bench" --memcpy 1K --copiers 257
+refused "--copiers goes with --memcpy BYTES" "$bench" --copiers 2
+refused "--memcpy '0': give at least one byte" "$bench" --memcpy 0
 refused "unknown option '--nope'" "$bench" --nope
 refused "-o needs a value" "$bench" -o
 refused "unexpected argument 'extra'" "$bench" extra
@@ -61,4 +65,9 @@ LOCAL_WORLD_SIZE=1 TRAINRT_TIMEOUT=30 "$bench" --local 2 -o sendrecv -b 8 -e 2K 
 grep -q '^# trainrt-bench: sendrecv, 2 ranks (1 per node), backend hier' "$tmp/out" || fail "header: $(cat "$tmp/out")"
 rows=$(grep -v '^#' "$tmp/out" | awk '{ print $1 ":" $8 }' | xargs)
 [ "$rows" = "8:0 32:0 128:0 512:0 2048:0" ] || fail "sendrecv rows (size:#wrong) '$rows'"
+# --memcpy with 256 copiers (the limit): one line, the sum the copiers' shares add up to.
+"$bench" --memcpy 4K --copiers 256 >"$tmp/out" 2>"$tmp/err" || fail "--memcpy 4K --copiers 256: $(cat "$tmp/err")"
+awk '$1 == "memcpy" && $2 == 4096 && $4 == 256 && $11 == "GB/s" && $12 == "each" && $6 > 0 &&
+	($6 / $4 - $10) < 0.006 && ($10 - $6 / $4) < 0.006 { ok++ } END { exit !(ok == 1 && NR == 1) }' "$tmp/out" ||
+	fail "--memcpy 4K --copiers 256: '$(cat "$tmp/out")'"
 echo "trainrt-bench command line: all checks passed"
