@@ -170,6 +170,28 @@ static void add_sample(struct tt_hb_worker *w, int64_t gap, long long steps)
 		recalc_timeout(w);
 }
 
+/* The worker leaves its current section at now_us: a section other than step that it entered
+ * with no stop since is observed as finished, its longest time kept. */
+static void leave_section(struct tt_hb_worker *w, int64_t now_us)
+{
+	int64_t took = now_us - w->section_us;
+	int k;
+
+	if (!w->active || !w->section_observed || !w->section[0] || !strcmp(w->section, "step"))
+		return;
+	for (k = 0; k < w->nfinished && strcmp(w->finished[k].name, w->section); k++)
+		;
+	if (k == w->nfinished) {
+		if (k == TT_HB_SECTIONS_MAX)
+			return;
+		snprintf(w->finished[k].name, TT_HB_NAME_MAX, "%s", w->section);
+		w->finished[k].timeout_us = 0;
+		w->nfinished++;
+	}
+	if (took > w->finished[k].timeout_us)
+		w->finished[k].timeout_us = took;
+}
+
 int tt_hb_line(struct tt_hb *hb, int i, const char *line, size_t len, int64_t now_us)
 {
 	struct tt_hb_worker *w = &hb->w[i];
@@ -182,13 +204,17 @@ int tt_hb_line(struct tt_hb *hb, int i, const char *line, size_t len, int64_t no
 		 * observed, and neither is one that spans a section (a checkpoint, an eval). */
 		if (w->active && w->prev_step && w->steps_round >= TT_HB_WARMUP)
 			add_sample(w, now_us - w->last_us, step - w->last_step);
+		leave_section(w, now_us);
 		w->steps_round++;
 		w->prev_step = 1;
 		w->last_step = step;
 		snprintf(w->section, sizeof(w->section), "step");
 	} else if (len > 8 && !memcmp(line, "section ", 8) && valid_name(line + 8, len - 8)) {
+		leave_section(w, now_us);
 		w->prev_step = 0;
 		snprintf(w->section, sizeof(w->section), "%.*s", (int)(len - 8), line + 8);
+		w->section_us = now_us;
+		w->section_observed = 1;
 	} else {
 		return -1;
 	}
@@ -225,6 +251,7 @@ void tt_hb_resumed(struct tt_hb *hb, int64_t now_us)
 			continue;
 		hb->w[i].last_us = now_us;
 		hb->w[i].prev_step = 0;
+		hb->w[i].section_observed = 0;
 	}
 }
 
@@ -245,7 +272,16 @@ int64_t tt_hb_timeout(const struct tt_hb *hb, int i)
 			return hb->cfg.sections[k].timeout_us;
 	if (hb->cfg.fixed_us)
 		return hb->cfg.fixed_us;
-	if (strcmp(w->section, "step") || w->steps_round <= TT_HB_WARMUP)
+	if (strcmp(w->section, "step")) {
+		for (k = 0; k < w->nfinished; k++)
+			if (!strcmp(w->finished[k].name, w->section)) {
+				int64_t t = (int64_t)(TT_HB_SECTION_FACTOR * (double)w->finished[k].timeout_us + 0.5);
+
+				return t > TT_HB_SECTION_FLOOR_US ? t : TT_HB_SECTION_FLOOR_US;
+			}
+		return 0;
+	}
+	if (w->steps_round <= TT_HB_WARMUP)
 		return 0;
 	return w->calc_timeout_us;
 }

@@ -32,12 +32,18 @@
 #define TT_HB_FLOOR_US 5000000LL
 #define TT_HB_WARMUP 5
 #define TT_HB_MIN_SAMPLES 10
+/* A section other than step (setup, checkpoint, eval) gets a timeout once the worker has been
+ * seen to finish it: SECTION_FACTOR x the longest time it took, at least SECTION_FLOOR. Such
+ * sections come seldom and vary more than steps (a checkpoint's file system, a setup's
+ * rendezvous with slower nodes), hence the wider margin; a section never finished has none. */
+#define TT_HB_SECTION_FACTOR 5.0
+#define TT_HB_SECTION_FLOOR_US 30000000LL
 /* A rank whose median step time is this much above the node's median is named a straggler. */
 #define TT_HB_STRAGGLER 1.5
 
 struct tt_hb_section {
 	char name[TT_HB_NAME_MAX];
-	int64_t timeout_us;		/* > 0 */
+	int64_t timeout_us;		/* > 0; in tt_hb_worker.finished, the longest time it took */
 };
 
 /* What --hang-timeout set. */
@@ -66,6 +72,12 @@ struct tt_hb_worker {
 	int nsamples, head;
 	long long total_samples;
 	int64_t calc_timeout_us;	/* the calculated step timeout, 0 until there are enough */
+	int64_t section_us;		/* when it entered its current section other than step */
+	int section_observed;		/* and that section's time is observable (no stop since) */
+	/* The sections other than step it was seen to finish (the first TT_HB_SECTIONS_MAX names),
+	 * each with the longest time it took: kept across rounds, like the step samples. */
+	struct tt_hb_section finished[TT_HB_SECTIONS_MAX];
+	int nfinished;
 	char buf[TT_HB_LINE_MAX];	/* a line not yet complete */
 	size_t len;
 	int overlong;			/* the line being read is too long: dropped up to its \n */
@@ -100,7 +112,7 @@ void tt_hb_resumed(struct tt_hb *hb, int64_t now_us);
 void tt_hb_closed(struct tt_hb *hb, int i);
 
 /* Worker i's timeout in its current section in microseconds, 0 when it has none (inactive,
- * detection off, a section without a set timeout, still warming up). */
+ * detection off, still warming up in step, another section it was never seen to finish). */
 int64_t tt_hb_timeout(const struct tt_hb *hb, int i);
 
 /* When worker i is hung if it writes nothing more: last line + timeout; INT64_MAX when never. */

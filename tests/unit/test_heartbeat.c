@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* test_heartbeat.c — the heartbeat protocol, the hang rule at its exact boundaries (one
  * microsecond below the timeout is not a hang, the timeout itself is), the calculated timeout
- * (warm-up, k x p99, the floor), --hang-timeout's values, the culprit pick and the straggler
+ * (warm-up, k x p99, the floor), the sections' timeouts from their observed times,
+ * --hang-timeout's values, the culprit pick and the straggler
  * report. Times are microseconds given by the test: no clock, no sleeps. */
 #include "cunit_main.h"
 #include "heartbeat.h"
@@ -206,6 +207,67 @@ static void test_sections_and_rounds(void)
 	tt_hb_free(&hb);
 }
 
+/* A section other than step gets SECTION_FACTOR x its longest observed time, at least the
+ * floor, once the worker was seen to finish it; never before, and not from a time spanning a
+ * stop. The observations outlive a round; a set timeout wins over them. */
+static void test_section_timeouts_from_observation(void)
+{
+	struct tt_hb_config cfg = { 0 };
+	int64_t t, u;
+	char name[32];
+	int k;
+
+	init(1, NULL);
+	CU_ASSERT_EQUAL(line(0, "section setup", 0), 0);
+	CU_ASSERT_EQUAL(tt_hb_timeout(&hb, 0), 0);		/* never finished: no timeout */
+	t = steps(0, 1, 20, 2 * S, S);				/* setup took 2 s */
+	CU_ASSERT_EQUAL(line(0, "section checkpoint", t + S), 0);
+	CU_ASSERT_EQUAL(tt_hb_timeout(&hb, 0), 0);
+	CU_ASSERT_EQUAL(line(0, "step 21", t + 9 * S), 0);	/* the checkpoint took 8 s */
+	u = t + 10 * S;
+	CU_ASSERT_EQUAL(line(0, "section checkpoint", u), 0);
+	CU_ASSERT_EQUAL(tt_hb_timeout(&hb, 0), 40 * S);		/* 5 x 8 s */
+	CU_ASSERT_FALSE(tt_hb_hung(&hb, 0, u + 40 * S - 1));
+	CU_ASSERT_TRUE(tt_hb_hung(&hb, 0, u + 40 * S));
+	CU_ASSERT_EQUAL(line(0, "section eval", u + 10 * S), 0);	/* the second took 10 s */
+	CU_ASSERT_EQUAL(line(0, "step 22", u + 11 * S), 0);	/* eval took 1 s */
+	CU_ASSERT_EQUAL(line(0, "section eval", u + 12 * S), 0);
+	CU_ASSERT_EQUAL(tt_hb_timeout(&hb, 0), TT_HB_SECTION_FLOOR_US);	/* 5 s < the floor */
+	CU_ASSERT_EQUAL(line(0, "section checkpoint", u + 13 * S), 0);
+	CU_ASSERT_EQUAL(tt_hb_timeout(&hb, 0), 50 * S);		/* the longest: 10 s */
+	/* Stopped and continued inside it: the 100 s that follow are not its time. */
+	tt_hb_resumed(&hb, u + 14 * S);
+	CU_ASSERT_EQUAL(line(0, "step 23", u + 114 * S), 0);
+	CU_ASSERT_EQUAL(line(0, "section checkpoint", u + 115 * S), 0);
+	CU_ASSERT_EQUAL(tt_hb_timeout(&hb, 0), 50 * S);
+	/* A new round keeps what was observed. */
+	tt_hb_round_begin(&hb);
+	CU_ASSERT_EQUAL(line(0, "section setup", u + 200 * S), 0);
+	CU_ASSERT_EQUAL(tt_hb_timeout(&hb, 0), TT_HB_SECTION_FLOOR_US);	/* 5 x 2 s < the floor */
+	CU_ASSERT_EQUAL(line(0, "section checkpoint", u + 201 * S), 0);
+	CU_ASSERT_EQUAL(tt_hb_timeout(&hb, 0), 50 * S);
+	/* Names beyond the first TT_HB_SECTIONS_MAX (setup, checkpoint, eval so far) are not kept. */
+	for (k = 0; k < TT_HB_SECTIONS_MAX - 3 + 1; k++) {
+		snprintf(name, sizeof(name), "section s%d", k);
+		CU_ASSERT_EQUAL(line(0, name, u + (300 + 2 * k) * S), 0);
+		CU_ASSERT_EQUAL(line(0, "section checkpoint", u + (301 + 2 * k) * S), 0);
+	}
+	CU_ASSERT_EQUAL(hb.w[0].nfinished, TT_HB_SECTIONS_MAX);
+	CU_ASSERT_EQUAL(line(0, "section s4", u + 400 * S), 0);
+	CU_ASSERT_EQUAL(tt_hb_timeout(&hb, 0), TT_HB_SECTION_FLOOR_US);
+	CU_ASSERT_EQUAL(line(0, "section s5", u + 401 * S), 0);
+	CU_ASSERT_EQUAL(tt_hb_timeout(&hb, 0), 0);		/* the ninth name */
+	tt_hb_free(&hb);
+	/* --hang-timeout checkpoint=3 wins over the observed 8 s. */
+	CU_ASSERT_EQUAL(tt_hb_config_add(&cfg, "checkpoint=3", NULL), 0);
+	init(1, &cfg);
+	CU_ASSERT_EQUAL(line(0, "section checkpoint", 0), 0);
+	CU_ASSERT_EQUAL(line(0, "step 1", 8 * S), 0);
+	CU_ASSERT_EQUAL(line(0, "section checkpoint", 9 * S), 0);
+	CU_ASSERT_EQUAL(tt_hb_timeout(&hb, 0), 3 * S);
+	tt_hb_free(&hb);
+}
+
 static void test_fixed_and_off(void)
 {
 	struct tt_hb_config cfg = { 0 };
@@ -315,6 +377,7 @@ int tt_register_suites(void)
 	CU_add_test(s, "resumed restarts the silence", test_resumed_restarts_the_silence);
 	CU_add_test(s, "p99 of the intervals", test_p99_of_intervals);
 	CU_add_test(s, "sections and rounds", test_sections_and_rounds);
+	CU_add_test(s, "section timeouts from observation", test_section_timeouts_from_observation);
 	CU_add_test(s, "fixed timeout and off", test_fixed_and_off);
 	CU_add_test(s, "config rejects bad values", test_config_rejects_bad_values);
 	CU_add_test(s, "culprit", test_culprit);
