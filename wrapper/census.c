@@ -43,6 +43,9 @@ int tt_census_body(const struct tt_census *c, char *buf, size_t len)
 	} else {
 		n = snprintf(buf, len, "census %" PRIu32 " %" PRIu32 " %" PRIu32 " %s", c->nnodes,
 			     c->node, c->count, host);
+		if (n >= 0 && (size_t)n < len && c->preflight &&
+		    tt_preflight_format(c->preflight, buf + n, len - (size_t)n) != 0)
+			return -1;
 	}
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
@@ -73,9 +76,12 @@ int tt_census_parse(const char *body, struct tt_census_said *s, tt_err *err)
 	    (!refuse && number(&p, &s->count) != 0))
 		goto bad;
 	len = strcspn(p, " ");
-	if (len == 0 || len >= sizeof(s->host) || (refuse ? p[len] != ' ' || !p[len + 1] : p[len] != '\0'))
+	if (len == 0 || len >= sizeof(s->host) || (refuse && (p[len] != ' ' || !p[len + 1])))
 		goto bad;
 	memcpy(s->host, p, len);
+	if (!refuse)
+		return tt_preflight_parse(p + len, &s->pf, err) != 0 ?
+		       tt_err_wrap(err, "node %" PRIu32 " (%s)", s->node, s->host) : 0;
 	if (refuse) {
 		p += len + 1;
 		if (strlen(p) >= sizeof(s->reason))
@@ -107,6 +113,18 @@ int tt_census_accept(const struct tt_census *c, const struct tt_census_said *s, 
 	per_node[s->node] = s->count;
 	snprintf(hosts[s->node], TT_CENSUS_HOST, "%s", s->host);
 	return 0;
+}
+
+int tt_census_preflight(const struct tt_preflight *pf, char (*hosts)[TT_CENSUS_HOST],
+			uint32_t nnodes, double fraction, tt_err *err)
+{
+	char why[TT_PF_FAIL + 64];
+	uint32_t bad;
+
+	if (!tt_preflight_judge(pf, nnodes, fraction, &bad, why, sizeof(why)))
+		return 0;
+	return tt_err_set(err, "node %" PRIu32 " (%s) failed preflight: %s; resubmit with sbatch "
+			  "--exclude=%s", bad, hosts[bad], why, hosts[bad]);
 }
 
 int tt_census_answer(const uint32_t *per_node, uint32_t nnodes, char *buf, size_t len)
@@ -198,6 +216,7 @@ struct server {
 	long *node_conn;		/* [nnodes]: index into conns, -1 */
 	unsigned char *seen, *told;	/* [nnodes] */
 	char (*hosts)[TT_CENSUS_HOST];
+	struct tt_preflight *pf;	/* [nnodes]: what each node's health check found */
 	uint32_t *per_node;
 	uint32_t heard;			/* other nodes proven */
 	int failed;
@@ -257,6 +276,7 @@ static void heard(struct server *sv, size_t k, const char *body)
 
 	if (parsed && tt_census_accept(sv->c, &s, sv->per_node, sv->seen, sv->hosts, &why) == 0) {
 		sv->node_conn[s.node] = (long)k;
+		sv->pf[s.node] = s.pf;
 		sv->heard++;
 		tell_failure(sv, s.node);	/* nothing unless the launch failed already */
 		return;
@@ -320,8 +340,10 @@ static int serve(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 	sv.seen = calloc(c->nnodes, 1);
 	sv.told = calloc(c->nnodes, 1);
 	sv.hosts = calloc(c->nnodes, sizeof(*sv.hosts));
+	sv.pf = calloc(c->nnodes, sizeof(*sv.pf));
 	pfd = calloc(sv.nconns + 1, sizeof(*pfd));
-	if (!sv.conns || !sv.node_conn || !sv.seen || !sv.told || !sv.hosts || !pfd || !answer) {
+	if (!sv.conns || !sv.node_conn || !sv.seen || !sv.told || !sv.hosts || !sv.pf || !pfd ||
+	    !answer) {
 		tt_err_set(err, "node count exchange: out of memory for %" PRIu32 " nodes", c->nnodes);
 		goto out;
 	}
@@ -334,6 +356,9 @@ static int serve(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 		goto out;
 	per_node[0] = c->count;
 	sv.seen[0] = 1;
+	snprintf(sv.hosts[0], TT_CENSUS_HOST, "%s", c->host && *c->host ? c->host : "?");
+	if (c->preflight)
+		sv.pf[0] = *c->preflight;
 	if (c->refusal) {
 		char why[TT_CENSUS_REASON + TT_CENSUS_HOST + 32];
 
@@ -435,6 +460,13 @@ static int serve(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 	for (i = 0; i < sv.nconns; i++)
 		if (sv.conns[i].fd >= 0 && sv.conns[i].state != TT_NC_PROVEN)
 			tt_nc_conn_close(&sv.conns[i]);
+	/* Every node has been heard: its health too is judged before any starts. */
+	if (!sv.failed && c->preflight) {
+		tt_err why;
+
+		if (tt_census_preflight(sv.pf, sv.hosts, c->nnodes, c->min_fraction, &why) != 0)
+			fail_launch(&sv, why.msg);
+	}
 	if (!sv.failed && tt_census_answer(per_node, c->nnodes, answer, TT_NC_BODY_MAX + 1) != 0)
 		fail_launch(&sv, "node count exchange: the nodes' counts do not fit in one line");
 	for (uint32_t m = 1; !sv.failed && m < c->nnodes; m++) {
@@ -471,6 +503,7 @@ out:
 	free(sv.seen);
 	free(sv.told);
 	free(sv.hosts);
+	free(sv.pf);
 	free(pfd);
 	free(answer);
 	return rc;

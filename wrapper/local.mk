@@ -14,6 +14,7 @@ libwrapper_la_SOURCES = \
 	wrapper/options.h wrapper/options.c \
 	wrapper/nodechan.h wrapper/nodechan.c \
 	wrapper/census.h wrapper/census.c \
+	wrapper/preflight.h wrapper/preflight.c \
 	wrapper/heartbeat.h wrapper/heartbeat.c \
 	runtime/comm/rt_token.h runtime/comm/rt_token.c
 libwrapper_la_CPPFLAGS = $(WRAPPER_CPPFLAGS)

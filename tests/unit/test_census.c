@@ -49,6 +49,20 @@ static void test_body_accepted_once(void)
 	CU_ASSERT_EQUAL(tt_census_accept(&server, &s, per_node, seen, hosts, &err), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "two train-runs say they are node 2 (n?2 and n?2)"));
 	CU_ASSERT_EQUAL(tt_census_body(&c, body, 8), -1);	/* does not fit */
+	{
+		struct tt_preflight pf = { .mem_mbps = 9800, .gpu_fail = "/dev/nvidia1 does not open" };
+
+		c.preflight = &pf;
+		CU_ASSERT_EQUAL_FATAL(tt_census_body(&c, body, sizeof(body)), 0);
+		CU_ASSERT_STRING_EQUAL(body, "census 3 2 4 n?2 mem=9800 gpu-fail=/dev/nvidia1 does not open");
+		CU_ASSERT_EQUAL_FATAL(tt_census_parse(body, &s, &err), 0);
+		CU_ASSERT_EQUAL(s.count, 4);
+		CU_ASSERT_STRING_EQUAL(s.host, "n?2");
+		CU_ASSERT_EQUAL(s.pf.mem_mbps, 9800);
+		CU_ASSERT_STRING_EQUAL(s.pf.gpu_fail, "/dev/nvidia1 does not open");
+		CU_ASSERT_EQUAL(tt_census_body(&c, body, 30), -1);	/* the words do not fit */
+		c.preflight = NULL;
+	}
 	c.refusal = "bad\noption";
 	CU_ASSERT_EQUAL_FATAL(tt_census_body(&c, body, sizeof(body)), 0);
 	CU_ASSERT_STRING_EQUAL(body, "refuse 3 2 n?2 bad?option");
@@ -76,8 +90,9 @@ static void test_bad_bodies_and_disagreements(void)
 {
 	expect_refused("GET / HTTP/1.1", "not a worker count or a refusal");
 	expect_refused("census 3 1 4", "not a worker count");
-	expect_refused("census 3 1 4 h extra", "not a worker count");
+	expect_refused("census 3 1 4 h extra", "node 1 (h): preflight result 'extra': expected KEY=VALUE");
 	expect_refused("census 3 1 -4 h", "not a worker count");
+	expect_refused("census 3 1 4 h mem=fast", "node 1 (h): preflight result 'mem=fast'");
 	expect_refused("refuse 3 1 h", "not a worker count");
 	expect_refused("census 2 1 4 h", "node 1 (h) counts 2 nodes, node 0 counts 3");
 	expect_refused("census 3 0 4 h", "h says it is node 0");
@@ -277,6 +292,45 @@ static void test_refusal_reaches_every_node(void)
 			CU_ASSERT(nodes[i].ms < 3000);
 		}
 	}
+}
+
+/* Node 0 judges every node's health check once all are heard: a node below half the median
+ * stops every node, each naming it with its numbers and the sbatch --exclude; the same numbers
+ * within the fraction start everyone; a node 0 without a check judges nobody's. */
+static void test_preflight_judged_by_node0(void)
+{
+	struct node_run nodes[3];	/* [0] node 2, [1] node 1, [2] node 0 */
+	struct tt_preflight pf[3] = { { .mem_mbps = 2100 }, { .mem_mbps = 9800 }, { .mem_mbps = 9900 } };
+	const char *want = "node 2 (n2) failed preflight: memory bandwidth 2.1 GB/s < 0.5 x median "
+			   "9.8 GB/s; resubmit with sbatch --exclude=n2";
+
+	setup_nodes(nodes, 3);
+	for (int i = 0; i < 3; i++) {
+		nodes[i].c.preflight = &pf[i];
+		nodes[i].c.min_fraction = 0.5;
+	}
+	run_nodes(nodes, 3);
+	for (int i = 0; i < 3; i++) {
+		if (strcmp(nodes[i].err.msg, want))
+			fprintf(stderr, "\nnode %u: '%s'\n", nodes[i].c.node, nodes[i].err.msg);
+		CU_ASSERT_EQUAL(nodes[i].rc, -1);
+		CU_ASSERT_STRING_EQUAL(nodes[i].err.msg, want);
+	}
+	pf[0].mem_mbps = 4900;	/* exactly 0.5 x the median 9800 is not below it */
+	pf[1].mem_mbps = 9800;
+	setup_nodes(nodes, 3);
+	for (int i = 0; i < 3; i++) {
+		nodes[i].c.preflight = &pf[i];
+		nodes[i].c.min_fraction = 0.5;
+	}
+	run_nodes(nodes, 3);
+	expect_counts(nodes, 3);
+	pf[0].mem_mbps = 100;
+	setup_nodes(nodes, 3);
+	nodes[0].c.preflight = &pf[0];
+	nodes[1].c.preflight = &pf[1];
+	run_nodes(nodes, 3);
+	expect_counts(nodes, 3);
 }
 
 /* A raw client of node 0's port. */
@@ -519,6 +573,7 @@ int tt_register_suites(void)
 	CU_add_test(s, "exchange over loopback", test_exchange_over_loopback);
 	CU_add_test(s, "a disagreement fails both sides", test_exchange_disagreement_fails_both);
 	CU_add_test(s, "a refusal reaches every node", test_refusal_reaches_every_node);
+	CU_add_test(s, "preflight judged by node 0", test_preflight_judged_by_node0);
 	CU_add_test(s, "strangers change nothing", test_strangers_change_nothing);
 	CU_add_test(s, "a duplicate node is refused", test_duplicate_node_refused);
 	CU_add_test(s, "a dead node is named, waiting is said", test_dead_node_named_and_waiting_said);

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/* preflight.h — the node health check train-run makes before its census message (census.h):
+ * whether every GPU of the node opens, and how fast the node copies memory. A node whose device
+ * does not open, or whose number is below a fraction of the nodes' median, is named by node 0
+ * and the launch stops through the census's refusal path, before any worker starts: a bad node
+ * named in one line instead of a job that hangs or crawls at its pace.
+ *
+ * The results travel in the census body as key=value words after the host name (census.h):
+ *   "mem=MBPS"            memcpy bandwidth in MB/s (10^6 bytes per second); absent: not measured
+ *   "gpu-fail=DEV: WHY"   the first device that did not open and why; last, to the end of line
+ * Words a reader does not know are ignored, so later checks can add their own.
+ *
+ * The judgement (tt_preflight_judge) is pure; the measurements are the thin system edges below. */
+#ifndef TT_PREFLIGHT_H
+#define TT_PREFLIGHT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gres.h"
+#include "tt_err.h"
+
+#define TT_PF_FAIL 200			/* longest device failure, with its NUL */
+#define TT_PF_MIN_FRACTION 0.5		/* --preflight-min-fraction's default */
+#define TT_PF_MEM_BYTES (32u << 20)	/* each of the bandwidth probe's two buffers */
+#define TT_PF_MEM_CHUNK (4u << 20)	/* one timed memcpy */
+#define TT_PF_MEM_BUDGET_US 80000	/* passes start within this of the probe's start (faults included) */
+/* Only for tests: the directory of the NVIDIA device files instead of /dev. */
+#define TT_ENV_PREFLIGHT_TEST_DEV_DIR "TRAINRT_PREFLIGHT_TEST_DEV_DIR"
+
+/* What one node found. */
+struct tt_preflight {
+	uint32_t mem_mbps;		/* memcpy bandwidth, MB/s; 0: not measured */
+	char gpu_fail[TT_PF_FAIL];	/* "/dev/nvidia1: No such device"; "" when every one opened */
+};
+
+/* The words of pf for a census body, each after a space, into buf. -1 when they do not fit. */
+int tt_preflight_format(const struct tt_preflight *pf, char *buf, size_t len);
+
+/* Reads the words of a census body after the host name ("" or " mem=..."). -1 with err naming
+ * the bad word. */
+int tt_preflight_parse(const char *words, struct tt_preflight *pf, tt_err *err);
+
+/* Judges n nodes' results: 0 when every node passes; else 1 with *bad the first node that fails
+ * and why (a device that did not open; a bandwidth below fraction x the median of the nodes
+ * that measured it, with both numbers) in why[len]. A number exactly at fraction x median
+ * passes; fewer than two measured numbers are not compared. */
+int tt_preflight_judge(const struct tt_preflight *pf, uint32_t n, double fraction, uint32_t *bad,
+		       char *why, size_t len);
+
+/* The median of the n values (the mean of the middle two for an even n); 0 for n == 0. */
+double tt_preflight_median(const uint32_t *v, size_t n);
+
+/* ---- the measurements (system edges) -------------------------------------------------------- */
+
+/* Opens (O_RDWR) and closes the device file of each GPU of gpus: DIR/nvidiaN, N the node-wide
+ * index (tt_gres_node_index), DIR /dev (TT_ENV_PREFLIGHT_TEST_DEV_DIR in tests). A GPU named by
+ * UUID has no such name and is not checked; nor is any without DIR/nvidiactl (no NVIDIA driver
+ * on this node: nothing to open). The first failure goes to pf->gpu_fail. */
+void tt_preflight_devices(const struct tt_gpu_list *gpus, int slurm, struct tt_preflight *pf);
+
+/* The node's memcpy bandwidth into pf->mem_mbps: passes copying one TT_PF_MEM_BYTES buffer into
+ * another, as many as fit in TT_PF_MEM_BUDGET_US (at least one), each TT_PF_MEM_CHUNK timed
+ * alone; the best chunk's rate. -1 with err when the buffers cannot be had. */
+int tt_preflight_memory(struct tt_preflight *pf, tt_err *err);
+
+#endif
