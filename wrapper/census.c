@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* census.c — the one exchange of worker counts between the nodes of a launch (see census.h). */
 #include "census.h"
+#include "probe.h"
 #include "tt_io.h"
 #include "tt_parse.h"
 
@@ -217,6 +218,7 @@ struct server {
 	unsigned char *seen, *told;	/* [nnodes] */
 	char (*hosts)[TT_CENSUS_HOST];
 	struct tt_preflight *pf;	/* [nnodes]: what each node's health check found */
+	struct tt_probe_server *probe;	/* serves the nodes' network probes; NULL: none */
 	uint32_t *per_node;
 	uint32_t heard;			/* other nodes proven */
 	int failed;
@@ -272,8 +274,21 @@ static void heard(struct server *sv, size_t k, const char *body)
 	struct tt_census_said s;
 	char msg[sizeof(sv->err->msg) + 8];
 	tt_err why, ignored;
-	int parsed = tt_census_parse(body, &s, &why) == 0;
+	int parsed;
 
+	if (tt_probe_is_request(body)) {
+		/* Not a node's message: measured by the probe thread, or told there is none. */
+		if (sv->probe && !sv->failed) {
+			tt_probe_server_take(sv->probe, &sv->conns[k]);
+			return;
+		}
+		(void)tt_nc_conn_send(&sv->conns[k], sv->c->key, sv->c->id, "error node 0 serves no "
+				      "network probe (--preflight=off there, or the launch failed)",
+				      &ignored);
+		tt_nc_conn_close(&sv->conns[k]);
+		return;
+	}
+	parsed = tt_census_parse(body, &s, &why) == 0;
 	if (parsed && tt_census_accept(sv->c, &s, sv->per_node, sv->seen, sv->hosts, &why) == 0) {
 		sv->node_conn[s.node] = (long)k;
 		sv->pf[s.node] = s.pf;
@@ -357,8 +372,13 @@ static int serve(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 	per_node[0] = c->count;
 	sv.seen[0] = 1;
 	snprintf(sv.hosts[0], TT_CENSUS_HOST, "%s", c->host && *c->host ? c->host : "?");
-	if (c->preflight)
+	if (c->preflight) {
+		/* Without its thread (no memory) the probes are answered that there is none. */
+		tt_err why;
+
+		sv.probe = tt_probe_server_start(c->key, c->id, &why);
 		sv.pf[0] = *c->preflight;
+	}
 	if (c->refusal) {
 		char why[TT_CENSUS_REASON + TT_CENSUS_HOST + 32];
 
@@ -492,6 +512,7 @@ static int serve(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 	}
 	rc = sv.failed ? -1 : 0;
 out:
+	tt_probe_server_stop(sv.probe);
 	if (lfd >= 0)
 		close(lfd);
 	for (i = 0; sv.conns && i < sv.nconns; i++) {
@@ -532,6 +553,21 @@ static int ask(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 
 	if (!body)
 		return tt_err_set(err, "node count exchange: out of memory");
+	if (c->preflight && !c->refusal) {
+		struct tt_probe_result r;
+
+		if (tt_probe_run(c->server, c->port, c->key, c->id, c->node, c->stop, deadline, &r,
+				 &why) == 0) {
+			c->preflight->net_mbps = r.net_mbps;
+			c->preflight->rtt_us = r.rtt_us;
+		} else if (c->notice) {
+			char line[sizeof(why.msg) + 64];
+
+			snprintf(line, sizeof(line), "%s; the network of this node is not judged",
+				 why.msg);
+			c->notice(c->arg, line);
+		}
+	}
 	if (tt_census_body(c, body, TT_NC_BODY_MAX + 1) != 0) {
 		tt_err_set(err, "node count exchange: this node's message does not fit");
 		goto out;

@@ -39,8 +39,10 @@ struct tt_census {
 	uint32_t count;		/* this node's workers */
 	const char *host;	/* this node's name, for the others' messages */
 	const char *refusal;	/* non-NULL: this node does not start, for this reason */
-	const struct tt_preflight *preflight;	/* this node's health check (preflight.h); NULL: none,
-						 * and node 0 without one judges no node's */
+	struct tt_preflight *preflight;	/* this node's health check (preflight.h), to which a node
+					 * other than 0 adds its network probe's numbers (probe.h)
+					 * before it says them; NULL: none, and node 0 without one
+					 * judges no node's and serves no probe */
 	double min_fraction;	/* node 0: a node below this x the nodes' median fails */
 	int timeout_s;
 	const sigset_t *stop;	/* give up once one of these is pending (tt_nc_stopped); NULL */
@@ -60,7 +62,9 @@ int tt_census_run(const struct tt_census *c, uint32_t *per_node, tt_err *err);
  *   server: "ok C0,C1,..."  or  "error MESSAGE"
  * PREFLIGHT: the node's health check results, key=value words (preflight.h); a body without
  * them is a node that made none, as before they existed. Node 0 judges every node's once all
- * are heard, and fails the launch naming the first node that fails (tt_census_preflight). */
+ * are heard, and fails the launch naming the first node that fails (tt_census_preflight).
+ * Before its census message a node probes the network to node 0 on a connection of its own to
+ * the same port ("probe ...", probe.h), which node 0's loop hands to its probe thread at once. */
 
 /* What a proven node said. */
 struct tt_census_said {

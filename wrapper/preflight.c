@@ -7,16 +7,44 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define MEM "mem="
 #define GPU_FAIL "gpu-fail="
 
 /* ---- the words ------------------------------------------------------------------------------ */
+
+/* The numbers of a result: its word, what it is in a verdict, whether less is better (a time),
+ * and how a verdict shows it. */
+static const struct metric {
+	const char *word;
+	size_t offset;
+	const char *what;
+	int less_is_better;
+	double divisor;
+	const char *unit;
+	const char *format;
+} metrics[] = {
+	{ "mem=", offsetof(struct tt_preflight, mem_mbps), "memory bandwidth", 0, 1000, "GB/s", "%.1f" },
+	{ "net=", offsetof(struct tt_preflight, net_mbps), "network bandwidth to node 0", 0, 1000, "GB/s",
+	  "%.2f" },
+	{ "rtt=", offsetof(struct tt_preflight, rtt_us), "round trip to node 0", 1, 1, "us", "%.0f" },
+};
+#define NMETRICS (sizeof(metrics) / sizeof(metrics[0]))
+
+static uint32_t *field(struct tt_preflight *pf, const struct metric *m)
+{
+	return (uint32_t *)(void *)((char *)pf + m->offset);
+}
+
+static uint32_t value(const struct tt_preflight *pf, const struct metric *m)
+{
+	return *field((struct tt_preflight *)pf, m);
+}
 
 int tt_preflight_format(const struct tt_preflight *pf, char *buf, size_t len)
 {
@@ -26,11 +54,13 @@ int tt_preflight_format(const struct tt_preflight *pf, char *buf, size_t len)
 	if (len == 0)
 		return -1;
 	buf[0] = '\0';
-	if (pf->mem_mbps) {
-		n = snprintf(buf, len, " " MEM "%" PRIu32, pf->mem_mbps);
-		if (n < 0 || (size_t)n >= len)
+	for (size_t i = 0; i < NMETRICS; i++) {
+		if (!value(pf, &metrics[i]))
+			continue;
+		n = snprintf(buf + used, len - used, " %s%" PRIu32, metrics[i].word, value(pf, &metrics[i]));
+		if (n < 0 || (size_t)n >= len - used)
 			return -1;
-		used = (size_t)n;
+		used += (size_t)n;
 	}
 	if (pf->gpu_fail[0]) {
 		n = snprintf(buf + used, len - used, " " GPU_FAIL "%s", pf->gpu_fail);
@@ -68,14 +98,17 @@ int tt_preflight_parse(const char *words, struct tt_preflight *pf, tt_err *err)
 		if (!memchr(p, '=', len))
 			return tt_err_set(err, "preflight result '%.*s': expected KEY=VALUE",
 					  (int)(len < 60 ? len : 60), p);
-		if (!strncmp(p, MEM, sizeof(MEM) - 1)) {
+		for (size_t i = 0; i < NMETRICS; i++) {
+			size_t w = strlen(metrics[i].word);
 			long long v;
 
-			if (tt_parse_int_span(p + sizeof(MEM) - 1, len - (sizeof(MEM) - 1), 1,
-					      UINT32_MAX, &v) != 0)
-				return tt_err_set(err, "preflight result '%.*s': expected " MEM "MB/s, "
-						  "a whole number from 1", (int)(len < 60 ? len : 60), p);
-			pf->mem_mbps = (uint32_t)v;
+			if (strncmp(p, metrics[i].word, w))
+				continue;
+			if (tt_parse_int_span(p + w, len - w, 1, UINT32_MAX, &v) != 0)
+				return tt_err_set(err, "preflight result '%.*s': expected %s%s, a whole "
+						  "number from 1", (int)(len < 60 ? len : 60), p,
+						  metrics[i].word, metrics[i].less_is_better ? "US" : "MB/s");
+			*field(pf, &metrics[i]) = (uint32_t)v;
 		}
 		p += len;	/* a word of a later check: not this reader's */
 	}
@@ -108,37 +141,61 @@ double tt_preflight_median(const uint32_t *v, size_t n)
 	return m;
 }
 
+/* The first of the n nodes whose number m is across the line, or -1; the verdict in why. */
+static int64_t across(const struct tt_preflight *pf, uint32_t n, const struct metric *m,
+		      double fraction, char *why, size_t len)
+{
+	uint32_t *v = malloc((n ? n : 1) * sizeof(*v));
+	size_t measured = 0;
+	double median;
+	int64_t bad = -1;
+	char a[32], b[32];
+
+	if (!v)
+		return -1;	/* no comparison: a judge without memory passes every node */
+	for (uint32_t k = 0; k < n; k++)
+		if (value(&pf[k], m))
+			v[measured++] = value(&pf[k], m);
+	median = measured >= 2 ? tt_preflight_median(v, measured) : 0;
+	free(v);
+	for (uint32_t k = 0; median > 0 && k < n; k++) {
+		uint32_t x = value(&pf[k], m);
+
+		if (!x || (m->less_is_better ? x <= median / fraction : x >= fraction * median))
+			continue;
+		snprintf(a, sizeof(a), m->format, x / m->divisor);
+		snprintf(b, sizeof(b), m->format, median / m->divisor);
+		if (m->less_is_better)
+			snprintf(why, len, "%s %s %s > median %s %s / %g", m->what, a, m->unit, b,
+				 m->unit, fraction);
+		else
+			snprintf(why, len, "%s %s %s < %g x median %s %s", m->what, a, m->unit,
+				 fraction, b, m->unit);
+		bad = k;
+		break;
+	}
+	return bad;
+}
+
 int tt_preflight_judge(const struct tt_preflight *pf, uint32_t n, double fraction, uint32_t *bad,
 		       char *why, size_t len)
 {
-	uint32_t *mem = malloc((n ? n : 1) * sizeof(*mem));
-	size_t measured = 0;
-	double median = 0;
-	int rc = 0;
-
 	for (uint32_t k = 0; k < n; k++) {
 		if (pf[k].gpu_fail[0]) {
 			*bad = k;
 			snprintf(why, len, "GPU device %s", pf[k].gpu_fail);
-			free(mem);
 			return 1;
 		}
-		if (mem && pf[k].mem_mbps)
-			mem[measured++] = pf[k].mem_mbps;
 	}
-	if (measured >= 2)
-		median = tt_preflight_median(mem, measured);
-	for (uint32_t k = 0; median > 0 && k < n; k++) {
-		if (pf[k].mem_mbps && pf[k].mem_mbps < fraction * median) {
-			*bad = k;
-			snprintf(why, len, "memory bandwidth %.1f GB/s < %g x median %.1f GB/s",
-				 pf[k].mem_mbps / 1000.0, fraction, median / 1000.0);
-			rc = 1;
-			break;
+	for (size_t i = 0; i < NMETRICS; i++) {
+		int64_t k = across(pf, n, &metrics[i], fraction, why, len);
+
+		if (k >= 0) {
+			*bad = (uint32_t)k;
+			return 1;
 		}
 	}
-	free(mem);
-	return rc;
+	return 0;
 }
 
 /* ---- the measurements ----------------------------------------------------------------------- */

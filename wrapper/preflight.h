@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* preflight.h — the node health check train-run makes before its census message (census.h):
- * whether every GPU of the node opens, and how fast the node copies memory. A node whose device
+ * whether every GPU of the node opens, how fast the node copies memory, and how fast and how far
+ * it reaches node 0 (probe.h). A node whose device
  * does not open, or whose number is below a fraction of the nodes' median, is named by node 0
  * and the launch stops through the census's refusal path, before any worker starts: a bad node
  * named in one line instead of a job that hangs or crawls at its pace.
  *
  * The results travel in the census body as key=value words after the host name (census.h):
  *   "mem=MBPS"            memcpy bandwidth in MB/s (10^6 bytes per second); absent: not measured
- *   "gpu-fail=DEV: WHY"   the first device that did not open and why; last, to the end of line
+ *   "net=MBPS"            TCP bandwidth to node 0 (probe.h), MB/s; absent on node 0
+ *   "rtt=US"              the median TCP round trip to node 0, microseconds; absent on node 0
+ *   "gpu-fail=DEV WHY"    the first device that did not open and why; last, to the end of line
  * Words a reader does not know are ignored, so later checks can add their own.
  *
  * The judgement (tt_preflight_judge) is pure; the measurements are the thin system edges below. */
@@ -31,6 +34,8 @@
 /* What one node found. */
 struct tt_preflight {
 	uint32_t mem_mbps;		/* memcpy bandwidth, MB/s; 0: not measured */
+	uint32_t net_mbps;		/* TCP bandwidth to node 0, MB/s; 0: not measured */
+	uint32_t rtt_us;		/* TCP round trip to node 0, us; 0: not measured */
 	char gpu_fail[TT_PF_FAIL];	/* "/dev/nvidia1: No such device"; "" when every one opened */
 };
 
@@ -42,9 +47,10 @@ int tt_preflight_format(const struct tt_preflight *pf, char *buf, size_t len);
 int tt_preflight_parse(const char *words, struct tt_preflight *pf, tt_err *err);
 
 /* Judges n nodes' results: 0 when every node passes; else 1 with *bad the first node that fails
- * and why (a device that did not open; a bandwidth below fraction x the median of the nodes
- * that measured it, with both numbers) in why[len]. A number exactly at fraction x median
- * passes; fewer than two measured numbers are not compared. */
+ * and why in why[len]: a device that did not open (before any number), else a bandwidth below
+ * fraction x the median of the nodes that measured it, or a round trip above median / fraction,
+ * with both numbers. A number exactly at the line passes; fewer than two measured numbers are
+ * not compared. */
 int tt_preflight_judge(const struct tt_preflight *pf, uint32_t n, double fraction, uint32_t *bad,
 		       char *why, size_t len);
 

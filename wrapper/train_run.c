@@ -232,22 +232,31 @@ static void census_notice(void *arg, const char *line)
 }
 
 /* This node's health check (preflight.h) into pf: its GPUs' device files, and on a launch of
- * more than one node (where there is a median to compare with) its memory bandwidth. Its cost
- * goes to stderr under TRAINRT_PREFLIGHT_VERBOSE=1. */
+ * more than one node (where there is a median to compare with) its memory bandwidth; the census
+ * adds the network probe's numbers. */
 static void preflight(const struct launch *l, uint32_t nnodes, struct tt_preflight *pf)
 {
-	const char *verbose = getenv("TRAINRT_PREFLIGHT_VERBOSE");
-	int64_t start = tt_now_us();
 	tt_err why;
 
 	memset(pf, 0, sizeof(*pf));
 	tt_preflight_devices(&l->facts.gpus, l->slurm, pf);
 	if (nnodes > 1 && tt_preflight_memory(pf, &why) != 0)
 		fprintf(stderr, "train-run: %s\n", why.msg);
-	if (verbose && !strcmp(verbose, "1"))
-		fprintf(stderr, "train-run: preflight of node %u (%s): %.1f ms, memory %u MB/s, "
-			"GPUs %s\n", l->facts.node_index, l->host, (double)(tt_now_us() - start) / 1000,
-			pf->mem_mbps, pf->gpu_fail[0] ? pf->gpu_fail : "ok or not checked");
+}
+
+/* Under TRAINRT_PREFLIGHT_VERBOSE=1, what this node's health check found and cost. */
+static void preflight_said(const struct launch *l, const struct tt_preflight *pf, int64_t local_us,
+			   int64_t total_us)
+{
+	const char *verbose = getenv("TRAINRT_PREFLIGHT_VERBOSE");
+
+	if (!verbose || strcmp(verbose, "1"))
+		return;
+	fprintf(stderr, "train-run: preflight of node %u (%s): memory %u MB/s, network to node 0 "
+		"%u MB/s, round trip %u us, GPUs %s; %.1f ms here, %.1f ms with the probe and the "
+		"census\n", l->facts.node_index, l->host, pf->mem_mbps, pf->net_mbps, pf->rtt_us,
+		pf->gpu_fail[0] ? pf->gpu_fail : "opened (or none checked)", (double)local_us / 1000,
+		(double)total_us / 1000);
 }
 
 /* Every node's worker count through the census, which also tells every node when one refuses
@@ -270,11 +279,13 @@ static int learn_node_counts(struct launch *l, uint32_t nnodes, const char *refu
 		.min_fraction = l->opts.preflight_min_fraction,
 	};
 	struct tt_preflight pf;
+	int64_t start = tt_now_us(), local_us = 0;
 	int rc;
 
 	if (!refusal && l->opts.preflight) {
 		preflight(l, nnodes, &pf);
 		c.preflight = &pf;
+		local_us = tt_now_us() - start;
 	}
 	if (nnodes <= 1) {
 		char host[1][TT_CENSUS_HOST];
@@ -301,6 +312,8 @@ static int learn_node_counts(struct launch *l, uint32_t nnodes, const char *refu
 		return tt_err_errno(err, "allocating the worker counts of %u nodes", nnodes);
 	rc = tt_census_run(&c, l->per_node, err);
 	memset(key, 0, sizeof(key));
+	if (c.preflight)
+		preflight_said(l, &pf, local_us, tt_now_us() - start);
 	return rc;
 }
 

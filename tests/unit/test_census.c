@@ -295,8 +295,9 @@ static void test_refusal_reaches_every_node(void)
 }
 
 /* Node 0 judges every node's health check once all are heard: a node below half the median
- * stops every node, each naming it with its numbers and the sbatch --exclude; the same numbers
- * within the fraction start everyone; a node 0 without a check judges nobody's. */
+ * stops every node, each naming it with its numbers and the sbatch --exclude; a number exactly
+ * at the line starts everyone, the other nodes' network probes measured on the way; a node 0
+ * without a check judges nobody's and serves no probe, and the nodes start unmeasured. */
 static void test_preflight_judged_by_node0(void)
 {
 	struct node_run nodes[3];	/* [0] node 2, [1] node 1, [2] node 0 */
@@ -316,21 +317,27 @@ static void test_preflight_judged_by_node0(void)
 		CU_ASSERT_EQUAL(nodes[i].rc, -1);
 		CU_ASSERT_STRING_EQUAL(nodes[i].err.msg, want);
 	}
-	pf[0].mem_mbps = 4900;	/* exactly 0.5 x the median 9800 is not below it */
-	pf[1].mem_mbps = 9800;
-	setup_nodes(nodes, 3);
-	for (int i = 0; i < 3; i++) {
+	/* Two nodes: 3000 is exactly 0.5 x the median 6000 of 3000 and 9000 (one network number
+	 * alone is not compared). */
+	memset(pf, 0, sizeof(pf));
+	pf[0].mem_mbps = 3000;
+	pf[1].mem_mbps = 9000;
+	setup_nodes(nodes, 2);
+	for (int i = 0; i < 2; i++) {
 		nodes[i].c.preflight = &pf[i];
 		nodes[i].c.min_fraction = 0.5;
 	}
-	run_nodes(nodes, 3);
-	expect_counts(nodes, 3);
+	run_nodes(nodes, 2);
+	expect_counts(nodes, 2);
+	CU_ASSERT(pf[0].net_mbps > 0 && pf[0].rtt_us > 0);	/* node 1 probed node 0 */
+	CU_ASSERT(pf[1].net_mbps == 0 && pf[1].rtt_us == 0);	/* node 0 probes no one */
+	memset(pf, 0, sizeof(pf));
 	pf[0].mem_mbps = 100;
-	setup_nodes(nodes, 3);
+	setup_nodes(nodes, 2);
 	nodes[0].c.preflight = &pf[0];
-	nodes[1].c.preflight = &pf[1];
-	run_nodes(nodes, 3);
-	expect_counts(nodes, 3);
+	run_nodes(nodes, 2);
+	expect_counts(nodes, 2);
+	CU_ASSERT_EQUAL(pf[0].net_mbps, 0);
 }
 
 /* A raw client of node 0's port. */

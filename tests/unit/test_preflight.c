@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* test_preflight.c — the node health check's pure parts (wrapper/preflight.c): its words in the
  * census body both ways, the median, and the judgement (a device that does not open, a number
- * below the fraction of the median, exactly at it); and the device check on a fixture directory
+ * below the fraction of the median or a round trip above median / fraction, exactly at it); and the device check on a fixture directory
  * (a device file missing, one that opens, none checked without nvidiactl). The oracle of the
  * medians is the definition computed by hand. */
 #include "cunit_main.h"
@@ -38,7 +38,7 @@ static void test_words_both_ways(void)
 	CU_ASSERT_EQUAL(tt_preflight_parse("", &got, &err), 0);
 	CU_ASSERT_EQUAL(got.mem_mbps, 0);
 	/* A later check's words are not this reader's: ignored. */
-	CU_ASSERT_EQUAL(tt_preflight_parse(" net=120 mem=5 lat=30", &got, &err), 0);
+	CU_ASSERT_EQUAL(tt_preflight_parse(" nccl=120 mem=5 lat=30", &got, &err), 0);
 	CU_ASSERT_EQUAL(got.mem_mbps, 5);
 }
 
@@ -119,6 +119,44 @@ static void test_judge_fraction_of_median(void)
 	CU_ASSERT_EQUAL(judge(alone, 3, 0.5, &bad, why), 0);
 }
 
+/* The network numbers: a bandwidth below the line fails as memory does; a round trip fails
+ * above median / fraction, exactly at it passes; node 0's (none) are not numbers. */
+static void test_judge_network(void)
+{
+	struct tt_preflight pf[4] = { { .mem_mbps = 9000 }, { .mem_mbps = 9000, .net_mbps = 1200, .rtt_us = 50 },
+				      { .mem_mbps = 9000, .net_mbps = 1200, .rtt_us = 100 },
+				      { .mem_mbps = 9000, .net_mbps = 1200, .rtt_us = 50 } };
+	uint32_t bad = 99;
+	char why[300], buf[300];
+	struct tt_preflight got;
+	tt_err err;
+
+	/* Median round trip 50 us: 100 is exactly 50 / 0.5, not above it. */
+	CU_ASSERT_EQUAL(tt_preflight_judge(pf, 4, 0.5, &bad, why, sizeof(why)), 0);
+	pf[2].rtt_us = 101;
+	CU_ASSERT_EQUAL(tt_preflight_judge(pf, 4, 0.5, &bad, why, sizeof(why)), 1);
+	CU_ASSERT_EQUAL(bad, 2);
+	CU_ASSERT_STRING_EQUAL(why, "round trip to node 0 101 us > median 50 us / 0.5");
+	pf[2].rtt_us = 50;
+	pf[3].net_mbps = 590;
+	CU_ASSERT_EQUAL(tt_preflight_judge(pf, 4, 0.5, &bad, why, sizeof(why)), 1);
+	CU_ASSERT_EQUAL(bad, 3);
+	CU_ASSERT_STRING_EQUAL(why, "network bandwidth to node 0 0.59 GB/s < 0.5 x median 1.20 GB/s");
+	/* Memory is judged before the network. */
+	pf[1].mem_mbps = 100;
+	CU_ASSERT_EQUAL(tt_preflight_judge(pf, 4, 0.5, &bad, why, sizeof(why)), 1);
+	CU_ASSERT_EQUAL(bad, 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "memory bandwidth"));
+	/* Their words both ways. */
+	CU_ASSERT_EQUAL_FATAL(tt_preflight_format(&pf[3], buf, sizeof(buf)), 0);
+	CU_ASSERT_STRING_EQUAL(buf, " mem=9000 net=590 rtt=50");
+	CU_ASSERT_EQUAL_FATAL(tt_preflight_parse(buf, &got, &err), 0);
+	CU_ASSERT_EQUAL(got.net_mbps, 590);
+	CU_ASSERT_EQUAL(got.rtt_us, 50);
+	expect_bad(" rtt=0", "expected rtt=US");
+	expect_bad(" net=x", "expected net=MB/s");
+}
+
 static void test_judge_device_first(void)
 {
 	struct tt_preflight pf[3] = { { .mem_mbps = 100 }, { .mem_mbps = 10000 }, { .mem_mbps = 10000 } };
@@ -195,6 +233,7 @@ int tt_register_suites(void)
 	CU_add_test(s, "bad words", test_bad_words);
 	CU_add_test(s, "median", test_median);
 	CU_add_test(s, "judge: fraction of the median", test_judge_fraction_of_median);
+	CU_add_test(s, "judge: the network", test_judge_network);
 	CU_add_test(s, "judge: a device first", test_judge_device_first);
 	CU_add_test(s, "devices on a fixture", test_devices_on_a_fixture);
 	CU_add_test(s, "memory measures", test_memory_measures);
