@@ -16,6 +16,15 @@
 
 #define GPU_FAIL "gpu-fail="
 
+/* Whether every byte of s is printable ASCII, as one line of the node channel must be. */
+static int printable(const char *s)
+{
+	for (; *s; s++)
+		if (*s < 0x20 || *s > 0x7e)
+			return 0;
+	return 1;
+}
+
 /* ---- the words ------------------------------------------------------------------------------ */
 
 /* The numbers of a result: its word, what it is in a verdict, whether less is better (a time),
@@ -88,9 +97,10 @@ int tt_preflight_parse(const char *words, struct tt_preflight *pf, tt_err *err)
 		p++;
 		if (!strncmp(p, GPU_FAIL, sizeof(GPU_FAIL) - 1)) {
 			p += sizeof(GPU_FAIL) - 1;
-			if (!*p || strlen(p) >= sizeof(pf->gpu_fail))
+			if (!*p || strlen(p) >= sizeof(pf->gpu_fail) || !printable(p))
 				return tt_err_set(err, "preflight result '" GPU_FAIL "%.60s': expected "
-						  "a device and why, 1..%d characters", p, TT_PF_FAIL - 1);
+						  "a device and why, 1..%d printable characters", p,
+						  TT_PF_FAIL - 1);
 			memcpy(pf->gpu_fail, p, strlen(p) + 1);
 			return 0;
 		}

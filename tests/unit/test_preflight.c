@@ -65,6 +65,7 @@ static void test_bad_words(void)
 	expect_bad(" mem=5  net=1", "after one space each");
 	expect_bad(" mem=5 ", "after one space each");
 	expect_bad(" gpu-fail=", "a device and why");
+	expect_bad(" gpu-fail=/dev/nvidia0 \x01", "printable characters");
 }
 
 static void test_median(void)
