@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #define GPU_FAIL "gpu-fail="
+#define BOOT "boot="
 
 /* Whether every byte of s is printable ASCII, as one line of the node channel must be. */
 static int printable(const char *s)
@@ -71,6 +72,12 @@ int tt_preflight_format(const struct tt_preflight *pf, char *buf, size_t len)
 			return -1;
 		used += (size_t)n;
 	}
+	if (pf->boot_id[0]) {
+		n = snprintf(buf + used, len - used, " " BOOT "%s", pf->boot_id);
+		if (n < 0 || (size_t)n >= len - used)
+			return -1;
+		used += (size_t)n;
+	}
 	if (pf->gpu_fail[0]) {
 		n = snprintf(buf + used, len - used, " " GPU_FAIL "%s", pf->gpu_fail);
 		if (n < 0 || (size_t)n >= len - used)
@@ -108,6 +115,16 @@ int tt_preflight_parse(const char *words, struct tt_preflight *pf, tt_err *err)
 		if (!memchr(p, '=', len))
 			return tt_err_set(err, "preflight result '%.*s': expected KEY=VALUE",
 					  (int)(len < 60 ? len : 60), p);
+		if (!strncmp(p, BOOT, sizeof(BOOT) - 1)) {
+			size_t w = len - (sizeof(BOOT) - 1);
+
+			if (w == 0 || w >= sizeof(pf->boot_id))
+				return tt_err_set(err, "preflight result '%.*s': expected " BOOT "ID of "
+						  "1..%d characters", (int)(len < 60 ? len : 60), p,
+						  TT_PF_BOOT_ID - 1);
+			memcpy(pf->boot_id, p + sizeof(BOOT) - 1, w);
+			pf->boot_id[w] = '\0';
+		}
 		for (size_t i = 0; i < NMETRICS; i++) {
 			size_t w = strlen(metrics[i].word);
 			long long v;
@@ -171,7 +188,8 @@ static int64_t across(const struct tt_preflight *pf, uint32_t n, const struct me
 	for (uint32_t k = 0; median > 0 && k < n; k++) {
 		uint32_t x = value(&pf[k], m);
 
-		if (!x || (m->less_is_better ? x <= median / fraction : x >= fraction * median))
+		if (!x || (m->less_is_better ? x <= median / fraction || x <= TT_PF_RTT_FLOOR_US :
+			   x >= fraction * median))
 			continue;
 		snprintf(a, sizeof(a), m->format, x / m->divisor);
 		snprintf(b, sizeof(b), m->format, median / m->divisor);
@@ -197,6 +215,10 @@ int tt_preflight_judge(const struct tt_preflight *pf, uint32_t n, double fractio
 			return 1;
 		}
 	}
+	for (uint32_t k = 0; k < n; k++)
+		for (uint32_t j = 0; j < k; j++)
+			if (pf[k].boot_id[0] && !strcmp(pf[k].boot_id, pf[j].boot_id))
+				return 0;	/* one machine: the numbers measure each other */
 	for (size_t i = 0; i < NMETRICS; i++) {
 		int64_t k = across(pf, n, &metrics[i], fraction, why, len);
 
@@ -209,6 +231,21 @@ int tt_preflight_judge(const struct tt_preflight *pf, uint32_t n, double fractio
 }
 
 /* ---- the measurements ----------------------------------------------------------------------- */
+
+void tt_preflight_boot_id(struct tt_preflight *pf)
+{
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+
+	pf->boot_id[0] = '\0';
+	if (!f)
+		return;
+	if (!fgets(pf->boot_id, sizeof(pf->boot_id), f))
+		pf->boot_id[0] = '\0';
+	pf->boot_id[strcspn(pf->boot_id, " \n")] = '\0';
+	if (!printable(pf->boot_id))
+		pf->boot_id[0] = '\0';
+	fclose(f);
+}
 
 void tt_preflight_devices(const struct tt_gpu_list *gpus, int slurm, struct tt_preflight *pf)
 {
@@ -267,7 +304,8 @@ int tt_preflight_memory(struct tt_preflight *pf, tt_err *err)
 	memset(dst, 0, TT_PF_MEM_BYTES);
 	/* Passes over the whole buffer (far beyond the caches), timed chunk by chunk: the best
 	 * chunk is the memory's speed, a chunk cut by a preemption on a busy node is not. */
-	do {
+	for (int pass = 0; pass == 0 || (pass < TT_PF_MEM_PASSES &&
+					 tt_now_us() - start < TT_PF_MEM_BUDGET_US); pass++) {
 		for (size_t off = 0; off < TT_PF_MEM_BYTES; off += TT_PF_MEM_CHUNK) {
 			int64_t t0 = tt_now_us(), t;
 
@@ -279,7 +317,7 @@ int tt_preflight_memory(struct tt_preflight *pf, tt_err *err)
 				best = t;
 		}
 		src[0]++;
-	} while (tt_now_us() - start < TT_PF_MEM_BUDGET_US);
+	}
 	munmap(src, TT_PF_MEM_BYTES);
 	munmap(dst, TT_PF_MEM_BYTES);
 	if (best < 1)

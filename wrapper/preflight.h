@@ -10,6 +10,7 @@
  *   "mem=MBPS"            memcpy bandwidth in MB/s (10^6 bytes per second); absent: not measured
  *   "net=MBPS"            TCP bandwidth to node 0 (probe.h), MB/s; absent on node 0
  *   "rtt=US"              the median TCP round trip to node 0, microseconds; absent on node 0
+ *   "boot=ID"             the kernel's boot id: nodes that share one share a machine
  *   "gpu-fail=DEV WHY"    the first device that did not open and why; last, to the end of line
  * Words a reader does not know are ignored, so later checks can add their own.
  *
@@ -24,9 +25,14 @@
 #include "tt_err.h"
 
 #define TT_PF_FAIL 200			/* longest device failure, with its NUL */
+#define TT_PF_BOOT_ID 40		/* longest boot id, with its NUL (a UUID is 36) */
+/* Round trips up to this are not told apart: within a data centre rack distance and a busy
+ * node's scheduling make them differ by more than 2x, and no link is broken there. */
+#define TT_PF_RTT_FLOOR_US 1000
 #define TT_PF_MIN_FRACTION 0.5		/* --preflight-min-fraction's default */
 #define TT_PF_MEM_BYTES (32u << 20)	/* each of the bandwidth probe's two buffers */
 #define TT_PF_MEM_CHUNK (4u << 20)	/* one timed memcpy */
+#define TT_PF_MEM_PASSES 4		/* the bandwidth probe's passes over its buffers, at most */
 #define TT_PF_MEM_BUDGET_US 80000	/* passes start within this of the probe's start (faults included) */
 /* Only for tests: the directory of the NVIDIA device files instead of /dev. */
 #define TT_ENV_PREFLIGHT_TEST_DEV_DIR "TRAINRT_PREFLIGHT_TEST_DEV_DIR"
@@ -37,6 +43,7 @@ struct tt_preflight {
 	uint32_t net_mbps;		/* TCP bandwidth to node 0, MB/s; 0: not measured */
 	uint32_t rtt_us;		/* TCP round trip to node 0, us; 0: not measured */
 	char gpu_fail[TT_PF_FAIL];	/* "/dev/nvidia1: No such device"; "" when every one opened */
+	char boot_id[TT_PF_BOOT_ID];	/* /proc/sys/kernel/random/boot_id; "" when unknown */
 };
 
 /* The words of pf for a census body, each after a space, into buf. -1 when they do not fit. */
@@ -48,9 +55,11 @@ int tt_preflight_parse(const char *words, struct tt_preflight *pf, tt_err *err);
 
 /* Judges n nodes' results: 0 when every node passes; else 1 with *bad the first node that fails
  * and why in why[len]: a device that did not open (before any number), else a bandwidth below
- * fraction x the median of the nodes that measured it, or a round trip above median / fraction,
- * with both numbers. A number exactly at the line passes; fewer than two measured numbers are
- * not compared. */
+ * fraction x the median of the nodes that measured it, or a round trip above both median /
+ * fraction and TT_PF_RTT_FLOOR_US, with both numbers. A number exactly at the line passes;
+ * fewer than two measured numbers are not compared. When two nodes share a machine (one boot
+ * id: namespaced nodes of a test cluster, containers) no number is compared at all: they
+ * compete for the same memory and CPUs, so their numbers measure each other, not the nodes. */
 int tt_preflight_judge(const struct tt_preflight *pf, uint32_t n, double fraction, uint32_t *bad,
 		       char *why, size_t len);
 
@@ -65,9 +74,13 @@ double tt_preflight_median(const uint32_t *v, size_t n);
  * on this node: nothing to open). The first failure goes to pf->gpu_fail. */
 void tt_preflight_devices(const struct tt_gpu_list *gpus, int slurm, struct tt_preflight *pf);
 
+/* The kernel's boot id into pf->boot_id ("" when it cannot be read). */
+void tt_preflight_boot_id(struct tt_preflight *pf);
+
 /* The node's memcpy bandwidth into pf->mem_mbps: passes copying one TT_PF_MEM_BYTES buffer into
- * another, as many as fit in TT_PF_MEM_BUDGET_US (at least one), each TT_PF_MEM_CHUNK timed
- * alone; the best chunk's rate. -1 with err when the buffers cannot be had. */
+ * another, TT_PF_MEM_PASSES or as many as start within TT_PF_MEM_BUDGET_US (at least one), each
+ * TT_PF_MEM_CHUNK timed alone; the best chunk's rate. -1 with err when the buffers cannot be
+ * had. */
 int tt_preflight_memory(struct tt_preflight *pf, tt_err *err);
 
 #endif

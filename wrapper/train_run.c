@@ -239,6 +239,7 @@ static void preflight(const struct launch *l, uint32_t nnodes, struct tt_preflig
 	tt_err why;
 
 	memset(pf, 0, sizeof(*pf));
+	tt_preflight_boot_id(pf);
 	tt_preflight_devices(&l->facts.gpus, l->slurm, pf);
 	if (nnodes > 1 && tt_preflight_memory(pf, &why) != 0)
 		fprintf(stderr, "train-run: %s\n", why.msg);

@@ -60,7 +60,8 @@ static void census(const char *text)
 		FUZZ_CHECK(tt_preflight_format(&s.pf, words, sizeof(words)) == 0 &&
 			   tt_preflight_parse(words, &again, &err) == 0 &&
 			   again.mem_mbps == s.pf.mem_mbps && again.net_mbps == s.pf.net_mbps &&
-			   again.rtt_us == s.pf.rtt_us && !strcmp(again.gpu_fail, s.pf.gpu_fail));
+			   again.rtt_us == s.pf.rtt_us && !strcmp(again.gpu_fail, s.pf.gpu_fail) &&
+			   !strcmp(again.boot_id, s.pf.boot_id));
 		if (tt_census_accept(&c, &s, per_node, seen, hosts, &err) == 0)
 			FUZZ_CHECK(s.node > 0 && s.node < 4 && seen[s.node] && per_node[s.node] == s.count &&
 				   s.count > 0 && !s.reason[0]);

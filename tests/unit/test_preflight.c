@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* test_preflight.c — the node health check's pure parts (wrapper/preflight.c): its words in the
  * census body both ways, the median, and the judgement (a device that does not open, a number
- * below the fraction of the median or a round trip above median / fraction, exactly at it); and the device check on a fixture directory
+ * below the fraction of the median or a round trip above median / fraction, exactly at it, the
+ * round trips' floor, nodes that share a machine); and the device check on a fixture directory
  * (a device file missing, one that opens, none checked without nvidiactl). The oracle of the
  * medians is the definition computed by hand. */
 #include "cunit_main.h"
@@ -121,24 +122,33 @@ static void test_judge_fraction_of_median(void)
 }
 
 /* The network numbers: a bandwidth below the line fails as memory does; a round trip fails
- * above median / fraction, exactly at it passes; node 0's (none) are not numbers. */
+ * above median / fraction, exactly at it passes, and never at or below TT_PF_RTT_FLOOR_US;
+ * node 0's (none) are not numbers. */
 static void test_judge_network(void)
 {
-	struct tt_preflight pf[4] = { { .mem_mbps = 9000 }, { .mem_mbps = 9000, .net_mbps = 1200, .rtt_us = 50 },
-				      { .mem_mbps = 9000, .net_mbps = 1200, .rtt_us = 100 },
-				      { .mem_mbps = 9000, .net_mbps = 1200, .rtt_us = 50 } };
+	struct tt_preflight pf[4] = { { .mem_mbps = 9000 }, { .mem_mbps = 9000, .net_mbps = 1200, .rtt_us = 700 },
+				      { .mem_mbps = 9000, .net_mbps = 1200, .rtt_us = 1400 },
+				      { .mem_mbps = 9000, .net_mbps = 1200, .rtt_us = 700 } };
 	uint32_t bad = 99;
 	char why[300], buf[300];
 	struct tt_preflight got;
 	tt_err err;
 
-	/* Median round trip 50 us: 100 is exactly 50 / 0.5, not above it. */
+	/* Median round trip 700 us: 1400 is exactly 700 / 0.5, not above it. */
 	CU_ASSERT_EQUAL(tt_preflight_judge(pf, 4, 0.5, &bad, why, sizeof(why)), 0);
-	pf[2].rtt_us = 101;
+	pf[2].rtt_us = 1401;
 	CU_ASSERT_EQUAL(tt_preflight_judge(pf, 4, 0.5, &bad, why, sizeof(why)), 1);
 	CU_ASSERT_EQUAL(bad, 2);
-	CU_ASSERT_STRING_EQUAL(why, "round trip to node 0 101 us > median 50 us / 0.5");
-	pf[2].rtt_us = 50;
+	CU_ASSERT_STRING_EQUAL(why, "round trip to node 0 1401 us > median 700 us / 0.5");
+	/* 20 us against a median of 5: above the line, but round trips this short are not told
+	 * apart (the floor); 1001 us is past the floor and the line. */
+	pf[1].rtt_us = pf[3].rtt_us = 5;
+	pf[2].rtt_us = 1000;
+	CU_ASSERT_EQUAL(tt_preflight_judge(pf, 4, 0.5, &bad, why, sizeof(why)), 0);
+	pf[2].rtt_us = 1001;
+	CU_ASSERT_EQUAL(tt_preflight_judge(pf, 4, 0.5, &bad, why, sizeof(why)), 1);
+	CU_ASSERT_STRING_EQUAL(why, "round trip to node 0 1001 us > median 5 us / 0.5");
+	pf[2].rtt_us = 5;
 	pf[3].net_mbps = 590;
 	CU_ASSERT_EQUAL(tt_preflight_judge(pf, 4, 0.5, &bad, why, sizeof(why)), 1);
 	CU_ASSERT_EQUAL(bad, 3);
@@ -150,12 +160,42 @@ static void test_judge_network(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(why, "memory bandwidth"));
 	/* Their words both ways. */
 	CU_ASSERT_EQUAL_FATAL(tt_preflight_format(&pf[3], buf, sizeof(buf)), 0);
-	CU_ASSERT_STRING_EQUAL(buf, " mem=9000 net=590 rtt=50");
+	CU_ASSERT_STRING_EQUAL(buf, " mem=9000 net=590 rtt=5");
 	CU_ASSERT_EQUAL_FATAL(tt_preflight_parse(buf, &got, &err), 0);
 	CU_ASSERT_EQUAL(got.net_mbps, 590);
-	CU_ASSERT_EQUAL(got.rtt_us, 50);
+	CU_ASSERT_EQUAL(got.rtt_us, 5);
 	expect_bad(" rtt=0", "expected rtt=US");
 	expect_bad(" net=x", "expected net=MB/s");
+}
+
+/* Two nodes on one machine (one boot id) compete for its memory and CPUs: no number is
+ * compared, a device still is. Distinct boot ids are compared as ever. */
+static void test_judge_one_machine(void)
+{
+	struct tt_preflight pf[3] = { { .mem_mbps = 9000, .boot_id = "a" }, { .mem_mbps = 100, .boot_id = "b" },
+				      { .mem_mbps = 9000, .boot_id = "c" } };
+	uint32_t bad = 99;
+	char why[300], buf[300];
+	struct tt_preflight got;
+	tt_err err;
+
+	CU_ASSERT_EQUAL(tt_preflight_judge(pf, 3, 0.5, &bad, why, sizeof(why)), 1);
+	CU_ASSERT_EQUAL(bad, 1);
+	snprintf(pf[2].boot_id, sizeof(pf[2].boot_id), "b");
+	CU_ASSERT_EQUAL(tt_preflight_judge(pf, 3, 0.5, &bad, why, sizeof(why)), 0);
+	snprintf(pf[0].gpu_fail, sizeof(pf[0].gpu_fail), "/dev/nvidia0 does not open (No such device)");
+	CU_ASSERT_EQUAL(tt_preflight_judge(pf, 3, 0.5, &bad, why, sizeof(why)), 1);
+	CU_ASSERT_EQUAL(bad, 0);
+	/* The word both ways, before the device failure (the last word). */
+	CU_ASSERT_EQUAL_FATAL(tt_preflight_format(&pf[0], buf, sizeof(buf)), 0);
+	CU_ASSERT_STRING_EQUAL(buf, " mem=9000 boot=a gpu-fail=/dev/nvidia0 does not open (No such device)");
+	CU_ASSERT_EQUAL_FATAL(tt_preflight_parse(buf, &got, &err), 0);
+	CU_ASSERT_STRING_EQUAL(got.boot_id, "a");
+	expect_bad(" boot=", "expected boot=ID");
+	expect_bad(" boot=0123456789012345678901234567890123456789", "expected boot=ID");
+	/* This machine's own: a UUID. */
+	tt_preflight_boot_id(&got);
+	CU_ASSERT_EQUAL(strlen(got.boot_id), 36);
 }
 
 static void test_judge_device_first(void)
@@ -235,6 +275,7 @@ int tt_register_suites(void)
 	CU_add_test(s, "median", test_median);
 	CU_add_test(s, "judge: fraction of the median", test_judge_fraction_of_median);
 	CU_add_test(s, "judge: the network", test_judge_network);
+	CU_add_test(s, "judge: one machine", test_judge_one_machine);
 	CU_add_test(s, "judge: a device first", test_judge_device_first);
 	CU_add_test(s, "devices on a fixture", test_devices_on_a_fixture);
 	CU_add_test(s, "memory measures", test_memory_measures);
