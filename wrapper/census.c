@@ -80,15 +80,13 @@ int tt_census_parse(const char *body, struct tt_census_said *s, tt_err *err)
 	if (len == 0 || len >= sizeof(s->host) || (refuse && (p[len] != ' ' || !p[len + 1])))
 		goto bad;
 	memcpy(s->host, p, len);
-	if (!refuse)
+	if (!refuse)	/* the rest: its health check's words (preflight.h) */
 		return tt_preflight_parse(p + len, &s->pf, err) != 0 ?
 		       tt_err_wrap(err, "node %" PRIu32 " (%s)", s->node, s->host) : 0;
-	if (refuse) {
-		p += len + 1;
-		if (strlen(p) >= sizeof(s->reason))
-			goto bad;
-		memcpy(s->reason, p, strlen(p) + 1);
-	}
+	p += len + 1;
+	if (strlen(p) >= sizeof(s->reason))
+		goto bad;
+	memcpy(s->reason, p, strlen(p) + 1);
 	return 0;
 bad:
 	return tt_err_set(err, "a node's message that is not a worker count or a refusal");

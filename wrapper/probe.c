@@ -65,7 +65,7 @@ int tt_probe_run(const char *server, uint16_t port, const char *key, const char 
 	struct tt_nc_client cl = { .fd = -1, .stop = stop };
 	char *answer = malloc(TT_NC_BODY_MAX + 1), *data = calloc(1, CHUNK), body[96], byte = 'p';
 	uint32_t rtt[TT_PROBE_PINGS];
-	int64_t t0, t;
+	int64_t t0, t, best = INT64_MAX;
 	long end;
 	int rc = -1;
 
@@ -73,8 +73,6 @@ int tt_probe_run(const char *server, uint16_t port, const char *key, const char 
 		tt_err_set(err, "network probe: out of memory");
 		goto out;
 	}
-	int64_t best = INT64_MAX;
-
 	snprintf(body, sizeof(body), REQUEST "%" PRIu32 " %d %u %d", node, TT_PROBE_PINGS,
 		 TT_PROBE_BYTES, TT_PROBE_ROUNDS);
 	if (tt_nc_client_say(&cl, server, port, key, id, body, deadline, 0, NULL, NULL, err) != 0 ||
