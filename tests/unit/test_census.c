@@ -3,10 +3,12 @@
  * the bodies and their checks, the channel's lines and proofs, and the exchange itself between
  * threads over loopback, attacked by raw clients that do not hold the key (a forged count, an
  * idle connection, a stranger's wrong count), by a key holder claiming a node twice, and with a
- * node that refuses or dies before the answer. */
+ * node that refuses or dies before the answer; node 0's judgement of the nodes' preflight and
+ * its answers to network probe requests, good and bad, with and without a preflight. */
 #include "cunit_main.h"
 #include "census.h"
 #include "nodechan.h"
+#include "probe.h"
 #include "tt_io.h"
 #include "tt_port.h"
 
@@ -340,6 +342,54 @@ static void test_preflight_judged_by_node0(void)
 	CU_ASSERT_EQUAL(pf[0].net_mbps, 0);
 }
 
+/* Node 0's probe thread answers a key holder's malformed probe request with an error, and a
+ * probe of a node 0 without a preflight with the error that it serves none; neither touches
+ * the launch, which completes when node 1 comes. */
+static void test_probe_requests_answered(void)
+{
+	struct node_run node0;
+	struct tt_preflight pf = { .mem_mbps = 9000 };
+	struct tt_nc_client cl = { .fd = -1 };
+	struct tt_census me;
+	struct tt_probe_result r = { 0 };
+	char body[TT_NC_BODY_MAX + 1];
+	pthread_t th;
+	tt_err err;
+
+	for (int with = 1; with >= 0; with--) {
+		setup_nodes(&node0, 1);
+		node0.c.nnodes = 2;
+		node0.c.node = 0;
+		node0.c.preflight = with ? &pf : NULL;
+		node0.c.min_fraction = 0.5;
+		me = node0.c;
+		me.node = 1;
+		me.count = 3;
+		me.host = "n1";
+		me.preflight = NULL;
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, run_node, &node0), 0);
+		CU_ASSERT_EQUAL_FATAL(tt_nc_client_say(&cl, "127.0.0.1", me.port, KEY, me.id,
+						       "probe 1 0 1024 1", tt_now_ms() + 5000, 0, NULL,
+						       NULL, &err), 0);
+		CU_ASSERT_EQUAL(tt_nc_client_hear(&cl, KEY, me.id, body, tt_now_ms() + 5000, &err), 0);
+		CU_ASSERT_PTR_NOT_NULL(strstr(body, with ? "error a probe request that is not"
+						  : "error node 0 serves no network probe"));
+		tt_nc_client_close(&cl);
+		/* A well-formed probe: measured with node 0's preflight, refused without. */
+		CU_ASSERT_EQUAL(tt_probe_run("127.0.0.1", me.port, KEY, me.id, 1, NULL,
+					     tt_now_ms() + 5000, &r, &err), with ? 0 : -1);
+		CU_ASSERT(!with || (r.net_mbps > 0 && r.rtt_us > 0));
+		CU_ASSERT_EQUAL_FATAL(tt_census_body(&me, body, sizeof(body)), 0);
+		CU_ASSERT_EQUAL_FATAL(tt_nc_client_say(&cl, "127.0.0.1", me.port, KEY, me.id, body,
+						       tt_now_ms() + 5000, 0, NULL, NULL, &err), 0);
+		CU_ASSERT_EQUAL(tt_nc_client_hear(&cl, KEY, me.id, body, tt_now_ms() + 5000, &err), 0);
+		CU_ASSERT_STRING_EQUAL(body, "ok 2,3");
+		tt_nc_client_close(&cl);
+		pthread_join(th, NULL);
+		CU_ASSERT_EQUAL(node0.rc, 0);
+	}
+}
+
 /* A raw client of node 0's port. */
 static int dial(uint16_t port)
 {
@@ -581,6 +631,7 @@ int tt_register_suites(void)
 	CU_add_test(s, "a disagreement fails both sides", test_exchange_disagreement_fails_both);
 	CU_add_test(s, "a refusal reaches every node", test_refusal_reaches_every_node);
 	CU_add_test(s, "preflight judged by node 0", test_preflight_judged_by_node0);
+	CU_add_test(s, "probe requests answered", test_probe_requests_answered);
 	CU_add_test(s, "strangers change nothing", test_strangers_change_nothing);
 	CU_add_test(s, "a duplicate node is refused", test_duplicate_node_refused);
 	CU_add_test(s, "a dead node is named, waiting is said", test_dead_node_named_and_waiting_said);
