@@ -161,3 +161,11 @@ bench-ft: train-run$(EXEEXT) train-mlp
 dist_noinst_SCRIPTS += bench/ft.sh
 EXTRA_DIST += bench/ft_drive.py
 .PHONY: bench-ft
+
+# bench-preflight: what --preflight adds to a launch of 2 and 8 nodes on loopback, against the same
+# launch with --preflight=off, in one run (BENCHMARKS.md, "Preflight health check"). About 30 s.
+BENCH_TARGETS += bench-preflight
+bench-preflight: train-run$(EXEEXT)
+	$(SHELL) $(srcdir)/bench/preflight.sh ./train-run$(EXEEXT)
+dist_noinst_SCRIPTS += bench/preflight.sh
+.PHONY: bench-preflight

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* census.c — the one exchange of worker counts between the nodes of a launch (see census.h). */
 #include "census.h"
+#include "probe.h"
 #include "tt_io.h"
 #include "tt_parse.h"
 
@@ -43,6 +44,9 @@ int tt_census_body(const struct tt_census *c, char *buf, size_t len)
 	} else {
 		n = snprintf(buf, len, "census %" PRIu32 " %" PRIu32 " %" PRIu32 " %s", c->nnodes,
 			     c->node, c->count, host);
+		if (n >= 0 && (size_t)n < len && c->preflight &&
+		    tt_preflight_format(c->preflight, buf + n, len - (size_t)n) != 0)
+			return -1;
 	}
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
@@ -73,15 +77,16 @@ int tt_census_parse(const char *body, struct tt_census_said *s, tt_err *err)
 	    (!refuse && number(&p, &s->count) != 0))
 		goto bad;
 	len = strcspn(p, " ");
-	if (len == 0 || len >= sizeof(s->host) || (refuse ? p[len] != ' ' || !p[len + 1] : p[len] != '\0'))
+	if (len == 0 || len >= sizeof(s->host) || (refuse && (p[len] != ' ' || !p[len + 1])))
 		goto bad;
 	memcpy(s->host, p, len);
-	if (refuse) {
-		p += len + 1;
-		if (strlen(p) >= sizeof(s->reason))
-			goto bad;
-		memcpy(s->reason, p, strlen(p) + 1);
-	}
+	if (!refuse)	/* the rest: its health check's words (preflight.h) */
+		return tt_preflight_parse(p + len, &s->pf, err) != 0 ?
+		       tt_err_wrap(err, "node %" PRIu32 " (%s)", s->node, s->host) : 0;
+	p += len + 1;
+	if (strlen(p) >= sizeof(s->reason))
+		goto bad;
+	memcpy(s->reason, p, strlen(p) + 1);
 	return 0;
 bad:
 	return tt_err_set(err, "a node's message that is not a worker count or a refusal");
@@ -107,6 +112,18 @@ int tt_census_accept(const struct tt_census *c, const struct tt_census_said *s, 
 	per_node[s->node] = s->count;
 	snprintf(hosts[s->node], TT_CENSUS_HOST, "%s", s->host);
 	return 0;
+}
+
+int tt_census_preflight(const struct tt_preflight *pf, char (*hosts)[TT_CENSUS_HOST],
+			uint32_t nnodes, double fraction, tt_err *err)
+{
+	char why[TT_PF_FAIL + 64];
+	uint32_t bad;
+
+	if (!tt_preflight_judge(pf, nnodes, fraction, &bad, why, sizeof(why)))
+		return 0;
+	return tt_err_set(err, "node %" PRIu32 " (%s) failed preflight: %s; resubmit with sbatch "
+			  "--exclude=%s", bad, hosts[bad], why, hosts[bad]);
 }
 
 int tt_census_answer(const uint32_t *per_node, uint32_t nnodes, char *buf, size_t len)
@@ -198,6 +215,8 @@ struct server {
 	long *node_conn;		/* [nnodes]: index into conns, -1 */
 	unsigned char *seen, *told;	/* [nnodes] */
 	char (*hosts)[TT_CENSUS_HOST];
+	struct tt_preflight *pf;	/* [nnodes]: what each node's health check found */
+	struct tt_probe_server *probe;	/* serves the nodes' network probes; NULL: none */
 	uint32_t *per_node;
 	uint32_t heard;			/* other nodes proven */
 	int failed;
@@ -253,10 +272,24 @@ static void heard(struct server *sv, size_t k, const char *body)
 	struct tt_census_said s;
 	char msg[sizeof(sv->err->msg) + 8];
 	tt_err why, ignored;
-	int parsed = tt_census_parse(body, &s, &why) == 0;
+	int parsed;
 
+	if (tt_probe_is_request(body)) {
+		/* Not a node's message: measured by the probe thread, or told there is none. */
+		if (sv->probe && !sv->failed) {
+			tt_probe_server_take(sv->probe, &sv->conns[k]);
+			return;
+		}
+		(void)tt_nc_conn_send(&sv->conns[k], sv->c->key, sv->c->id, "error node 0 serves no "
+				      "network probe (--preflight=off there, or the launch failed)",
+				      &ignored);
+		tt_nc_conn_close(&sv->conns[k]);
+		return;
+	}
+	parsed = tt_census_parse(body, &s, &why) == 0;
 	if (parsed && tt_census_accept(sv->c, &s, sv->per_node, sv->seen, sv->hosts, &why) == 0) {
 		sv->node_conn[s.node] = (long)k;
+		sv->pf[s.node] = s.pf;
 		sv->heard++;
 		tell_failure(sv, s.node);	/* nothing unless the launch failed already */
 		return;
@@ -320,8 +353,10 @@ static int serve(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 	sv.seen = calloc(c->nnodes, 1);
 	sv.told = calloc(c->nnodes, 1);
 	sv.hosts = calloc(c->nnodes, sizeof(*sv.hosts));
+	sv.pf = calloc(c->nnodes, sizeof(*sv.pf));
 	pfd = calloc(sv.nconns + 1, sizeof(*pfd));
-	if (!sv.conns || !sv.node_conn || !sv.seen || !sv.told || !sv.hosts || !pfd || !answer) {
+	if (!sv.conns || !sv.node_conn || !sv.seen || !sv.told || !sv.hosts || !sv.pf || !pfd ||
+	    !answer) {
 		tt_err_set(err, "node count exchange: out of memory for %" PRIu32 " nodes", c->nnodes);
 		goto out;
 	}
@@ -334,6 +369,14 @@ static int serve(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 		goto out;
 	per_node[0] = c->count;
 	sv.seen[0] = 1;
+	snprintf(sv.hosts[0], TT_CENSUS_HOST, "%s", c->host && *c->host ? c->host : "?");
+	if (c->preflight) {
+		/* Without its thread (no memory) the probes are answered that there is none. */
+		tt_err why;
+
+		sv.probe = tt_probe_server_start(c->key, c->id, &why);
+		sv.pf[0] = *c->preflight;
+	}
 	if (c->refusal) {
 		char why[TT_CENSUS_REASON + TT_CENSUS_HOST + 32];
 
@@ -435,6 +478,13 @@ static int serve(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 	for (i = 0; i < sv.nconns; i++)
 		if (sv.conns[i].fd >= 0 && sv.conns[i].state != TT_NC_PROVEN)
 			tt_nc_conn_close(&sv.conns[i]);
+	/* Every node has been heard: its health too is judged before any starts. */
+	if (!sv.failed && c->preflight) {
+		tt_err why;
+
+		if (tt_census_preflight(sv.pf, sv.hosts, c->nnodes, c->min_fraction, &why) != 0)
+			fail_launch(&sv, why.msg);
+	}
 	if (!sv.failed && tt_census_answer(per_node, c->nnodes, answer, TT_NC_BODY_MAX + 1) != 0)
 		fail_launch(&sv, "node count exchange: the nodes' counts do not fit in one line");
 	for (uint32_t m = 1; !sv.failed && m < c->nnodes; m++) {
@@ -460,6 +510,7 @@ static int serve(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 	}
 	rc = sv.failed ? -1 : 0;
 out:
+	tt_probe_server_stop(sv.probe);
 	if (lfd >= 0)
 		close(lfd);
 	for (i = 0; sv.conns && i < sv.nconns; i++) {
@@ -471,6 +522,7 @@ out:
 	free(sv.seen);
 	free(sv.told);
 	free(sv.hosts);
+	free(sv.pf);
 	free(pfd);
 	free(answer);
 	return rc;
@@ -499,6 +551,21 @@ static int ask(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 
 	if (!body)
 		return tt_err_set(err, "node count exchange: out of memory");
+	if (c->preflight && !c->refusal) {
+		struct tt_probe_result r;
+
+		if (tt_probe_run(c->server, c->port, c->key, c->id, c->node, c->stop, deadline, &r,
+				 &why) == 0) {
+			c->preflight->net_mbps = r.net_mbps;
+			c->preflight->rtt_us = r.rtt_us;
+		} else if (c->notice) {
+			char line[sizeof(why.msg) + 64];
+
+			snprintf(line, sizeof(line), "%s; the network of this node is not judged",
+				 why.msg);
+			c->notice(c->arg, line);
+		}
+	}
 	if (tt_census_body(c, body, TT_NC_BODY_MAX + 1) != 0) {
 		tt_err_set(err, "node count exchange: this node's message does not fit");
 		goto out;

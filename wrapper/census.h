@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "nodechan.h"
+#include "preflight.h"
 #include "tt_err.h"
 
 /* Seconds node 0 waits for every node, and a node for node 0 to answer. */
@@ -38,6 +39,11 @@ struct tt_census {
 	uint32_t count;		/* this node's workers */
 	const char *host;	/* this node's name, for the others' messages */
 	const char *refusal;	/* non-NULL: this node does not start, for this reason */
+	struct tt_preflight *preflight;	/* this node's health check (preflight.h), to which a node
+					 * other than 0 adds its network probe's numbers (probe.h)
+					 * before it says them; NULL: none, and node 0 without one
+					 * judges no node's and serves no probe */
+	double min_fraction;	/* node 0: a node below this x the nodes' median fails */
 	int timeout_s;
 	const sigset_t *stop;	/* give up once one of these is pending (tt_nc_stopped); NULL */
 	int notice_s;		/* 0: no waiting lines */
@@ -52,14 +58,20 @@ struct tt_census {
 int tt_census_run(const struct tt_census *c, uint32_t *per_node, tt_err *err);
 
 /* ---- the message bodies (pure) -------------------------------------------------------------- *
- *   client: "census NNODES NODE COUNT HOST"  or  "refuse NNODES NODE HOST REASON"
- *   server: "ok C0,C1,..."  or  "error MESSAGE" */
+ *   client: "census NNODES NODE COUNT HOST[ PREFLIGHT]"  or  "refuse NNODES NODE HOST REASON"
+ *   server: "ok C0,C1,..."  or  "error MESSAGE"
+ * PREFLIGHT: the node's health check results, key=value words (preflight.h); a body without
+ * them is a node that made none, as before they existed. Node 0 judges every node's once all
+ * are heard, and fails the launch naming the first node that fails (tt_census_preflight).
+ * Before its census message a node probes the network to node 0 on a connection of its own to
+ * the same port ("probe ...", probe.h), which node 0's loop hands to its probe thread at once. */
 
 /* What a proven node said. */
 struct tt_census_said {
 	uint32_t nnodes, node, count;	/* count 0 for a refusal */
 	char host[TT_CENSUS_HOST];
 	char reason[TT_CENSUS_REASON];	/* a refusal's, "" otherwise */
+	struct tt_preflight pf;		/* its health check, zero when it made none */
 };
 
 /* This node's body (TT_NC_BODY_MAX + 1 bytes): its count or its refusal (reason shortened to
@@ -74,6 +86,12 @@ int tt_census_parse(const char *body, struct tt_census_said *s, tt_err *err);
  * disagrees (node count, index out of range or twice, no worker). */
 int tt_census_accept(const struct tt_census *c, const struct tt_census_said *s, uint32_t *per_node,
 		     unsigned char *seen, char (*hosts)[TT_CENSUS_HOST], tt_err *err);
+
+/* The verdict on the nnodes nodes' health checks (tt_preflight_judge, hosts[nnodes] their
+ * names): 0, or -1 with err the one line that names the first failing node, its numbers and the
+ * sbatch --exclude that leaves it out. */
+int tt_census_preflight(const struct tt_preflight *pf, char (*hosts)[TT_CENSUS_HOST],
+			uint32_t nnodes, double fraction, tt_err *err);
 
 /* The server's answer for per_node[nnodes]. */
 int tt_census_answer(const uint32_t *per_node, uint32_t nnodes, char *buf, size_t len);

@@ -14,11 +14,13 @@ libwrapper_la_SOURCES = \
 	wrapper/options.h wrapper/options.c \
 	wrapper/nodechan.h wrapper/nodechan.c \
 	wrapper/census.h wrapper/census.c \
+	wrapper/preflight.h wrapper/preflight.c \
+	wrapper/probe.h wrapper/probe.c \
 	wrapper/heartbeat.h wrapper/heartbeat.c \
 	runtime/comm/rt_token.h runtime/comm/rt_token.c
 libwrapper_la_CPPFLAGS = $(WRAPPER_CPPFLAGS)
 libwrapper_la_CFLAGS = $(AM_CFLAGS) $(CRYPTO_CFLAGS)
-libwrapper_la_LIBADD = $(CRYPTO_LIBS)
+libwrapper_la_LIBADD = $(CRYPTO_LIBS) $(PTHREAD_LIBS)
 
 bin_PROGRAMS += train-run
 train_run_SOURCES = wrapper/train_run.c \

@@ -3,8 +3,10 @@
  * getopt_long with "+" stops at PROGRAM, so PROGRAM's own options are never touched; both the
  * dash and torchrun's underscore spellings are accepted. */
 #include "options.h"
+#include "preflight.h"
 #include "tt_parse.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -49,6 +51,10 @@ const char tt_run_usage[] =
 	"                                   makes no progress for S seconds is hung: named, killed,\n"
 	"                                   restarted under --max-restarts (default: 2 x p99 of its\n"
 	"                                   step intervals, at least 5 s, after 15 steps); repeatable\n"
+	"  --preflight[=on|off]             check every node before any worker starts: its GPUs'\n"
+	"                                   device files open, its memory bandwidth is at least\n"
+	"                                   --preflight-min-fraction x the nodes' median (default on)\n"
+	"  --preflight-min-fraction F       0 < F <= 1 (default 0.5)\n"
 	"  -h, --help; -V, --version\n"
 	"Underscore spellings (--nproc_per_node, --rdzv_endpoint, ...) are accepted too.\n";
 
@@ -57,7 +63,7 @@ enum {
 	OPT_MAX_RESTARTS, OPT_GRACE, OPT_TAG, OPT_RANK0, OPT_STANDALONE, OPT_TOPOLOGY, OPT_NO_PYTHON,
 	OPT_SIGNAL_SCOPE, OPT_RDZV_ENDPOINT, OPT_RDZV_BACKEND, OPT_RDZV_ID, OPT_RDZV_CONF,
 	OPT_MONITOR, OPT_START_METHOD, OPT_ROLE, OPT_RUN_PATH, OPT_LOG_DIR, OPT_FILTER,
-	OPT_LOCAL_ADDR, OPT_HANG_TIMEOUT,
+	OPT_LOCAL_ADDR, OPT_HANG_TIMEOUT, OPT_PREFLIGHT, OPT_PREFLIGHT_FRACTION,
 	OPT_HELP = 'h', OPT_VERSION = 'V', OPT_MODULE = 'm', OPT_REDIRECTS = 'r', OPT_TEE = 't',
 };
 
@@ -92,6 +98,8 @@ static const struct option long_opts[] = {
 	{ "topology", required_argument, NULL, OPT_TOPOLOGY },
 	BOTH("signal-scope", "signal_scope", required_argument, OPT_SIGNAL_SCOPE),
 	BOTH("hang-timeout", "hang_timeout", required_argument, OPT_HANG_TIMEOUT),
+	{ "preflight", optional_argument, NULL, OPT_PREFLIGHT },
+	{ "preflight-min-fraction", required_argument, NULL, OPT_PREFLIGHT_FRACTION },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -290,6 +298,19 @@ static int parse_one(struct tt_run_opts *o, int c, const char *arg, tt_err *err)
 		o->signal_worker_only = !strcmp(arg, "worker");
 		return 0;
 	case OPT_HANG_TIMEOUT: return tt_hb_config_add(&o->hang, arg, err);
+	case OPT_PREFLIGHT:
+		if (arg && strcmp(arg, "on") && strcmp(arg, "off"))
+			return tt_err_set(err, "--preflight='%s': expected on or off", arg);
+		o->preflight = !arg || !strcmp(arg, "on");
+		return 0;
+	case OPT_PREFLIGHT_FRACTION:
+		errno = 0;
+		o->preflight_min_fraction = strtod(arg, &end);
+		if (!*arg || *end || errno || !(o->preflight_min_fraction > 0 &&
+						o->preflight_min_fraction <= 1))
+			return tt_err_set(err, "--preflight-min-fraction '%s': expected a number above 0 "
+					  "and at most 1 (a node below that x the nodes' median fails)", arg);
+		return 0;
 	case OPT_HELP: o->help = 1; return 0;
 	case OPT_VERSION: o->version = 1; return 0;
 	}
@@ -323,6 +344,8 @@ int tt_run_parse_args(struct tt_run_opts *o, int argc, char **argv, tt_err *err)
 	o->nnodes_min = o->nnodes_max = -1;
 	o->node_rank = -1;
 	o->grace_s = 30;
+	o->preflight = 1;
+	o->preflight_min_fraction = TT_PF_MIN_FRACTION;
 	o->role = "default";
 	optind = 0;	/* GNU: full re-initialisation, so the parser can run more than once */
 	opterr = 0;	/* errors go into err, not to stderr */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* train_run.c — main() of train-run: parse the command line, gather the step's facts (from
  * Slurm's environment through the layout module, or standalone like torchrun), learn every
- * node's worker count (census.h; a node that refuses tells the others there), compute each
+ * node's worker count (census.h; a node that refuses tells the others there, and node 0 judges
+ * every node's health check, preflight.h), compute each
  * worker's env contract and CPUs, then hand the
  * group to the supervisor. Only this file prints errors; every rule it applies lives in the
  * module named at the call. */
@@ -23,12 +24,14 @@
 #include "hw_policy.h"
 #include "layout.h"
 #include "options.h"
+#include "preflight.h"
 #include "proctree.h"
 #include "rt_token.h"
 #include "relay.h"
 #include "signals.h"
 #include "spawn.h"
 #include "supervise.h"
+#include "tt_io.h"
 #include "tt_parse.h"
 #include "tt_signal.h"
 
@@ -228,10 +231,40 @@ static void census_notice(void *arg, const char *line)
 	fprintf(stderr, "train-run: %s\n", line);
 }
 
+/* This node's health check (preflight.h) into pf: its GPUs' device files, and on a launch of
+ * more than one node (where there is a median to compare with) its memory bandwidth; the census
+ * adds the network probe's numbers. */
+static void preflight(const struct launch *l, uint32_t nnodes, struct tt_preflight *pf)
+{
+	tt_err why;
+
+	memset(pf, 0, sizeof(*pf));
+	tt_preflight_boot_id(pf);
+	tt_preflight_devices(&l->facts.gpus, l->slurm, pf);
+	if (nnodes > 1 && tt_preflight_memory(pf, &why) != 0)
+		fprintf(stderr, "train-run: %s\n", why.msg);
+}
+
+/* Under TRAINRT_PREFLIGHT_VERBOSE=1, what this node's health check found and cost. */
+static void preflight_said(const struct launch *l, const struct tt_preflight *pf, int64_t local_us,
+			   int64_t total_us)
+{
+	const char *verbose = getenv("TRAINRT_PREFLIGHT_VERBOSE");
+
+	if (!verbose || strcmp(verbose, "1"))
+		return;
+	fprintf(stderr, "train-run: preflight of node %u (%s): memory %u MB/s, network to node 0 "
+		"%u MB/s, round trip %u us, GPUs %s; %.1f ms here, %.1f ms with the probe and the "
+		"census\n", l->facts.node_index, l->host, pf->mem_mbps, pf->net_mbps, pf->rtt_us,
+		pf->gpu_fail[0] ? pf->gpu_fail : "opened (or none checked)", (double)local_us / 1000,
+		(double)total_us / 1000);
+}
+
 /* Every node's worker count through the census, which also tells every node when one refuses
- * (refusal: this node's reason, or NULL). It runs at node 0's host on the rendezvous port
- * (rendezvous.h), on every launch of more than one node: even with one --nproc-per-node
- * everywhere, a node that refuses must stop the others. */
+ * (refusal: this node's reason, or NULL) and judges every node's health check (--preflight).
+ * It runs at node 0's host on the rendezvous port (rendezvous.h), on every launch of more than
+ * one node: even with one --nproc-per-node everywhere, a node that refuses must stop the
+ * others. One node judges its own health check alone. */
 static int learn_node_counts(struct launch *l, uint32_t nnodes, const char *refusal, tt_err *err)
 {
 	const struct tt_rendezvous *r = &l->facts.rdzv;
@@ -244,11 +277,23 @@ static int learn_node_counts(struct launch *l, uint32_t nnodes, const char *refu
 		.notice_s = TT_CENSUS_NOTICE_S,
 		.stop = &stop,
 		.notice = census_notice, .id = id,
+		.min_fraction = l->opts.preflight_min_fraction,
 	};
+	struct tt_preflight pf;
+	int64_t start = tt_now_us(), local_us = 0;
 	int rc;
 
-	if (nnodes <= 1)
-		return 0;
+	if (!refusal && l->opts.preflight) {
+		preflight(l, nnodes, &pf);
+		c.preflight = &pf;
+		local_us = tt_now_us() - start;
+	}
+	if (nnodes <= 1) {
+		char host[1][TT_CENSUS_HOST];
+
+		snprintf(host[0], sizeof(host[0]), "%.*s", TT_CENSUS_HOST - 1, l->host);
+		return c.preflight ? tt_census_preflight(&pf, host, 1, c.min_fraction, err) : 0;
+	}
 	/* Ctrl-C, scancel and a hang-up end the wait (they are blocked for the supervisor's
 	 * signalfd, so only pending); others, like the SIGCONT srun may send, do not. */
 	sigemptyset(&stop);
@@ -268,6 +313,8 @@ static int learn_node_counts(struct launch *l, uint32_t nnodes, const char *refu
 		return tt_err_errno(err, "allocating the worker counts of %u nodes", nnodes);
 	rc = tt_census_run(&c, l->per_node, err);
 	memset(key, 0, sizeof(key));
+	if (c.preflight)
+		preflight_said(l, &pf, local_us, tt_now_us() - start);
 	return rc;
 }
 

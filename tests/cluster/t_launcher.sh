@@ -178,6 +178,32 @@ test_train_run_refuses_two_tasks_per_node() {
 	expect_match "clear error" "train-run: .*(one task|ntasks-per-node)" "$(cat err.txt)"
 }
 
+# The preflight (on by default) on a real fault: node2's GPU device files are the cluster's own
+# GRES files (gres.conf File=), device nodes of major 195 without an NVIDIA driver, so opening
+# one fails (ENXIO), while node1's are plain files that open. node1 refuses the launch through the
+# census: neither node starts a worker, and both print the one line naming node2, its device and
+# the sbatch --exclude. The device directory is given per node by TRAINRT_PREFLIGHT_TEST_DEV_DIR.
+test_train_run_preflight_names_the_failing_node() {
+	local rc=0 i
+	mkdir -p dev-ok dev-gres
+	: >dev-ok/nvidiactl
+	: >dev-gres/nvidiactl
+	for i in 0 1 2 3 4 5 6 7; do
+		: >"dev-ok/nvidia$i"
+		ln -sf "$TT_CLUSTER_DIR/dev/nvidia$i" "dev-gres/nvidia$i"
+	done
+	# shellcheck disable=SC2016 # expanded by the task's shell on each node
+	timeout 60 srun -N2 --ntasks-per-node=1 --gres=gpu:8 bash -c '
+		dir=$PWD/dev-ok
+		[ "$SLURM_NODEID" = 1 ] && dir=$PWD/dev-gres
+		TRAINRT_PREFLIGHT_TEST_DEV_DIR=$dir exec train-run -- bash -c "echo started"' \
+		>out.txt 2>err.txt || rc=$?
+	cat err.txt
+	[ "$rc" -ne 0 ] || fail "the step with a node failing preflight succeeded"
+	expect_eq "workers started" 0 "$(grep -c started out.txt)"
+	expect_eq "the line, once on each node" 2 "$(grep -c -E "^train-run: node 1 \(node2\) failed preflight: GPU device $PWD/dev-gres/nvidia[0-7] does not open \(No such device or address\); resubmit with sbatch --exclude=node2$" err.txt)"
+}
+
 # srun -N2 train-run --node-rank=0 without --kill-on-bad-exit: node2's train-run refuses (its
 # SLURM_NODEID is 1) and tells node1's through the census, so the step ends on both nodes within
 # 10 s instead of node1's workers waiting until the time limit; node1 starts no worker and

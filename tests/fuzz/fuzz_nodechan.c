@@ -4,7 +4,7 @@
  *  - lines for tt_nc_parse: a parsed line's fields lie inside it (a message's body is the line's
  *    tail, a hello's id is one non-empty token);
  *  - a census body and a census answer: what parses is well-formed (a host is one token, a
- *    node count and an answer agree);
+ *    node count and an answer agree, the preflight words read back the same once written);
  *  - the byte stream a stranger sends to node 0's side of a connection (tt_nc_conn_read over a
  *    socketpair; the first line, then the rest after node 0's answer): whatever it sends, it is
  *    never proven, since it does not hold the key. */
@@ -52,7 +52,16 @@ static void census(const char *text)
 	tt_err err;
 
 	if (tt_census_parse(text, &s, &err) == 0) {
+		struct tt_preflight again;
+		char words[TT_PF_FAIL + 64];
+
 		FUZZ_CHECK(s.host[0] && !strchr(s.host, ' '));
+		/* The preflight words parsed say the same when written again. */
+		FUZZ_CHECK(tt_preflight_format(&s.pf, words, sizeof(words)) == 0 &&
+			   tt_preflight_parse(words, &again, &err) == 0 &&
+			   again.mem_mbps == s.pf.mem_mbps && again.net_mbps == s.pf.net_mbps &&
+			   again.rtt_us == s.pf.rtt_us && !strcmp(again.gpu_fail, s.pf.gpu_fail) &&
+			   !strcmp(again.boot_id, s.pf.boot_id));
 		if (tt_census_accept(&c, &s, per_node, seen, hosts, &err) == 0)
 			FUZZ_CHECK(s.node > 0 && s.node < 4 && seen[s.node] && per_node[s.node] == s.count &&
 				   s.count > 0 && !s.reason[0]);

@@ -81,7 +81,7 @@ FUZZ_TARGETS += nodechan
 check_PROGRAMS += tests/fuzz/fuzz_nodechan
 tests_fuzz_fuzz_nodechan_SOURCES = tests/fuzz/fuzz_nodechan.c tests/fuzz/fuzz_util.h
 tests_fuzz_fuzz_nodechan_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/wrapper -I$(top_srcdir)/runtime/comm
-tests_fuzz_fuzz_nodechan_LDADD = $(FUZZ_LDADD) libwrapper.la libttbase.la
+tests_fuzz_fuzz_nodechan_LDADD = $(FUZZ_LDADD) libwrapper.la libttlayout.la libttbase.la
 endif
 
 if BUILD_TRAINER

@@ -118,6 +118,12 @@ tests_unit_test_heartbeat_SOURCES = tests/unit/test_heartbeat.c tests/unit/cunit
 tests_unit_test_heartbeat_CPPFLAGS = $(WRAPPER_CPPFLAGS)
 tests_unit_test_heartbeat_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_heartbeat_LDADD = libwrapper.la $(UNIT_LDADD)
+# The node health check before the census (wrapper/preflight.c).
+check_PROGRAMS += tests/unit/test_preflight
+tests_unit_test_preflight_SOURCES = tests/unit/test_preflight.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_preflight_CPPFLAGS = $(WRAPPER_CPPFLAGS)
+tests_unit_test_preflight_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_preflight_LDADD = libwrapper.la $(UNIT_LDADD)
 check_PROGRAMS += tests/unit/test_census
 tests_unit_test_census_SOURCES = tests/unit/test_census.c tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_census_CPPFLAGS = $(WRAPPER_CPPFLAGS)

@@ -3,10 +3,12 @@
  * the bodies and their checks, the channel's lines and proofs, and the exchange itself between
  * threads over loopback, attacked by raw clients that do not hold the key (a forged count, an
  * idle connection, a stranger's wrong count), by a key holder claiming a node twice, and with a
- * node that refuses or dies before the answer. */
+ * node that refuses or dies before the answer; node 0's judgement of the nodes' preflight and
+ * its answers to network probe requests, good and bad, with and without a preflight. */
 #include "cunit_main.h"
 #include "census.h"
 #include "nodechan.h"
+#include "probe.h"
 #include "tt_io.h"
 #include "tt_port.h"
 
@@ -49,6 +51,20 @@ static void test_body_accepted_once(void)
 	CU_ASSERT_EQUAL(tt_census_accept(&server, &s, per_node, seen, hosts, &err), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "two train-runs say they are node 2 (n?2 and n?2)"));
 	CU_ASSERT_EQUAL(tt_census_body(&c, body, 8), -1);	/* does not fit */
+	{
+		struct tt_preflight pf = { .mem_mbps = 9800, .gpu_fail = "/dev/nvidia1 does not open" };
+
+		c.preflight = &pf;
+		CU_ASSERT_EQUAL_FATAL(tt_census_body(&c, body, sizeof(body)), 0);
+		CU_ASSERT_STRING_EQUAL(body, "census 3 2 4 n?2 mem=9800 gpu-fail=/dev/nvidia1 does not open");
+		CU_ASSERT_EQUAL_FATAL(tt_census_parse(body, &s, &err), 0);
+		CU_ASSERT_EQUAL(s.count, 4);
+		CU_ASSERT_STRING_EQUAL(s.host, "n?2");
+		CU_ASSERT_EQUAL(s.pf.mem_mbps, 9800);
+		CU_ASSERT_STRING_EQUAL(s.pf.gpu_fail, "/dev/nvidia1 does not open");
+		CU_ASSERT_EQUAL(tt_census_body(&c, body, 30), -1);	/* the words do not fit */
+		c.preflight = NULL;
+	}
 	c.refusal = "bad\noption";
 	CU_ASSERT_EQUAL_FATAL(tt_census_body(&c, body, sizeof(body)), 0);
 	CU_ASSERT_STRING_EQUAL(body, "refuse 3 2 n?2 bad?option");
@@ -76,8 +92,9 @@ static void test_bad_bodies_and_disagreements(void)
 {
 	expect_refused("GET / HTTP/1.1", "not a worker count or a refusal");
 	expect_refused("census 3 1 4", "not a worker count");
-	expect_refused("census 3 1 4 h extra", "not a worker count");
+	expect_refused("census 3 1 4 h extra", "node 1 (h): preflight result 'extra': expected KEY=VALUE");
 	expect_refused("census 3 1 -4 h", "not a worker count");
+	expect_refused("census 3 1 4 h mem=fast", "node 1 (h): preflight result 'mem=fast'");
 	expect_refused("refuse 3 1 h", "not a worker count");
 	expect_refused("census 2 1 4 h", "node 1 (h) counts 2 nodes, node 0 counts 3");
 	expect_refused("census 3 0 4 h", "h says it is node 0");
@@ -276,6 +293,100 @@ static void test_refusal_reaches_every_node(void)
 			CU_ASSERT_PTR_NOT_NULL(strstr(nodes[i].err.msg, want));
 			CU_ASSERT(nodes[i].ms < 3000);
 		}
+	}
+}
+
+/* Node 0 judges every node's health check once all are heard: a node below half the median
+ * stops every node, each naming it with its numbers and the sbatch --exclude; a number exactly
+ * at the line starts everyone, the other nodes' network probes measured on the way; a node 0
+ * without a check judges nobody's and serves no probe, and the nodes start unmeasured. */
+static void test_preflight_judged_by_node0(void)
+{
+	struct node_run nodes[3];	/* [0] node 2, [1] node 1, [2] node 0 */
+	struct tt_preflight pf[3] = { { .mem_mbps = 2100 }, { .mem_mbps = 9800 }, { .mem_mbps = 9900 } };
+	const char *want = "node 2 (n2) failed preflight: memory bandwidth 2.1 GB/s < 0.5 x median "
+			   "9.8 GB/s; resubmit with sbatch --exclude=n2";
+
+	setup_nodes(nodes, 3);
+	for (int i = 0; i < 3; i++) {
+		nodes[i].c.preflight = &pf[i];
+		nodes[i].c.min_fraction = 0.5;
+	}
+	run_nodes(nodes, 3);
+	for (int i = 0; i < 3; i++) {
+		if (strcmp(nodes[i].err.msg, want))
+			fprintf(stderr, "\nnode %u: '%s'\n", nodes[i].c.node, nodes[i].err.msg);
+		CU_ASSERT_EQUAL(nodes[i].rc, -1);
+		CU_ASSERT_STRING_EQUAL(nodes[i].err.msg, want);
+	}
+	/* Two nodes: 3000 is exactly 0.5 x the median 6000 of 3000 and 9000 (one network number
+	 * alone is not compared). */
+	memset(pf, 0, sizeof(pf));
+	pf[0].mem_mbps = 3000;
+	pf[1].mem_mbps = 9000;
+	setup_nodes(nodes, 2);
+	for (int i = 0; i < 2; i++) {
+		nodes[i].c.preflight = &pf[i];
+		nodes[i].c.min_fraction = 0.5;
+	}
+	run_nodes(nodes, 2);
+	expect_counts(nodes, 2);
+	CU_ASSERT(pf[0].net_mbps > 0 && pf[0].rtt_us > 0);	/* node 1 probed node 0 */
+	CU_ASSERT(pf[1].net_mbps == 0 && pf[1].rtt_us == 0);	/* node 0 probes no one */
+	memset(pf, 0, sizeof(pf));
+	pf[0].mem_mbps = 100;
+	setup_nodes(nodes, 2);
+	nodes[0].c.preflight = &pf[0];
+	run_nodes(nodes, 2);
+	expect_counts(nodes, 2);
+	CU_ASSERT_EQUAL(pf[0].net_mbps, 0);
+}
+
+/* Node 0's probe thread answers a key holder's malformed probe request with an error, and a
+ * probe of a node 0 without a preflight with the error that it serves none; neither touches
+ * the launch, which completes when node 1 comes. */
+static void test_probe_requests_answered(void)
+{
+	struct node_run node0;
+	struct tt_preflight pf = { .mem_mbps = 9000 };
+	struct tt_nc_client cl = { .fd = -1 };
+	struct tt_census me;
+	struct tt_probe_result r = { 0 };
+	char body[TT_NC_BODY_MAX + 1];
+	pthread_t th;
+	tt_err err;
+
+	for (int with = 1; with >= 0; with--) {
+		setup_nodes(&node0, 1);
+		node0.c.nnodes = 2;
+		node0.c.node = 0;
+		node0.c.preflight = with ? &pf : NULL;
+		node0.c.min_fraction = 0.5;
+		me = node0.c;
+		me.node = 1;
+		me.count = 3;
+		me.host = "n1";
+		me.preflight = NULL;
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, run_node, &node0), 0);
+		CU_ASSERT_EQUAL_FATAL(tt_nc_client_say(&cl, "127.0.0.1", me.port, KEY, me.id,
+						       "probe 1 0 1024 1", tt_now_ms() + 5000, 0, NULL,
+						       NULL, &err), 0);
+		CU_ASSERT_EQUAL(tt_nc_client_hear(&cl, KEY, me.id, body, tt_now_ms() + 5000, &err), 0);
+		CU_ASSERT_PTR_NOT_NULL(strstr(body, with ? "error a probe request that is not"
+						  : "error node 0 serves no network probe"));
+		tt_nc_client_close(&cl);
+		/* A well-formed probe: measured with node 0's preflight, refused without. */
+		CU_ASSERT_EQUAL(tt_probe_run("127.0.0.1", me.port, KEY, me.id, 1, NULL,
+					     tt_now_ms() + 5000, &r, &err), with ? 0 : -1);
+		CU_ASSERT(!with || (r.net_mbps > 0 && r.rtt_us > 0));
+		CU_ASSERT_EQUAL_FATAL(tt_census_body(&me, body, sizeof(body)), 0);
+		CU_ASSERT_EQUAL_FATAL(tt_nc_client_say(&cl, "127.0.0.1", me.port, KEY, me.id, body,
+						       tt_now_ms() + 5000, 0, NULL, NULL, &err), 0);
+		CU_ASSERT_EQUAL(tt_nc_client_hear(&cl, KEY, me.id, body, tt_now_ms() + 5000, &err), 0);
+		CU_ASSERT_STRING_EQUAL(body, "ok 2,3");
+		tt_nc_client_close(&cl);
+		pthread_join(th, NULL);
+		CU_ASSERT_EQUAL(node0.rc, 0);
 	}
 }
 
@@ -519,6 +630,8 @@ int tt_register_suites(void)
 	CU_add_test(s, "exchange over loopback", test_exchange_over_loopback);
 	CU_add_test(s, "a disagreement fails both sides", test_exchange_disagreement_fails_both);
 	CU_add_test(s, "a refusal reaches every node", test_refusal_reaches_every_node);
+	CU_add_test(s, "preflight judged by node 0", test_preflight_judged_by_node0);
+	CU_add_test(s, "probe requests answered", test_probe_requests_answered);
 	CU_add_test(s, "strangers change nothing", test_strangers_change_nothing);
 	CU_add_test(s, "a duplicate node is refused", test_duplicate_node_refused);
 	CU_add_test(s, "a dead node is named, waiting is said", test_dead_node_named_and_waiting_said);

@@ -217,6 +217,33 @@ static void test_hang_timeout(void)
 	expect_error(bad, ARGC(bad), "--hang-timeout '5m'");
 }
 
+/* --preflight is on by default; =off and =on say it; its fraction is a number in (0, 1]. */
+static void test_preflight(void)
+{
+	char *dflt[] = { "train-run", "p", NULL };
+	char *off[] = { "train-run", "--preflight=off", "--preflight-min-fraction", "0.25", "p", NULL };
+	char *on[] = { "train-run", "--preflight=off", "--preflight", "p", NULL };
+	char *word[] = { "train-run", "--preflight=no", "p", NULL };
+	char *zero[] = { "train-run", "--preflight-min-fraction", "0", "p", NULL };
+	char *big[] = { "train-run", "--preflight-min-fraction=1.5", "p", NULL };
+	char *text[] = { "train-run", "--preflight-min-fraction=half", "p", NULL };
+	struct tt_run_opts o;
+
+	CU_ASSERT_EQUAL_FATAL(tt_run_parse_args(&o, ARGC(dflt), dflt, NULL), 0);
+	CU_ASSERT_TRUE(o.preflight);
+	CU_ASSERT_DOUBLE_EQUAL(o.preflight_min_fraction, 0.5, 0);
+	CU_ASSERT_EQUAL_FATAL(tt_run_parse_args(&o, ARGC(off), off, NULL), 0);
+	CU_ASSERT_FALSE(o.preflight);
+	CU_ASSERT_DOUBLE_EQUAL(o.preflight_min_fraction, 0.25, 0);
+	CU_ASSERT_EQUAL_FATAL(tt_run_parse_args(&o, ARGC(on), on, NULL), 0);
+	CU_ASSERT_TRUE(o.preflight);
+	CU_ASSERT_STRING_EQUAL(o.argv[0], "p");
+	expect_error(word, ARGC(word), "--preflight='no': expected on or off");
+	expect_error(zero, ARGC(zero), "--preflight-min-fraction '0': expected a number above 0");
+	expect_error(big, ARGC(big), "--preflight-min-fraction '1.5'");
+	expect_error(text, ARGC(text), "--preflight-min-fraction 'half'");
+}
+
 static void test_bad_torchrun_flags_named(void)
 {
 	char *backend[] = { "train-run", "--rdzv-backend", "etcd", "p", NULL };
@@ -300,6 +327,7 @@ int tt_register_suites(void)
 	CU_add_test(s, "bad torchrun flags named", test_bad_torchrun_flags_named);
 	CU_add_test(s, "bad inputs named", test_bad_inputs_named);
 	CU_add_test(s, "--hang-timeout", test_hang_timeout);
+	CU_add_test(s, "--preflight", test_preflight);
 	CU_add_test(s, "help and version", test_help_and_version_need_no_program);
 	CU_add_test(s, "python scripts", test_python_scripts);
 	return 0;

@@ -274,6 +274,57 @@ t_refusing_node() {
 	pass "a node that refuses stops the other node within $took s (of 10), both naming it and why"
 }
 
+# Node $1 of a simulated two-node step on port $2 with 2 GPUs, whose NVIDIA device files are in
+# the fixture directory $3 (TRAINRT_PREFLIGHT_TEST_DEV_DIR); further arguments go to train-run.
+preflight_node() {
+	node=$1 port=$2 dev=$3
+	shift 3
+	env SLURM_JOB_ID=4244 SLURM_STEP_ID=0 SLURM_STEP_NODELIST='localhost,127.0.0.1' SLURM_NODEID="$node" \
+		SLURM_STEP_TASKS_PER_NODE='1(x2)' SLURM_STEP_RESV_PORTS="$port" SLURM_STEP_GPUS=0,1 \
+		CUDA_VISIBLE_DEVICES=0,1 TRAINRT_PREFLIGHT_TEST_DEV_DIR="$dev" \
+		"$TRAIN_RUN" "$@" -- sh -c 'echo started' >"$WORK/preflight.$node" 2>"$WORK/preflight-err.$node"
+}
+
+# --preflight (the default): node 1's GPU 1 has no device file (a fixture /dev without nvidia1),
+# so node 0 refuses the launch and neither node starts a worker, both saying so in one line that
+# names node 1, its device and the sbatch --exclude; with --preflight=off both start.
+t_preflight() {
+	mkdir -p "$WORK/dev0" "$WORK/dev1"
+	: >"$WORK/dev0/nvidiactl"
+	: >"$WORK/dev0/nvidia0"
+	: >"$WORK/dev0/nvidia1"
+	: >"$WORK/dev1/nvidiactl"
+	: >"$WORK/dev1/nvidia0"
+	port=$(free_port)
+	preflight_node 0 "$port" "$WORK/dev0" &
+	pid0=$!
+	preflight_node 1 "$port" "$WORK/dev1" &
+	pid1=$!
+	wait "$pid0"
+	rc0=$?
+	wait "$pid1"
+	rc1=$?
+	[ $rc0 -ne 0 ] && [ $rc1 -ne 0 ] || fail "preflight: exit $rc0 (node 0), $rc1 (node 1) with a device missing"
+	want="^train-run: node 1 (.*) failed preflight: GPU device $WORK/dev1/nvidia1 does not open (No such file or directory); resubmit with sbatch --exclude="
+	for node in 0 1; do
+		[ "$(lines "$WORK/preflight.$node")" -eq 0 ] || fail "preflight: node $node started its workers"
+		[ "$(grep -c "$want" "$WORK/preflight-err.$node")" -eq 1 ] && [ "$(lines "$WORK/preflight-err.$node")" -eq 1 ] ||
+			fail "preflight: node $node does not say it in one line: $(cat "$WORK/preflight-err.$node")"
+	done
+	port=$(free_port)
+	preflight_node 0 "$port" "$WORK/dev0" --preflight=off &
+	pid0=$!
+	preflight_node 1 "$port" "$WORK/dev1" --preflight=off &
+	pid1=$!
+	wait "$pid0"
+	rc0=$?
+	wait "$pid1"
+	rc1=$?
+	[ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] && [ "$(cat "$WORK"/preflight.0 "$WORK"/preflight.1 | grep -c started)" -eq 4 ] ||
+		fail "preflight=off: exit $rc0, $rc1: $(cat "$WORK"/preflight-err.*)"
+	pass "a node whose GPU device does not open fails preflight: both nodes stop, one line naming it; --preflight=off starts"
+}
+
 # Outside Slurm a node waiting for its peers says so every 10 s (who, where, how long until the
 # timeout), and SIGTERM ends the wait (SIGCONT does not).
 t_waiting_said() {
@@ -586,7 +637,7 @@ t_checkpoint_exit() {
 
 [ -x "$TRAIN_RUN" ] || { echo "FAIL: $TRAIN_RUN not built"; exit 1; }
 for t in t_ranks t_failure t_sigkill t_usr1 t_relay_owner t_signal_scope t_sigterm t_missing t_slurm \
-	t_refusing_node t_waiting_said t_uneven_nodes t_plugin_defaults t_omp_own_cpus t_output t_flood t_restart t_python \
+	t_refusing_node t_preflight t_waiting_said t_uneven_nodes t_plugin_defaults t_omp_own_cpus t_output t_flood t_restart t_python \
 	t_topology t_topology_crash t_torchrun_env t_torch_consumer t_logs t_long_nodelist t_checkpoint_exit; do
 	$t
 done
