@@ -126,7 +126,8 @@ int tt_census_preflight(const struct tt_preflight *pf, char (*hosts)[TT_CENSUS_H
 			  "--exclude=%s", bad, hosts[bad], why, hosts[bad]);
 }
 
-int tt_census_answer(const uint32_t *per_node, uint32_t nnodes, char *buf, size_t len)
+int tt_census_answer(const uint32_t *per_node, uint32_t nnodes, uint16_t ctl_port, char *buf,
+		     size_t len)
 {
 	size_t used = 0;
 	int n = snprintf(buf, len, "ok ");
@@ -140,27 +141,34 @@ int tt_census_answer(const uint32_t *per_node, uint32_t nnodes, char *buf, size_
 			return -1;
 		used += (size_t)n;
 	}
-	return 0;
+	n = ctl_port ? snprintf(buf + used, len - used, " ctl %u", ctl_port) : 0;
+	return n < 0 || (size_t)n >= len - used ? -1 : 0;
 }
 
-int tt_census_read_answer(const char *line, uint32_t nnodes, uint32_t *per_node, tt_err *err)
+int tt_census_read_answer(const char *line, uint32_t nnodes, uint32_t *per_node,
+			  uint16_t *ctl_port, tt_err *err)
 {
 	const char *p = line + 3;
+	long long port = 0;
 
 	if (strncmp(line, "error ", 6) == 0)
 		return tt_err_set(err, "%s", line + 6);
 	if (strncmp(line, "ok ", 3) != 0)
 		goto bad;
 	for (uint32_t k = 0; k < nnodes; k++) {
-		size_t len = strcspn(p, ",");
+		size_t len = strcspn(p, k + 1 < nnodes ? "," : " ");
 		long long v;
 
 		if (tt_parse_int_span(p, len, 1, UINT32_MAX, &v) != 0 ||
-		    p[len] != (k + 1 < nnodes ? ',' : '\0'))
+		    p[len] != (k + 1 < nnodes ? ',' : p[len] ? ' ' : '\0'))
 			goto bad;
 		per_node[k] = (uint32_t)v;
-		p += len + 1;
+		p += len + (p[len] != '\0');
 	}
+	if (*p && (strncmp(p, "ctl ", 4) != 0 ||
+		   tt_parse_int_span(p + 4, strlen(p + 4), 1, UINT16_MAX, &port) != 0))
+		goto bad;
+	*ctl_port = (uint16_t)port;
 	return 0;
 bad:
 	return tt_err_set(err, "node 0 answered something that is not a list of %" PRIu32
@@ -174,36 +182,6 @@ static int left_ms(long deadline)
 	long left = deadline - tt_now_ms();
 
 	return left < 0 ? 0 : left > 1000000 ? 1000000 : (int)left;
-}
-
-/* A listening socket on port, every address (IPv6 with IPv4 mapped, else IPv4). */
-static int listen_on(uint16_t port, int backlog, tt_err *err)
-{
-	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_port = htons(port),
-				   .sin6_addr = IN6ADDR_ANY_INIT };
-	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_port = htons(port),
-				  .sin_addr.s_addr = htonl(INADDR_ANY) };
-	int one = 1, zero = 0;
-	int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-
-	if (fd >= 0) {
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (bind(fd, (struct sockaddr *)&a6, sizeof(a6)) == 0 && listen(fd, backlog) == 0)
-			return fd;
-		close(fd);
-	}
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return tt_err_errno(err, "node count exchange: socket");
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&a4, sizeof(a4)) != 0 || listen(fd, backlog) != 0) {
-		tt_err_errno(err, "node count exchange: cannot listen on port %u (MASTER_PORT) on "
-			     "node 0", port);
-		close(fd);
-		return -1;
-	}
-	return fd;
 }
 
 /* Node 0's state: a table of connections (the proven ones hold a node's place, at most one
@@ -246,24 +224,6 @@ static void fail_launch(struct server *sv, const char *why)
 	tt_err_set(sv->err, "%s", why);
 	for (uint32_t n = 1; n < sv->c->nnodes; n++)
 		tell_failure(sv, n);
-}
-
-/* A slot for a new connection: a free one, else the unproven one nearest its deadline (a flood
- * of strangers cannot keep a node out: the table has room for every node and more). */
-static struct tt_nc_conn *free_slot(struct server *sv)
-{
-	struct tt_nc_conn *oldest = NULL;
-
-	for (size_t i = 0; i < sv->nconns; i++) {
-		if (sv->conns[i].fd < 0)
-			return &sv->conns[i];
-		if (sv->conns[i].state != TT_NC_PROVEN &&
-		    (!oldest || sv->conns[i].deadline < oldest->deadline))
-			oldest = &sv->conns[i];
-	}
-	if (oldest)
-		tt_nc_conn_close(oldest);
-	return oldest;
 }
 
 /* A proven connection k said body. */
@@ -364,7 +324,8 @@ static int serve(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 		sv.conns[i].fd = -1;
 	for (i = 0; i < c->nnodes; i++)
 		sv.node_conn[i] = -1;
-	lfd = listen_on(c->port, (int)(npeers < 4096 ? npeers + 32 : 4096), err);
+	lfd = tt_nc_listen(c->port, (int)(npeers < 4096 ? npeers + 32 : 4096),
+			   "node count exchange (MASTER_PORT)", err);
 	if (lfd < 0)
 		goto out;
 	per_node[0] = c->count;
@@ -427,7 +388,7 @@ static int serve(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 		}
 		if (ready > 0 && pfd[0].revents) {
 			int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-			struct tt_nc_conn *k = fd >= 0 ? free_slot(&sv) : NULL;
+			struct tt_nc_conn *k = fd >= 0 ? tt_nc_free_slot(sv.conns, sv.nconns) : NULL;
 			tt_err why;
 
 			if (fd >= 0 && (!k || tt_nc_conn_open(k, fd, &why) != 0))
@@ -485,7 +446,8 @@ static int serve(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 		if (tt_census_preflight(sv.pf, sv.hosts, c->nnodes, c->min_fraction, &why) != 0)
 			fail_launch(&sv, why.msg);
 	}
-	if (!sv.failed && tt_census_answer(per_node, c->nnodes, answer, TT_NC_BODY_MAX + 1) != 0)
+	if (!sv.failed && tt_census_answer(per_node, c->nnodes, c->ctl_port ? *c->ctl_port : 0, answer,
+					   TT_NC_BODY_MAX + 1) != 0)
 		fail_launch(&sv, "node count exchange: the nodes' counts do not fit in one line");
 	for (uint32_t m = 1; !sv.failed && m < c->nnodes; m++) {
 		tt_err why;
@@ -546,6 +508,7 @@ static int ask(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 	long deadline = tt_now_ms() + c->timeout_s * 1000L;
 	struct tt_nc_client cl = { .fd = -1, .stop = c->stop };
 	char *body = malloc(TT_NC_BODY_MAX + 1);
+	uint16_t port = 0;
 	tt_err why;
 	int rc = -1;
 
@@ -582,7 +545,9 @@ static int ask(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 			   c->port, why.msg);
 		goto out;
 	}
-	rc = tt_census_read_answer(body, c->nnodes, per_node, err);
+	rc = tt_census_read_answer(body, c->nnodes, per_node, &port, err);
+	if (rc == 0 && c->ctl_port)
+		*c->ctl_port = port;
 	if (rc == 0 && c->refusal)
 		rc = tt_err_set(err, "node 0 answered a refusing node with every node's count");
 out:

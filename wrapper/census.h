@@ -46,6 +46,8 @@ struct tt_census {
 	double min_fraction;	/* node 0: a node below this x the nodes' median fails */
 	int timeout_s;
 	const sigset_t *stop;	/* give up once one of these is pending (tt_nc_stopped); NULL */
+	uint16_t *ctl_port;	/* the control plane's port (ctl.h), NULL: none. Node 0 announces
+				 * it in the answer; the others get it there (0 when absent) */
 	int notice_s;		/* 0: no waiting lines */
 	void (*notice)(void *arg, const char *line);	/* a waiting line */
 	void *arg;
@@ -59,7 +61,7 @@ int tt_census_run(const struct tt_census *c, uint32_t *per_node, tt_err *err);
 
 /* ---- the message bodies (pure) -------------------------------------------------------------- *
  *   client: "census NNODES NODE COUNT HOST[ PREFLIGHT]"  or  "refuse NNODES NODE HOST REASON"
- *   server: "ok C0,C1,..."  or  "error MESSAGE"
+ *   server: "ok C0,C1,..." [" ctl PORT"]  or  "error MESSAGE"
  * PREFLIGHT: the node's health check results, key=value words (preflight.h); a body without
  * them is a node that made none, as before they existed. Node 0 judges every node's once all
  * are heard, and fails the launch naming the first node that fails (tt_census_preflight).
@@ -93,11 +95,13 @@ int tt_census_accept(const struct tt_census *c, const struct tt_census_said *s, 
 int tt_census_preflight(const struct tt_preflight *pf, char (*hosts)[TT_CENSUS_HOST],
 			uint32_t nnodes, double fraction, tt_err *err);
 
-/* The server's answer for per_node[nnodes]. */
-int tt_census_answer(const uint32_t *per_node, uint32_t nnodes, char *buf, size_t len);
+/* The server's answer for per_node[nnodes] and the control port (0: none, not said). */
+int tt_census_answer(const uint32_t *per_node, uint32_t nnodes, uint16_t ctl_port, char *buf,
+		     size_t len);
 
-/* Reads a server's answer into per_node[nnodes]. -1 with err (the server's error, or a
- * malformed answer). */
-int tt_census_read_answer(const char *line, uint32_t nnodes, uint32_t *per_node, tt_err *err);
+/* Reads a server's answer into per_node[nnodes] and *ctl_port (0 when it names none). -1 with
+ * err (the server's error, or a malformed answer). */
+int tt_census_read_answer(const char *line, uint32_t nnodes, uint32_t *per_node,
+			  uint16_t *ctl_port, tt_err *err);
 
 #endif

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -264,6 +265,63 @@ void tt_nc_conn_close(struct tt_nc_conn *k)
 	k->fd = -1;
 	k->len = 0;
 	k->body = NULL;
+}
+
+int tt_nc_listen(uint16_t port, int backlog, const char *what, tt_err *err)
+{
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_port = htons(port),
+				   .sin6_addr = IN6ADDR_ANY_INIT };
+	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_port = htons(port),
+				  .sin_addr.s_addr = htonl(INADDR_ANY) };
+	int one = 1, zero = 0;
+	int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	if (fd >= 0) {
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(fd, (struct sockaddr *)&a6, sizeof(a6)) == 0 && listen(fd, backlog) == 0)
+			return fd;
+		close(fd);
+	}
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return tt_err_errno(err, "%s: socket", what);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&a4, sizeof(a4)) != 0 || listen(fd, backlog) != 0) {
+		tt_err_errno(err, "%s: cannot listen on port %u on node 0", what, port);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+uint16_t tt_nc_port(int fd)
+{
+	struct sockaddr_storage a;
+	socklen_t len = sizeof(a);
+
+	if (getsockname(fd, (struct sockaddr *)&a, &len) != 0)
+		return 0;
+	if (a.ss_family == AF_INET6)
+		return ntohs(((struct sockaddr_in6 *)&a)->sin6_port);
+	if (a.ss_family == AF_INET)
+		return ntohs(((struct sockaddr_in *)&a)->sin_port);
+	return 0;
+}
+
+struct tt_nc_conn *tt_nc_free_slot(struct tt_nc_conn *conns, size_t n)
+{
+	struct tt_nc_conn *oldest = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		if (conns[i].fd < 0)
+			return &conns[i];
+		if (conns[i].state != TT_NC_PROVEN && (!oldest || conns[i].deadline < oldest->deadline))
+			oldest = &conns[i];
+	}
+	if (oldest)
+		tt_nc_conn_close(oldest);
+	return oldest;
 }
 
 /* ---- the other nodes' side ------------------------------------------------------------------ */

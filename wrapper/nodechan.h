@@ -93,6 +93,18 @@ int tt_nc_conn_send(struct tt_nc_conn *k, const char *key, const char *id, const
 
 void tt_nc_conn_close(struct tt_nc_conn *k);
 
+/* A listening socket (non-blocking) on port of every address (IPv6 with IPv4 mapped, else
+ * IPv4); port 0: an ephemeral one (tt_nc_port tells which). what names it in err. */
+int tt_nc_listen(uint16_t port, int backlog, const char *what, tt_err *err);
+
+/* The local port of a socket, 0 when it cannot be told. */
+uint16_t tt_nc_port(int fd);
+
+/* A slot of conns[n] for a new connection: a free one, else the unproven one nearest its
+ * deadline, closed (a flood of strangers cannot keep a node out when the table has room for
+ * every node and more); NULL when every slot is proven. */
+struct tt_nc_conn *tt_nc_free_slot(struct tt_nc_conn *conns, size_t n);
+
 /* ---- the other nodes' side ------------------------------------------------------------------ */
 
 struct tt_nc_client {

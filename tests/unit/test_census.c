@@ -107,20 +107,33 @@ static void test_answer_both_ways(void)
 {
 	const uint32_t counts[3] = { 8, 4, 8 };
 	uint32_t got[3] = { 0 };
+	uint16_t port = 1;
 	char line[64];
 	tt_err err;
 
-	CU_ASSERT_EQUAL_FATAL(tt_census_answer(counts, 3, line, sizeof(line)), 0);
+	CU_ASSERT_EQUAL_FATAL(tt_census_answer(counts, 3, 0, line, sizeof(line)), 0);
 	CU_ASSERT_STRING_EQUAL(line, "ok 8,4,8");
-	CU_ASSERT_EQUAL(tt_census_read_answer(line, 3, got, &err), 0);
+	CU_ASSERT_EQUAL(tt_census_read_answer(line, 3, got, &port, &err), 0);
 	CU_ASSERT_EQUAL(got[1], 4);
-	CU_ASSERT_EQUAL(tt_census_answer(counts, 3, line, 6), -1);
-	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4", 3, got, &err), -1);
+	CU_ASSERT_EQUAL(port, 0);
+	/* The control plane's port (ctl.h) rides on the answer. */
+	CU_ASSERT_EQUAL_FATAL(tt_census_answer(counts, 3, 40123, line, sizeof(line)), 0);
+	CU_ASSERT_STRING_EQUAL(line, "ok 8,4,8 ctl 40123");
+	CU_ASSERT_EQUAL(tt_census_read_answer(line, 3, got, &port, &err), 0);
+	CU_ASSERT_EQUAL(port, 40123);
+	CU_ASSERT_EQUAL(got[2], 8);
+	CU_ASSERT_EQUAL(tt_census_answer(counts, 3, 40123, line, 12), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 ctl 0", 3, got, &port, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 ctl 65536", 3, got, &port, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 port 1", 3, got, &port, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4 ctl 1", 3, got, &port, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_answer(counts, 3, 0, line, 6), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4", 3, got, &port, &err), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "not a list of 3 worker counts"));
-	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8,1", 3, got, &err), -1);
-	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,0,8", 3, got, &err), -1);
-	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,-4,8", 3, got, &err), -1);
-	CU_ASSERT_EQUAL(tt_census_read_answer("error node 1 (h) counts 2 nodes", 3, got, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8,1", 3, got, &port, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,0,8", 3, got, &port, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,-4,8", 3, got, &port, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("error node 1 (h) counts 2 nodes", 3, got, &port, &err), -1);
 	CU_ASSERT_STRING_EQUAL(err.msg, "node 1 (h) counts 2 nodes");
 }
 
