@@ -16,6 +16,7 @@ libwrapper_la_SOURCES = \
 	wrapper/census.h wrapper/census.c \
 	wrapper/preflight.h wrapper/preflight.c \
 	wrapper/probe.h wrapper/probe.c \
+	wrapper/ctl.h wrapper/ctl.c \
 	wrapper/heartbeat.h wrapper/heartbeat.c \
 	runtime/comm/rt_token.h runtime/comm/rt_token.c
 libwrapper_la_CPPFLAGS = $(WRAPPER_CPPFLAGS)

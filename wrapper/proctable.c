@@ -3,7 +3,9 @@
  * Policy: the first failure of a round (non-zero exit or death by signal) stops the others; when
  * all are gone the group restarts while restarts remain and nobody asked train-run to stop. A
  * worker exiting with the checkpoint status saved its state on request: the others are expected
- * to do the same (they got the same signal), so it stops nobody and the round ends cleanly. */
+ * to do the same (they got the same signal), so it stops nobody and the round ends cleanly.
+ * Coordinated (a launch of several nodes), the restart is the coordinator's decision for every
+ * node: a failed round waits for it, and a decision stops a round that had no failure here. */
 #include "proctable.h"
 
 #include <stdlib.h>
@@ -26,6 +28,7 @@ int tt_pt_init(struct tt_proctable *pt, int nworkers, int max_restarts, tt_err *
 	pt->stop_signal = 0;
 	pt->exit_code = 0;
 	pt->ckpt_code = 0;
+	pt->coordinated = 0;
 	for (i = 0; i < nworkers; i++) {
 		pt->workers[i].local_rank = i;
 		pt->workers[i].rank = i;
@@ -55,6 +58,7 @@ void tt_pt_round_begin(struct tt_proctable *pt)
 	pt->failed = -1;
 	pt->exit_code = 0;
 	pt->checkpointed = 0;
+	pt->decided = 0;
 }
 
 void tt_pt_set_ckpt_code(struct tt_proctable *pt, int code)
@@ -105,6 +109,18 @@ int tt_pt_status_code(int wait_status, int *signo)
 /* Every worker of the round is gone: restart or exit. */
 static enum tt_pt_action round_over(struct tt_proctable *pt)
 {
+	if (pt->coordinated && !pt->stop_signal) {
+		if (pt->decided > 0) {
+			pt->restarts = pt->decided_round;
+			return TT_ACT_RESTART;
+		}
+		if (pt->decided == 0 && pt->failed >= 0)
+			return TT_ACT_WAIT;
+		/* Stopped for another node's failure: still a failed launch. */
+		if (pt->decided < 0 && pt->exit_code == 0)
+			pt->exit_code = 1;
+		return TT_ACT_EXIT;
+	}
 	if (pt->failed >= 0 && !pt->stop_signal && pt->restarts < pt->max_restarts) {
 		pt->restarts++;
 		return TT_ACT_RESTART;
@@ -145,6 +161,25 @@ int tt_pt_stop_requested(struct tt_proctable *pt, int signo)
 	pt->stop_signal = signo;
 	pt->phase = TT_PHASE_STOPPING;
 	return first;
+}
+
+void tt_pt_set_coordinated(struct tt_proctable *pt)
+{
+	pt->coordinated = 1;
+}
+
+enum tt_pt_action tt_pt_decided(struct tt_proctable *pt, int round)
+{
+	if (round >= 0 && round <= pt->restarts)
+		return TT_ACT_NONE;
+	pt->decided = round < 0 ? -1 : 1;
+	pt->decided_round = round;
+	if (!tt_pt_running(pt))
+		return round_over(pt);
+	if (pt->phase == TT_PHASE_STOPPING)
+		return TT_ACT_NONE;
+	pt->phase = TT_PHASE_STOPPING;
+	return TT_ACT_STOP_GROUP;
 }
 
 void tt_pt_abort(struct tt_proctable *pt, int code)

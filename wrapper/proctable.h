@@ -35,6 +35,8 @@ enum tt_pt_action {
 	TT_ACT_STOP_GROUP,	/* send SIGTERM to every running worker and arm the grace timer */
 	TT_ACT_RESTART,		/* every worker is gone: start the group again */
 	TT_ACT_EXIT,		/* every worker is gone: exit with tt_pt_exit_code() */
+	TT_ACT_WAIT,		/* every worker is gone after a failure: wait for the
+				 * coordinator's decision (tt_pt_decided) */
 };
 
 struct tt_proctable {
@@ -48,6 +50,9 @@ struct tt_proctable {
 	int exit_code;		/* first non-zero worker status of the last round */
 	int ckpt_code;		/* the checkpoint stop's status (tt_ckpt_exit.h), 0: none */
 	int checkpointed;	/* workers that exited with ckpt_code this round */
+	int coordinated;	/* restarts are the control plane's decisions (ctl.h) */
+	int decided;		/* this round's decision: 1 restart into decided_round, -1 stop */
+	int decided_round;
 };
 
 int tt_pt_init(struct tt_proctable *pt, int nworkers, int max_restarts, tt_err *err);
@@ -81,6 +86,15 @@ enum tt_pt_action tt_pt_exited(struct tt_proctable *pt, pid_t pid, int wait_stat
 /* train-run itself received a termination signal (already forwarded to the workers): no more
  * restarts. Returns 1 when this is the first such request and the grace timer must be armed. */
 int tt_pt_stop_requested(struct tt_proctable *pt, int signo);
+
+/* Restarts are decided for every node at once (ctl.h), not by this table: a round that ends
+ * with a failure waits for tt_pt_decided instead of restarting. */
+void tt_pt_set_coordinated(struct tt_proctable *pt);
+
+/* The coordinator decided: restart into round (TRAIN_RESTART_COUNT) or, for -1, stop. The
+ * workers still running are stopped; once none is, the round restarts or the loop exits. A
+ * restart into a round not after this one changes nothing. */
+enum tt_pt_action tt_pt_decided(struct tt_proctable *pt, int round);
 
 /* Starting the group failed (fork, pipe): end the round without restart, exiting with code. */
 void tt_pt_abort(struct tt_proctable *pt, int code);

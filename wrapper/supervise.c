@@ -221,9 +221,9 @@ static void on_hang_timer(struct tt_supervisor *s)
 	if (nhung > 0)
 		snprintf(others, sizeof(others), "; %d other rank%s here without progress too", nhung,
 			 nhung == 1 ? "" : "s");
-	fprintf(stderr, "train-run: host %s: rank %d hung in section %s: no progress for %.1f s (timeout %.1f s)%s\n",
-		s->host, w->rank, s->hb.w[c].section, (double)(now - s->hb.w[c].last_us) / 1e6, (double)t / 1e6,
-		others);
+	snprintf(s->hang_what, sizeof(s->hang_what), "hung in section %s: no progress for %.1f s (timeout %.1f s)",
+		 s->hb.w[c].section, (double)(now - s->hb.w[c].last_us) / 1e6, (double)t / 1e6);
+	fprintf(stderr, "train-run: host %s: rank %d %s%s\n", s->host, w->rank, s->hang_what, others);
 	tt_hang_kernel_stack(w->pid, stack, sizeof(stack));
 	if (stack[0])
 		fprintf(stderr, "train-run: host %s: rank %d kernel stack: %s\n", s->host, w->rank, stack);
@@ -231,17 +231,16 @@ static void on_hang_timer(struct tt_supervisor *s)
 	tt_sig_send_worker(w->pid, SIGKILL, 1);
 }
 
-/* The one line that names the failed worker. */
-static void report_failure(struct tt_supervisor *s, int i)
+/* The one line that names the failed worker; what it did into what (size TT_CTL_WHAT). */
+static void report_failure(struct tt_supervisor *s, int i, char *what)
 {
 	const struct tt_worker *w = &s->pt.workers[i];
 	int others = tt_pt_running(&s->pt);
-	char what[64];
 
 	if (w->signo)
-		snprintf(what, sizeof(what), "was killed by SIG%s (status %d)", sigabbrev_np(w->signo) ? sigabbrev_np(w->signo) : "?", w->code);
+		snprintf(what, TT_CTL_WHAT, "was killed by SIG%s (status %d)", sigabbrev_np(w->signo) ? sigabbrev_np(w->signo) : "?", w->code);
 	else
-		snprintf(what, sizeof(what), "exited with code %d", w->code);
+		snprintf(what, TT_CTL_WHAT, "exited with code %d", w->code);
 	fprintf(stderr, "train-run: host %s: rank %d (local rank %d, pid %d) %s; stopping %d other worker%s\n",
 		s->host, w->rank, w->local_rank, (int)w->pid, what, others, others == 1 ? "" : "s");
 }
@@ -334,6 +333,7 @@ static int start_round(struct tt_supervisor *s, tt_err *err)
 	tt_pt_round_begin(&s->pt);
 	tt_hb_round_begin(&s->hb);
 	s->hung = 0;
+	s->hang_what[0] = '\0';
 	for (i = 0; i < s->nworkers; i++) {
 		int child_fds[2] = { -1, -1 }, hb[2] = { -1, -1 };
 		const struct tt_worker_setup *w = &s->setup[i];
@@ -390,6 +390,9 @@ static int apply(struct tt_supervisor *s, enum tt_pt_action act, tt_err *err)
 			return apply(s, tt_pt_running(&s->pt) ? TT_ACT_STOP_GROUP : TT_ACT_EXIT, err);
 		}
 		return 0;
+	case TT_ACT_WAIT:
+		disarm_grace(s);	/* nothing left to kill: the decision comes through the loop */
+		return 0;
 	case TT_ACT_EXIT:
 		drain_all_and_close(s);
 		disarm_grace(s);
@@ -403,6 +406,61 @@ static int apply(struct tt_supervisor *s, enum tt_pt_action act, tt_err *err)
 	return 1;
 }
 
+/* Appends a lost node's host to the exclude file, for the requeue template (one host a line). */
+static void note_exclusion(struct tt_supervisor *s, const char *host)
+{
+	FILE *f;
+	int ok;
+
+	if (!s->exclude_file)
+		return;
+	f = fopen(s->exclude_file, "ae");
+	ok = f && fprintf(f, "%s\n", host) >= 0;
+	if (f && fclose(f) != 0)
+		ok = 0;
+	if (!ok)
+		fprintf(stderr, "train-run: cannot append the lost host to %s (%s): %s\n", s->exclude_file,
+			TT_ENV_EXCLUDE_FILE, strerror(errno));
+}
+
+/* The control plane's verdict for every node: its one line, then the policy's answer. Returns
+ * 1 when the loop is over. */
+static int on_verdict(struct tt_supervisor *s, const struct tt_ctl_msg *v, tt_err *err)
+{
+	char line[512];
+	int here = tt_pt_running(&s->pt);
+
+	switch (v->kind) {
+	case TT_CTL_RESTART:
+		fprintf(stderr, "train-run: host %s: rank %d on host %s %s: every node restarts its workers "
+			"(restart %u of %d; stopping %d here)\n", s->host, v->rank, v->host, v->what, v->round,
+			s->pt.max_restarts, here);
+		return apply(s, tt_pt_decided(&s->pt, (int)v->round), err);
+	case TT_CTL_STOP:
+		fprintf(stderr, "train-run: host %s: rank %d on host %s %s: no restart left (%d used): every "
+			"node stops (stopping %d here)\n", s->host, v->rank, v->host, v->what,
+			s->pt.max_restarts, here);
+		return apply(s, tt_pt_decided(&s->pt, -1), err);
+	default:
+		tt_ctl_lost_line(v, line, sizeof(line));
+		fprintf(stderr, "train-run: %s; stopping %d worker%s here\n", line, here, here == 1 ? "" : "s");
+		note_exclusion(s, v->host);
+		return apply(s, tt_pt_decided(&s->pt, -1), err);
+	}
+}
+
+/* Worker i failed and ended the round here: the coordinator hears of it (node 0 decides at once).
+ * Returns 1 when the loop is over. */
+static int tell_fault(struct tt_supervisor *s, int i, const char *what, tt_err *err)
+{
+	struct tt_ctl_msg m = { .kind = TT_CTL_FAULT, .round = (uint32_t)s->pt.restarts,
+				.rank = s->pt.workers[i].rank }, v;
+
+	snprintf(m.host, sizeof(m.host), "%s", s->host ? s->host : "?");
+	snprintf(m.what, sizeof(m.what), "%s", s->hung && s->hang_what[0] ? s->hang_what : what);
+	return tt_ctl_fault(s->ctl, &m, &v) ? on_verdict(s, &v, err) : 0;
+}
+
 /* Reaps every exited child. Returns 1 when the loop is over. */
 static int on_child(struct tt_supervisor *s, tt_err *err)
 {
@@ -412,6 +470,7 @@ static int on_child(struct tt_supervisor *s, tt_err *err)
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 		int i = tt_pt_find(&s->pt, pid), reported, saved = s->pt.checkpointed;
 		enum tt_pt_action act;
+		char what[TT_CTL_WHAT];
 
 		if (i >= 0) {
 			drain_worker(s, i);
@@ -420,12 +479,14 @@ static int on_child(struct tt_supervisor *s, tt_err *err)
 		}
 		act = tt_pt_exited(&s->pt, pid, status, &reported);
 		if (reported >= 0)
-			report_failure(s, reported);
+			report_failure(s, reported, what);
 		/* The first checkpoint stop: the others got the same signal and follow within the grace
 		 * period; one that does not is killed then and counts as a failure (no silent hang). */
 		if (!saved && s->pt.checkpointed && act == TT_ACT_NONE && s->pt.phase == TT_PHASE_RUNNING)
 			arm_grace(s);
 		if (apply(s, act, err))
+			return 1;
+		if (reported >= 0 && s->ctl && tell_fault(s, reported, what, err))
 			return 1;
 	}
 	return 0;
@@ -448,8 +509,11 @@ static int on_signals(struct tt_supervisor *s, tt_err *err)
 			continue;
 		/* Continued after a stop (a suspend stops the workers and train-run alike): the
 		 * workers' silence while stopped is no hang. */
-		if (signo == SIGCONT)
+		if (signo == SIGCONT) {
 			tt_hb_resumed(&s->hb, tt_now_us());
+			if (s->ctl)
+				tt_ctl_resumed(s->ctl);
+		}
 		/* One owner per subtree: the relay already reached every worker that handles it. */
 		if (signo != s->relay_signal)
 			signal_running(s, signo);
@@ -457,6 +521,9 @@ static int on_signals(struct tt_supervisor *s, tt_err *err)
 			fprintf(stderr, "train-run: got SIG%s, passed it to %d workers; SIGKILL in %d s\n",
 				sigabbrev_np(signo), tt_pt_running(&s->pt), s->grace_s);
 			arm_grace(s);
+			/* Waiting for the coordinator with no worker left: nothing to wait for now. */
+			if (!tt_pt_running(&s->pt))
+				return apply(s, TT_ACT_EXIT, err);
 		}
 	}
 	return 0;
@@ -474,7 +541,7 @@ static void on_grace_over(struct tt_supervisor *s)
 
 static int loop(struct tt_supervisor *s, tt_err *err)
 {
-	int nfds = 3 + 3 * s->nworkers;
+	int nfds = 3 + 3 * s->nworkers + (s->ctl ? tt_ctl_nfds(s->ctl) : 0);
 	struct pollfd *p = calloc((size_t)nfds, sizeof(*p));
 	int *which = calloc((size_t)nfds, sizeof(*which));
 	int rc = -1;
@@ -484,7 +551,8 @@ static int loop(struct tt_supervisor *s, tt_err *err)
 		goto out;
 	}
 	for (;;) {
-		int n = 3, i;
+		int n = 3, i, nw, ctl_ready = 0;
+		struct tt_ctl_msg v;
 
 		p[0] = (struct pollfd){ .fd = s->sigfd, .events = POLLIN };
 		p[1] = (struct pollfd){ .fd = s->timerfd, .events = POLLIN };
@@ -502,6 +570,10 @@ static int loop(struct tt_supervisor *s, tt_err *err)
 			p[n] = (struct pollfd){ .fd = s->hb_fds[i], .events = POLLIN };
 			which[n++] = 2 * s->nworkers + i;
 		}
+		/* The control plane's last: p[nw..n). */
+		nw = n;
+		if (s->ctl)
+			n += tt_ctl_pollfds(s->ctl, p + n);
 		arm_hang_timer(s);
 		if (poll(p, (nfds_t)n, -1) < 0) {
 			if (errno == EINTR)
@@ -510,7 +582,9 @@ static int loop(struct tt_supervisor *s, tt_err *err)
 			goto out;
 		}
 		/* Output first, so lines written before an exit come before its report. */
-		for (i = 3; i < n; i++) {
+		for (i = nw; i < n; i++)
+			ctl_ready |= p[i].revents != 0;
+		for (i = 3; i < nw; i++) {
 			if (!p[i].revents)
 				continue;
 			if (which[i] < 2 * s->nworkers)
@@ -526,6 +600,8 @@ static int loop(struct tt_supervisor *s, tt_err *err)
 			on_grace_over(s);
 		if (p[2].revents)
 			on_hang_timer(s);
+		if (ctl_ready && tt_ctl_service(s->ctl, &v) && on_verdict(s, &v, err))
+			break;
 	}
 	rc = tt_pt_exit_code(&s->pt);
 out:
@@ -592,6 +668,8 @@ int tt_supervise(struct tt_supervisor *s, tt_err *err)
 	ckpt = tt_ckpt_exit_parse(getenv(TT_ENV_CKPT_EXIT), err);
 	if (ckpt < 0 || tt_pt_init(&s->pt, s->nworkers, s->max_restarts, err) != 0)
 		return -1;
+	if (s->ctl)
+		tt_pt_set_coordinated(&s->pt);
 	for (i = 0; i < s->nworkers; i++)
 		s->pt.workers[i].rank = (int)s->setup[i].env.rank;
 	s->streams = calloc((size_t)(2 * s->nworkers), sizeof(*s->streams));

@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <signal.h>
 
+#include "ctl.h"
 #include "heartbeat.h"
 #include "layout.h"
 #include "output.h"
@@ -54,6 +55,8 @@ struct tt_supervisor {
 	int sigfd;			/* from tt_sig_open, opened first thing in main() */
 	sigset_t oldmask;		/* the mask before tt_sig_open, restored in workers */
 	const struct tt_hb_config *hang;	/* --hang-timeout (heartbeat.h); NULL: the defaults */
+	struct tt_ctl *ctl;		/* the control plane (ctl.h), connected; NULL: one node */
+	const char *exclude_file;	/* a lost node's host is appended here; NULL: nowhere */
 	/* owned by the loop */
 	struct tt_proctable pt;
 	struct tt_stream *streams;	/* [2 * nworkers]: stdout, stderr of worker i at 2i, 2i+1 */
@@ -62,6 +65,7 @@ struct tt_supervisor {
 	int *hb_fds;			/* [nworkers]: read end of worker i's heartbeat pipe, -1 closed */
 	int hang_timerfd;		/* armed at the next hang deadline (CLOCK_MONOTONIC, absolute) */
 	int hung;			/* a hang ended this round: the others may be stopped too */
+	char hang_what[128];		/* the hang, for the control plane's fault */
 	char ckpt_exit[12];		/* TRAIN_TOPO_CKPT_EXIT for the workers, validated */
 	int output_broken;		/* our stdout/stderr is gone: keep draining, stop writing */
 };

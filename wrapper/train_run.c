@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "census.h"
+#include "ctl.h"
 #include "cpu_bind.h"
 #include "gres.h"
 #include "hostlist.h"
@@ -50,6 +51,9 @@ struct launch {
 	int relay_signal;		/* the checkpoint signal a relay above delivers, or 0 */
 	struct tt_group_env group;
 	char run_id[64];
+	struct tt_ctl ctl;		/* the control plane (ctl.h); ctl.peers NULL: none */
+	char key[RT_KEY_TEXT];		/* the job key, for the census and the control plane */
+	char chan_id[TT_NC_ID_MAX];	/* the launch id of both */
 	char log_dir[PATH_MAX];		/* this run's --redirects/--tee directory, "" when none */
 	char host[256];
 };
@@ -268,17 +272,18 @@ static void preflight_said(const struct launch *l, const struct tt_preflight *pf
 static int learn_node_counts(struct launch *l, uint32_t nnodes, const char *refusal, tt_err *err)
 {
 	const struct tt_rendezvous *r = &l->facts.rdzv;
-	char id[TT_NC_ID_MAX], key[RT_KEY_TEXT];
 	sigset_t stop;
+	uint16_t ctl_port = 0;
 	struct tt_census c = {
-		.server = r->node0, .port = r->port, .nnodes = nnodes, .key = key,
+		.server = r->node0, .port = r->port, .nnodes = nnodes, .key = l->key,
 		.node = l->facts.node_index, .count = (uint32_t)l->nproc, .host = l->host,
 		.refusal = refusal, .timeout_s = refusal ? TT_CENSUS_REFUSE_S : TT_CENSUS_TIMEOUT_S,
 		.notice_s = TT_CENSUS_NOTICE_S,
-		.stop = &stop,
-		.notice = census_notice, .id = id,
+		.stop = &stop, .ctl_port = refusal ? NULL : &ctl_port,
+		.notice = census_notice, .id = l->chan_id,
 		.min_fraction = l->opts.preflight_min_fraction,
 	};
+	struct tt_ctl *ctl = &l->ctl;
 	struct tt_preflight pf;
 	int64_t start = tt_now_us(), local_us = 0;
 	int rc;
@@ -303,18 +308,33 @@ static int learn_node_counts(struct launch *l, uint32_t nnodes, const char *refu
 	/* The node channel proves the job key libtrainrt's ranks prove (TRAINRT_TOKEN, the token
 	 * file; SLURM_JOB_ID and SLURM_STEP_ID): a local user without it can neither count nor
 	 * fail this launch. */
-	if (rt_token_load(key, err) != 0)
+	if (rt_token_load(l->key, err) != 0)
 		return tt_err_wrap(err, "the job key for the node count exchange");
 	/* The run id and the port: the same on every node of this launch, different for the
 	 * job's other steps. */
-	snprintf(id, sizeof(id), "%.*s.%u", TT_NC_ID_MAX - 8, l->run_id, r->port);
+	snprintf(l->chan_id, sizeof(l->chan_id), "%.*s.%u", TT_NC_ID_MAX - 8, l->run_id, r->port);
 	l->per_node = calloc(nnodes, sizeof(*l->per_node));
 	if (!l->per_node)
 		return tt_err_errno(err, "allocating the worker counts of %u nodes", nnodes);
+	/* The control plane (ctl.h): node 0 listens before the census announces its port. The
+	 * host is Slurm's name of the node, for a lost node's sbatch --exclude. */
+	*ctl = (struct tt_ctl){ .key = l->key, .id = l->chan_id, .server = r->node0,
+				.host = l->slurm && getenv("SLURMD_NODENAME") ? getenv("SLURMD_NODENAME") : l->host,
+				.nnodes = nnodes, .node = l->facts.node_index, .stop = &stop,
+				.lfd = -1, .timerfd = -1 };
+	if (!refusal && ctl->node == 0 && tt_ctl_listen(ctl, err) != 0)
+		return -1;
+	ctl_port = ctl->port;
 	rc = tt_census_run(&c, l->per_node, err);
-	memset(key, 0, sizeof(key));
 	if (c.preflight)
 		preflight_said(l, &pf, local_us, tt_now_us() - start);
+	if (rc == 0 && !refusal) {
+		rc = tt_ctl_connect(ctl, ctl_port, (uint32_t)l->opts.max_restarts, err);
+		if (rc != 0)
+			tt_ctl_close(ctl);
+	} else {
+		tt_ctl_close(ctl);
+	}
 	return rc;
 }
 
@@ -628,12 +648,17 @@ int main(int argc, char **argv)
 	s.max_restarts = l.opts.max_restarts;
 	s.hang = &l.opts.hang;
 	s.setup = l.setup;
+	s.ctl = l.ctl.peers ? &l.ctl : NULL;
+	s.exclude_file = getenv(TT_ENV_EXCLUDE_FILE) && *getenv(TT_ENV_EXCLUDE_FILE) ? getenv(TT_ENV_EXCLUDE_FILE) : NULL;
 	rc = tt_supervise(&s, &err);
 	if (rc < 0) {
 		fprintf(stderr, "train-run: %s\n", err.msg);
 		rc = 1;
 	}
 out:
+	if (l.ctl.peers)
+		tt_ctl_close(&l.ctl);
+	memset(l.key, 0, sizeof(l.key));
 	close(s.sigfd);
 	free(l.setup);
 	free(l.per_node);

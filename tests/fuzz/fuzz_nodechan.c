@@ -5,10 +5,13 @@
  *    tail, a hello's id is one non-empty token);
  *  - a census body and a census answer: what parses is well-formed (a host is one token, a
  *    node count and an answer agree, the preflight words read back the same once written);
+ *  - a control plane message (ctl.h): what parses formats back to a message that parses the
+ *    same; as a line of a connection it never checks out, since it does not hold the key;
  *  - the byte stream a stranger sends to node 0's side of a connection (tt_nc_conn_read over a
  *    socketpair; the first line, then the rest after node 0's answer): whatever it sends, it is
  *    never proven, since it does not hold the key. */
 #include "census.h"
+#include "ctl.h"
 #include "nodechan.h"
 
 #include "fuzz_util.h"
@@ -49,6 +52,7 @@ static void census(const char *text)
 	uint32_t per_node[4] = { 1, 0, 0, 0 };
 	unsigned char seen[4] = { 1, 0, 0, 0 };
 	char hosts[4][TT_CENSUS_HOST] = { "" };
+	uint16_t port = 0;
 	tt_err err;
 
 	if (tt_census_parse(text, &s, &err) == 0) {
@@ -66,9 +70,29 @@ static void census(const char *text)
 			FUZZ_CHECK(s.node > 0 && s.node < 4 && seen[s.node] && per_node[s.node] == s.count &&
 				   s.count > 0 && !s.reason[0]);
 	}
-	if (tt_census_read_answer(text, 4, per_node, &err) == 0)
+	if (tt_census_read_answer(text, 4, per_node, &port, &err) == 0)
 		for (int k = 0; k < 4; k++)
-			FUZZ_CHECK(per_node[k] > 0);
+			FUZZ_CHECK(per_node[k] > 0 && (port > 0 || !strstr(text, " ctl ")));
+}
+
+static void control(const char *data, size_t size)
+{
+	static const unsigned char nc[RT_NONCE_LEN], ns[RT_NONCE_LEN];
+	struct tt_ctl_msg m, again;
+	uint64_t seq, seq2;
+	char body[TT_CTL_WHAT + TT_CTL_HOST + 64];
+	tt_err err;
+
+	if (tt_ctl_parse(data, size, &seq, &m, &err) == 0) {
+		FUZZ_CHECK(seq > 0 && !strchr(m.host, ' '));
+		FUZZ_CHECK(tt_ctl_format(&m, seq, body, sizeof(body)) == 0);
+		FUZZ_CHECK(tt_ctl_parse(body, strlen(body), &seq2, &again, &err) == 0);
+		FUZZ_CHECK(seq2 == seq && again.kind == m.kind && again.round == m.round &&
+			   again.node == m.node && again.rank == m.rank &&
+			   strcmp(again.host, m.host) == 0 && strcmp(again.what, m.what) == 0);
+	}
+	for (uint64_t want = 1; want < 3; want++)
+		FUZZ_CHECK(tt_ctl_open("k", "1.2", nc, ns, (int)want - 1, want, data, size, &m, &err) != 0);
 }
 
 static void stranger(const uint8_t *data, size_t size)
@@ -121,6 +145,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	lines((const char *)data, size);
 	census(text);
+	control((const char *)data, size);
 	stranger(data, size);
 	free(text);
 	return 0;

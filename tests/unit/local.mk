@@ -129,6 +129,12 @@ tests_unit_test_census_SOURCES = tests/unit/test_census.c tests/unit/cunit_main.
 tests_unit_test_census_CPPFLAGS = $(WRAPPER_CPPFLAGS)
 tests_unit_test_census_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_census_LDADD = libwrapper.la $(UNIT_LDADD) -lpthread
+# The control plane's messages, proofs and decisions (wrapper/ctl.c).
+check_PROGRAMS += tests/unit/test_ctl
+tests_unit_test_ctl_SOURCES = tests/unit/test_ctl.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_ctl_CPPFLAGS = $(WRAPPER_CPPFLAGS)
+tests_unit_test_ctl_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_ctl_LDADD = libwrapper.la $(UNIT_LDADD)
 # train-run's process edge (wrapper/spawn.c): PATH lookup and starting one worker.
 check_PROGRAMS += tests/unit/test_spawn
 tests_unit_test_spawn_SOURCES = tests/unit/test_spawn.c wrapper/spawn.c wrapper/signals.c \

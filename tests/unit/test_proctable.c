@@ -235,6 +235,60 @@ static void test_no_checkpoint_code_means_failure(void)
 	tt_pt_free(&pt);
 }
 
+/* Coordinated (ctl.h): a failed round waits for the coordinator instead of restarting, and
+ * restarts into the round it names; a decision stops a round with no failure here. */
+static void test_coordinated_failure_waits_for_the_decision(void)
+{
+	int rep;
+
+	start(2, 5);
+	tt_pt_set_coordinated(&pt);
+	CU_ASSERT_EQUAL(tt_pt_exited(&pt, 100, W_EXITCODE(1, 0), &rep), TT_ACT_STOP_GROUP);
+	CU_ASSERT_EQUAL(rep, 0);
+	CU_ASSERT_EQUAL(tt_pt_exited(&pt, 101, W_EXITCODE(0, SIGTERM), &rep), TT_ACT_WAIT);
+	CU_ASSERT_EQUAL(pt.restarts, 0);
+	/* A stale decision (not after this round) changes nothing; the next one restarts. */
+	CU_ASSERT_EQUAL(tt_pt_decided(&pt, 0), TT_ACT_NONE);
+	CU_ASSERT_EQUAL(tt_pt_decided(&pt, 3), TT_ACT_RESTART);
+	CU_ASSERT_EQUAL(pt.restarts, 3);
+	tt_pt_round_begin(&pt);
+	tt_pt_started(&pt, 0, 200);
+	tt_pt_started(&pt, 1, 201);
+	/* Another node's failure: this round is stopped, then restarts, though nothing failed here. */
+	CU_ASSERT_EQUAL(tt_pt_decided(&pt, 4), TT_ACT_STOP_GROUP);
+	CU_ASSERT_EQUAL(tt_pt_exited(&pt, 200, W_EXITCODE(0, SIGTERM), &rep), TT_ACT_NONE);
+	CU_ASSERT_EQUAL(rep, -1);
+	CU_ASSERT_EQUAL(tt_pt_exited(&pt, 201, W_EXITCODE(0, 0), &rep), TT_ACT_RESTART);
+	CU_ASSERT_EQUAL(pt.restarts, 4);
+	tt_pt_free(&pt);
+}
+
+static void test_coordinated_stop_fails_the_launch(void)
+{
+	int rep;
+
+	start(1, 5);
+	tt_pt_set_coordinated(&pt);
+	/* Stopped for another node (a stop or a loss) with workers that exit 0 on SIGTERM: still 1. */
+	CU_ASSERT_EQUAL(tt_pt_decided(&pt, -1), TT_ACT_STOP_GROUP);
+	CU_ASSERT_EQUAL(tt_pt_exited(&pt, 100, W_EXITCODE(0, 0), &rep), TT_ACT_EXIT);
+	CU_ASSERT_EQUAL(tt_pt_exit_code(&pt), 1);
+	tt_pt_free(&pt);
+	/* The stop after a failure here, while waiting: exit with the failure's status. */
+	start(1, 0);
+	tt_pt_set_coordinated(&pt);
+	CU_ASSERT_EQUAL(tt_pt_exited(&pt, 100, W_EXITCODE(7, 0), &rep), TT_ACT_WAIT);
+	CU_ASSERT_EQUAL(tt_pt_decided(&pt, -1), TT_ACT_EXIT);
+	CU_ASSERT_EQUAL(tt_pt_exit_code(&pt), 7);
+	tt_pt_free(&pt);
+	/* A clean round never waits. */
+	start(1, 5);
+	tt_pt_set_coordinated(&pt);
+	CU_ASSERT_EQUAL(tt_pt_exited(&pt, 100, W_EXITCODE(0, 0), &rep), TT_ACT_EXIT);
+	CU_ASSERT_EQUAL(tt_pt_exit_code(&pt), 0);
+	tt_pt_free(&pt);
+}
+
 int tt_register_suites(void)
 {
 	CU_pSuite s = CU_add_suite("proctable", NULL, NULL);
@@ -256,5 +310,7 @@ int tt_register_suites(void)
 	CU_add_test(s, "checkpoint exits: a clean stop", test_checkpoint_exits_are_a_clean_stop);
 	CU_add_test(s, "crash during a checkpoint: failure", test_crash_during_checkpoint_is_a_failure);
 	CU_add_test(s, "no checkpoint status: 99 fails", test_no_checkpoint_code_means_failure);
+	CU_add_test(s, "coordinated: a failure waits for the decision", test_coordinated_failure_waits_for_the_decision);
+	CU_add_test(s, "coordinated: a stop fails the launch", test_coordinated_stop_fails_the_launch);
 	return 0;
 }

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: MIT */
+/* test_ctl.c — the control plane's pure parts (wrapper/ctl.c): its messages both ways, the
+ * proofs with sequence numbers (a replayed, reordered, reflected or foreign line does not check
+ * out), the coordinator's one decision per round, and the lost node's resubmission line. The
+ * connections themselves are tested end to end by tests/wrapper/ft.sh. */
+#include "cunit_main.h"
+#include "ctl.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define KEY "test-job-key"
+#define ID "77.12001"
+
+static void roundtrip(const struct tt_ctl_msg *m, uint64_t seq, const char *want)
+{
+	struct tt_ctl_msg got;
+	uint64_t s = 0;
+	char body[512];
+	tt_err err;
+
+	CU_ASSERT_EQUAL_FATAL(tt_ctl_format(m, seq, body, sizeof(body)), 0);
+	CU_ASSERT_STRING_EQUAL(body, want);
+	CU_ASSERT_EQUAL_FATAL(tt_ctl_parse(body, strlen(body), &s, &got, &err), 0);
+	CU_ASSERT_EQUAL(s, seq);
+	CU_ASSERT_EQUAL(got.kind, m->kind);
+	CU_ASSERT_EQUAL(got.round, m->round);
+	CU_ASSERT_EQUAL(got.node, m->node);
+	CU_ASSERT_EQUAL(got.rank, m->rank);
+}
+
+static void test_messages_both_ways(void)
+{
+	struct tt_ctl_msg m = { .kind = TT_CTL_FAULT, .round = 2, .rank = 13, .host = "gpu-7",
+				.what = "was killed by SIGKILL (status 137)" };
+	struct tt_ctl_msg got;
+	uint64_t seq;
+	tt_err err;
+
+	roundtrip(&m, 5, "5 fault 2 13 gpu-7 was killed by SIGKILL (status 137)");
+	m.kind = TT_CTL_RESTART;
+	roundtrip(&m, 6, "6 restart 2 13 gpu-7 was killed by SIGKILL (status 137)");
+	m.kind = TT_CTL_STOP;
+	roundtrip(&m, 7, "7 stop 2 13 gpu-7 was killed by SIGKILL (status 137)");
+	m = (struct tt_ctl_msg){ .kind = TT_CTL_LOST, .node = 3, .host = "n3", .what = "silent for 5.1 s" };
+	roundtrip(&m, 8, "8 lost 3 n3 silent for 5.1 s");
+	m = (struct tt_ctl_msg){ .kind = TT_CTL_JOIN, .node = 1, .host = "node one" };
+	roundtrip(&m, 1, "1 join 1 node?one");	/* a host is one token */
+	m = (struct tt_ctl_msg){ .kind = TT_CTL_PING };
+	roundtrip(&m, 2, "2 ping");
+	m.kind = TT_CTL_BYE;
+	roundtrip(&m, 9, "9 bye");
+	CU_ASSERT_EQUAL(tt_ctl_parse("5 fault 2 13 gpu-7 x", 20, &seq, &got, &err), 0);
+	CU_ASSERT_STRING_EQUAL(got.host, "gpu-7");
+	CU_ASSERT_STRING_EQUAL(got.what, "x");
+	/* What is not a message. */
+	static const char *const bad[] = {
+		"", "ping", "0 ping", "-1 ping", "1 pong", "1 ping extra", "1 ping ", "1 join 1",
+		"1 join x h", "1 fault 2 13 gpu-7", "1 fault 2 13", "1 fault x 13 h w", "1 lost 3 n3",
+		"1 restart 2 -2 h w", "1  ping", "1 join 1 h extra",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int rc = tt_ctl_parse(bad[i], strlen(bad[i]), &seq, &got, &err);
+
+		CU_ASSERT_EQUAL(rc, -1);
+		if (rc != -1)
+			fprintf(stderr, "\naccepted: '%s'\n", bad[i]);
+	}
+}
+
+/* A line as a peer sends it: seq, role and this connection's nonces. */
+static void line(char *buf, int server, const unsigned char *nc, const unsigned char *ns,
+		 const struct tt_ctl_msg *m, uint64_t seq)
+{
+	char body[512];
+	tt_err err;
+
+	CU_ASSERT_EQUAL_FATAL(tt_ctl_format(m, seq, body, sizeof(body)), 0);
+	CU_ASSERT_EQUAL_FATAL(tt_nc_format_msg(buf, KEY, server, ID, nc, ns, body, &err), 0);
+	buf[strlen(buf) - 1] = '\0';	/* the '\n' */
+}
+
+static void test_proofs_with_sequence_numbers(void)
+{
+	unsigned char nc[RT_NONCE_LEN] = { 1 }, ns[RT_NONCE_LEN] = { 2 }, other[RT_NONCE_LEN] = { 3 };
+	const struct tt_ctl_msg fault = { .kind = TT_CTL_FAULT, .round = 0, .rank = 3, .host = "n1",
+					  .what = "exited with code 1" };
+	static char l[TT_NC_LINE];
+	struct tt_ctl_msg got;
+	tt_err err;
+
+	line(l, 0, nc, ns, &fault, 4);
+	CU_ASSERT_EQUAL(tt_ctl_open(KEY, ID, nc, ns, 0, 4, l, strlen(l), &got, &err), 0);
+	CU_ASSERT_EQUAL(got.kind, TT_CTL_FAULT);
+	CU_ASSERT_EQUAL(got.rank, 3);
+	/* Replayed (the number was due before) or reordered (not yet due). */
+	CU_ASSERT_EQUAL(tt_ctl_open(KEY, ID, nc, ns, 0, 5, l, strlen(l), &got, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "replayed or reordered"));
+	CU_ASSERT_EQUAL(tt_ctl_open(KEY, ID, nc, ns, 0, 3, l, strlen(l), &got, &err), -1);
+	/* Reflected: a client's line taken for the coordinator's. */
+	CU_ASSERT_EQUAL(tt_ctl_open(KEY, ID, nc, ns, 1, 4, l, strlen(l), &got, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "without the proof"));
+	/* Another connection's nonces, another launch, another key. */
+	CU_ASSERT_EQUAL(tt_ctl_open(KEY, ID, nc, other, 0, 4, l, strlen(l), &got, &err), -1);
+	CU_ASSERT_EQUAL(tt_ctl_open(KEY, "77.12002", nc, ns, 0, 4, l, strlen(l), &got, &err), -1);
+	CU_ASSERT_EQUAL(tt_ctl_open("other-key", ID, nc, ns, 0, 4, l, strlen(l), &got, &err), -1);
+	/* A body changed under its proof. */
+	strstr(l, "code 1")[5] = '2';
+	CU_ASSERT_EQUAL(tt_ctl_open(KEY, ID, nc, ns, 0, 4, l, strlen(l), &got, &err), -1);
+	/* A handshake line is no message. */
+	snprintf(l, TT_NC_LINE, "challenge %064d", 0);
+	CU_ASSERT_EQUAL(tt_ctl_open(KEY, ID, nc, ns, 0, 1, l, strlen(l), &got, &err), -1);
+}
+
+/* One decision per round: the first fault of the round restarts everyone into the next one, the
+ * rest of that round's faults and the past rounds' change nothing; the last restart used, the
+ * next fault stops everyone, and nothing is decided after. */
+static void test_one_decision_per_round(void)
+{
+	struct tt_ctl_rounds r = { .max_restarts = 2 };
+	struct tt_ctl_msg f = { .kind = TT_CTL_FAULT, .round = 0, .rank = 5, .host = "n1", .what = "w" };
+	struct tt_ctl_msg out;
+
+	CU_ASSERT_EQUAL(tt_ctl_decide(&r, &f, &out), 1);
+	CU_ASSERT_EQUAL(out.kind, TT_CTL_RESTART);
+	CU_ASSERT_EQUAL(out.round, 1);
+	CU_ASSERT_EQUAL(out.rank, 5);
+	CU_ASSERT_STRING_EQUAL(out.host, "n1");
+	CU_ASSERT_EQUAL(tt_ctl_decide(&r, &f, &out), 0);	/* another node's, same round */
+	f.round = 1;
+	CU_ASSERT_EQUAL(tt_ctl_decide(&r, &f, &out), 1);
+	CU_ASSERT_EQUAL(out.round, 2);
+	f.round = 3;
+	CU_ASSERT_EQUAL(tt_ctl_decide(&r, &f, &out), 0);	/* not a round there was */
+	f.round = 2;
+	CU_ASSERT_EQUAL(tt_ctl_decide(&r, &f, &out), 1);
+	CU_ASSERT_EQUAL(out.kind, TT_CTL_STOP);
+	CU_ASSERT_EQUAL(tt_ctl_decide(&r, &f, &out), 0);
+	CU_ASSERT_EQUAL(r.round, 2);
+	/* Only faults are decided on. */
+	r = (struct tt_ctl_rounds){ .max_restarts = 2 };
+	f.kind = TT_CTL_PING;
+	f.round = 0;
+	CU_ASSERT_EQUAL(tt_ctl_decide(&r, &f, &out), 0);
+}
+
+static void test_lost_line(void)
+{
+	const struct tt_ctl_msg lost = { .kind = TT_CTL_LOST, .node = 1, .host = "gpu-2",
+					 .what = "silent for 5.3 s" };
+	char buf[256];
+
+	tt_ctl_lost_line(&lost, buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "node gpu-2 lost (silent for 5.3 s); resubmit with: sbatch "
+			       "--exclude=gpu-2 ...");
+}
+
+int tt_register_suites(void)
+{
+	CU_pSuite s = CU_add_suite("ctl", NULL, NULL);
+
+	if (!s)
+		return -1;
+	CU_add_test(s, "messages both ways", test_messages_both_ways);
+	CU_add_test(s, "proofs with sequence numbers", test_proofs_with_sequence_numbers);
+	CU_add_test(s, "one decision per round", test_one_decision_per_round);
+	CU_add_test(s, "the lost line", test_lost_line);
+	return 0;
+}

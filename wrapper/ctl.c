@@ -1,0 +1,626 @@
+/* SPDX-License-Identifier: MIT */
+/* ctl.c — the control plane between the train-runs of a launch (see ctl.h). The handshake and
+ * the proofs are nodechan.c's; this file adds the sequence numbers, the messages, the
+ * coordinator's decisions and the keepalive. */
+#include "ctl.h"
+#include "tt_io.h"
+#include "tt_parse.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+static const char *const kinds[] = {
+	[TT_CTL_JOIN] = "join", [TT_CTL_PING] = "ping", [TT_CTL_FAULT] = "fault",
+	[TT_CTL_RESTART] = "restart", [TT_CTL_STOP] = "stop", [TT_CTL_LOST] = "lost",
+	[TT_CTL_BYE] = "bye",
+};
+
+/* ---- the messages --------------------------------------------------------------------------- */
+
+/* s as one token (tokens: no space) or one printable line: anything else becomes '?'. */
+static void clean(char *s, int spaces)
+{
+	for (; *s; s++)
+		if (*s < 0x20 || *s > 0x7e || (*s == ' ' && !spaces))
+			*s = '?';
+}
+
+int tt_ctl_format(const struct tt_ctl_msg *m, uint64_t seq, char *buf, size_t len)
+{
+	char host[TT_CTL_HOST], what[TT_CTL_WHAT];
+	int n;
+
+	snprintf(host, sizeof(host), "%s", m->host[0] ? m->host : "?");
+	snprintf(what, sizeof(what), "%s", m->what[0] ? m->what : "?");
+	clean(host, 0);
+	clean(what, 1);
+	switch (m->kind) {
+	case TT_CTL_JOIN:
+		n = snprintf(buf, len, "%" PRIu64 " join %" PRIu32 " %s", seq, m->node, host);
+		break;
+	case TT_CTL_FAULT:
+	case TT_CTL_RESTART:
+	case TT_CTL_STOP:
+		n = snprintf(buf, len, "%" PRIu64 " %s %" PRIu32 " %" PRId32 " %s %s", seq,
+			     kinds[m->kind], m->round, m->rank, host, what);
+		break;
+	case TT_CTL_LOST:
+		n = snprintf(buf, len, "%" PRIu64 " lost %" PRIu32 " %s %s", seq, m->node, host, what);
+		break;
+	default:
+		n = snprintf(buf, len, "%" PRIu64 " %s", seq, kinds[m->kind]);
+		break;
+	}
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/* The next space-separated token of [*p, end) (not empty): its start and length, *p past it and
+ * one space. */
+static int token(const char **p, const char *end, const char **tok, size_t *n)
+{
+	const char *sp = memchr(*p, ' ', (size_t)(end - *p));
+
+	*tok = *p;
+	*n = (size_t)((sp ? sp : end) - *p);
+	*p = sp ? sp + 1 : end;
+	return *n > 0 ? 0 : -1;
+}
+
+static int number(const char **p, const char *end, long long min, long long max, long long *v)
+{
+	const char *tok;
+	size_t n;
+
+	return token(p, end, &tok, &n) != 0 || tt_parse_int_span(tok, n, min, max, v) != 0 ? -1 : 0;
+}
+
+static int word(const char **p, const char *end, char *out, size_t size)
+{
+	const char *tok;
+	size_t n;
+
+	if (token(p, end, &tok, &n) != 0 || n >= size)
+		return -1;
+	memcpy(out, tok, n);
+	out[n] = '\0';
+	return 0;
+}
+
+int tt_ctl_parse(const char *body, size_t len, uint64_t *seq, struct tt_ctl_msg *m, tt_err *err)
+{
+	const char *p = body, *end = body + len, *tok;
+	long long v = 0;
+	size_t n;
+	int k = -1;
+
+	memset(m, 0, sizeof(*m));
+	if (number(&p, end, 1, INT64_MAX, &v) != 0 || token(&p, end, &tok, &n) != 0)
+		goto bad;
+	*seq = (uint64_t)v;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (strlen(kinds[i]) == n && memcmp(kinds[i], tok, n) == 0)
+			k = (int)i;
+	if (k < 0)
+		goto bad;
+	m->kind = (enum tt_ctl_kind)k;
+	switch (m->kind) {
+	case TT_CTL_JOIN:
+	case TT_CTL_LOST:
+		if (number(&p, end, 0, UINT32_MAX, &v) != 0 || word(&p, end, m->host, sizeof(m->host)) != 0)
+			goto bad;
+		m->node = (uint32_t)v;
+		if (m->kind == TT_CTL_JOIN)
+			break;
+		goto what;
+	case TT_CTL_FAULT:
+	case TT_CTL_RESTART:
+	case TT_CTL_STOP:
+		if (number(&p, end, 0, UINT32_MAX, &v) != 0)
+			goto bad;
+		m->round = (uint32_t)v;
+		if (number(&p, end, -1, INT32_MAX, &v) != 0 || word(&p, end, m->host, sizeof(m->host)) != 0)
+			goto bad;
+		m->rank = (int32_t)v;
+	what:
+		n = (size_t)(end - p);
+		if (n == 0 || n >= sizeof(m->what))
+			goto bad;
+		memcpy(m->what, p, n);
+		p = end;
+		break;
+	default:
+		break;
+	}
+	if (p != end || (end > body && end[-1] == ' '))
+		goto bad;
+	for (const char *c = m->what; *c; c++)
+		if (*c < 0x20 || *c > 0x7e)
+			goto bad;
+	return 0;
+bad:
+	return tt_err_set(err, "a control message that is not one of train-run's (%.*s)",
+			  (int)(len < 60 ? len : 60), body);
+}
+
+int tt_ctl_open(const char *key, const char *id, const unsigned char nc[RT_NONCE_LEN],
+		const unsigned char ns[RT_NONCE_LEN], int from_server, uint64_t want,
+		const char *line, size_t len, struct tt_ctl_msg *m, tt_err *err)
+{
+	unsigned char mac[RT_MAC_LEN];
+	struct tt_nc_line l;
+	uint64_t seq;
+
+	if (tt_nc_parse(line, len, &l, err) != 0)
+		return -1;
+	if (l.kind != TT_NC_MSG)
+		return tt_err_set(err, "a handshake line after the handshake");
+	if (tt_nc_mac(key, from_server, id, nc, ns, l.body, l.body_len, mac, err) != 0)
+		return -1;
+	if (!rt_token_mac_equal(mac, l.mac))
+		return tt_err_set(err, "a message without the proof of this job's key and connection");
+	if (tt_ctl_parse(l.body, l.body_len, &seq, m, err) != 0)
+		return -1;
+	if (seq != want)
+		return tt_err_set(err, "message number %" PRIu64 " where %" PRIu64 " was due: replayed "
+				  "or reordered", seq, want);
+	return 0;
+}
+
+int tt_ctl_decide(struct tt_ctl_rounds *r, const struct tt_ctl_msg *fault, struct tt_ctl_msg *out)
+{
+	if (r->over || fault->kind != TT_CTL_FAULT || fault->round != r->round)
+		return 0;
+	*out = *fault;
+	if (r->round < r->max_restarts) {
+		out->kind = TT_CTL_RESTART;
+		out->round = ++r->round;
+	} else {
+		out->kind = TT_CTL_STOP;
+		r->over = 1;
+	}
+	return 1;
+}
+
+void tt_ctl_lost_line(const struct tt_ctl_msg *lost, char *buf, size_t len)
+{
+	snprintf(buf, len, "node %s lost (%s); resubmit with: sbatch --exclude=%s ...", lost->host,
+		 lost->what, lost->host);
+}
+
+/* ---- the connections ------------------------------------------------------------------------ */
+
+static int is_server(const struct tt_ctl *c)
+{
+	return c->node == 0;
+}
+
+static void peer_close(struct tt_ctl_peer *p)
+{
+	if (p->fd >= 0)
+		close(p->fd);
+	p->fd = -1;
+	p->len = 0;
+}
+
+static int peer_send(struct tt_ctl *c, struct tt_ctl_peer *p, const struct tt_ctl_msg *m)
+{
+	char body[TT_CTL_WHAT + TT_CTL_HOST + 64], line[sizeof(body) + 2 * RT_MAC_LEN + 8];
+	tt_err err;
+
+	if (p->fd < 0)
+		return -1;
+	if (tt_ctl_format(m, p->sent + 1, body, sizeof(body)) != 0 ||
+	    tt_nc_format_msg(line, c->key, is_server(c), c->id, p->nc, p->ns, body, &err) != 0)
+		return -1;
+	if (tt_write_all(p->fd, line, strlen(line), true) != 0)
+		return -1;
+	p->sent++;
+	p->last_sent_ms = tt_now_ms();
+	return 0;
+}
+
+/* The next message from p: 1 with m, 0 when none is complete yet, -1 with err (a hang-up, an
+ * error, a line that does not check out). */
+static int peer_next(struct tt_ctl *c, struct tt_ctl_peer *p, struct tt_ctl_msg *m, tt_err *err)
+{
+	for (;;) {
+		char *nl = memchr(p->buf, '\n', p->len);
+		ssize_t n;
+
+		if (nl) {
+			size_t len = (size_t)(nl - p->buf);
+			int rc = tt_ctl_open(c->key, c->id, p->nc, p->ns, !is_server(c), p->heard + 1,
+					     p->buf, len, m, err);
+
+			memmove(p->buf, nl + 1, p->len - len - 1);
+			p->len -= len + 1;
+			if (rc != 0)
+				return -1;
+			p->heard++;
+			p->last_heard_ms = tt_now_ms();
+			return 1;
+		}
+		if (p->len >= TT_NC_LINE - 1)
+			return tt_err_set(err, "an over-long line");
+		n = recv(p->fd, p->buf + p->len, TT_NC_LINE - 1 - p->len, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n <= 0)
+			return n == 0 ? tt_err_set(err, "its train-run ended without a word: killed, or "
+						   "its node went down") :
+				tt_err_errno(err, "its connection failed");
+		p->len += (size_t)n;
+	}
+}
+
+static int arm_timer(struct tt_ctl *c, tt_err *err)
+{
+	struct itimerspec t = { .it_interval = { 0, 250 * 1000000L }, .it_value = { 0, 250 * 1000000L } };
+
+	c->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (c->timerfd < 0 || timerfd_settime(c->timerfd, 0, &t, NULL) != 0)
+		return tt_err_errno(err, "control plane: creating the keepalive timer");
+	return 0;
+}
+
+static int alloc_peers(struct tt_ctl *c, tt_err *err)
+{
+	c->npeers = is_server(c) ? c->nnodes : 1;
+	c->peers = calloc(c->npeers, sizeof(*c->peers));
+	if (!c->peers)
+		return tt_err_errno(err, "control plane: allocating %" PRIu32 " peers", c->npeers);
+	for (uint32_t i = 0; i < c->npeers; i++) {
+		c->peers[i].fd = -1;
+		c->peers[i].buf = malloc(TT_NC_LINE);
+		if (!c->peers[i].buf)
+			return tt_err_errno(err, "control plane: allocating a peer's buffer");
+	}
+	return 0;
+}
+
+int tt_ctl_listen(struct tt_ctl *c, tt_err *err)
+{
+	c->lfd = tt_nc_listen(0, (int)(c->nnodes < 4096 ? c->nnodes + 32 : 4096), "control plane", err);
+	if (c->lfd < 0)
+		return -1;
+	c->port = tt_nc_port(c->lfd);
+	if (c->port == 0)
+		return tt_err_errno(err, "control plane: cannot tell the port it listens on");
+	return 0;
+}
+
+static int left_ms(long deadline)
+{
+	long left = deadline - tt_now_ms();
+
+	return left < 0 ? 0 : left > 1000000 ? 1000000 : (int)left;
+}
+
+/* A proven join on connection k: node's place taken and greeted (the client says nothing more
+ * before that), or -1 with why. */
+static int joined(struct tt_ctl *c, struct tt_nc_conn *k, tt_err *why)
+{
+	struct tt_ctl_msg m, me = { .kind = TT_CTL_JOIN };
+	struct tt_ctl_peer *p;
+	uint64_t seq;
+
+	if (tt_ctl_parse(k->body, strlen(k->body), &seq, &m, why) != 0)
+		return -1;
+	if (m.kind != TT_CTL_JOIN || seq != 1)
+		return tt_err_set(why, "a first message that is not a join");
+	if (m.node == 0 || m.node >= c->nnodes)
+		return tt_err_set(why, "%s says it is node %" PRIu32 ", outside 1..%" PRIu32, m.host,
+				  m.node, c->nnodes - 1);
+	p = &c->peers[m.node];
+	if (p->fd >= 0)
+		return tt_err_set(why, "two train-runs say they are node %" PRIu32 " (%s and %s)", m.node,
+				  p->host, m.host);
+	p->fd = k->fd;
+	k->fd = -1;	/* the peer's now */
+	p->node = m.node;
+	snprintf(p->host, sizeof(p->host), "%s", m.host);
+	memcpy(p->nc, k->nc, RT_NONCE_LEN);
+	memcpy(p->ns, k->ns, RT_NONCE_LEN);
+	p->heard = 1;
+	p->last_heard_ms = tt_now_ms();
+	snprintf(me.host, sizeof(me.host), "%s", c->host ? c->host : "?");
+	if (peer_send(c, p, &me) != 0)
+		return tt_err_set(why, "node %" PRIu32 " (%s) hung up at its join", p->node, p->host);
+	return 0;
+}
+
+/* Node 0: every other node's join, before deadline. */
+static int accept_all(struct tt_ctl *c, long deadline, tt_err *err)
+{
+	size_t nconns = (size_t)c->nnodes + 32, i;
+	struct tt_nc_conn *conns = calloc(nconns, sizeof(*conns));
+	struct pollfd *pfd = calloc(nconns + 1, sizeof(*pfd));
+	uint32_t have = 0;
+	int rc = -1;
+
+	if (!conns || !pfd) {
+		tt_err_errno(err, "control plane: allocating the connection table");
+		goto out;
+	}
+	for (i = 0; i < nconns; i++)
+		conns[i].fd = -1;
+	while (have < c->nnodes - 1) {
+		size_t n = 0;
+
+		if (left_ms(deadline) == 0 || tt_nc_stopped(c->stop)) {
+			uint32_t miss = 1;
+
+			while (miss < c->nnodes && c->peers[miss].fd >= 0)
+				miss++;
+			tt_err_set(err, "control plane: node %" PRIu32 " (of %" PRIu32 ") did not join within "
+				   "%d s after the census%s", miss, c->nnodes, TT_CTL_JOIN_S,
+				   tt_nc_stopped(c->stop) ? " (stopped by a signal)" : "");
+			goto out;
+		}
+		pfd[n++] = (struct pollfd){ .fd = c->lfd, .events = POLLIN };
+		for (i = 0; i < nconns; i++)
+			if (conns[i].fd >= 0)
+				pfd[n++] = (struct pollfd){ .fd = conns[i].fd, .events = POLLIN };
+		if (poll(pfd, n, left_ms(deadline) < 200 ? left_ms(deadline) : 200) < 0 && errno != EINTR) {
+			tt_err_errno(err, "control plane: poll");
+			goto out;
+		}
+		if (pfd[0].revents) {
+			int fd = accept4(c->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+			struct tt_nc_conn *k = fd >= 0 ? tt_nc_free_slot(conns, nconns) : NULL;
+			tt_err why;
+
+			if (fd >= 0 && (!k || tt_nc_conn_open(k, fd, &why) != 0))
+				close(fd);
+		}
+		for (i = 0; i < nconns; i++) {
+			struct tt_nc_conn *k = &conns[i];
+			tt_err why;
+			int got;
+
+			if (k->fd < 0)
+				continue;
+			if (tt_now_ms() >= k->deadline) {
+				tt_nc_conn_close(k);	/* idle or slow: a stranger */
+				continue;
+			}
+			got = tt_nc_conn_read(k, c->key, c->id, &why);
+			if (got == 1 && joined(c, k, &why) != 0) {
+				tt_err_set(err, "control plane: %s", why.msg);
+				goto out;
+			}
+			if (got == 1)
+				have++;
+			else if (got < 0)
+				tt_nc_conn_close(k);	/* a stranger: no place, no effect */
+		}
+	}
+	rc = 0;
+out:
+	for (i = 0; conns && i < nconns; i++) {
+		tt_nc_conn_close(&conns[i]);
+		free(conns[i].buf);
+	}
+	free(conns);
+	free(pfd);
+	return rc;
+}
+
+/* Another node: joins node 0 at port, then waits for node 0's join (its host name). */
+static int join(struct tt_ctl *c, uint16_t port, long deadline, tt_err *err)
+{
+	struct tt_ctl_peer *p = &c->peers[0];
+	struct tt_nc_client cl = { .fd = -1, .stop = c->stop };
+	struct tt_ctl_msg m = { .kind = TT_CTL_JOIN, .node = c->node };
+	char body[TT_CTL_HOST + 64];
+	tt_err why;
+	int got = 0;
+
+	snprintf(m.host, sizeof(m.host), "%s", c->host ? c->host : "?");
+	if (tt_ctl_format(&m, 1, body, sizeof(body)) != 0)
+		return tt_err_set(err, "control plane: this node's join does not fit");
+	if (tt_nc_client_say(&cl, c->server, port, c->key, c->id, body, deadline, 0, NULL, NULL,
+			     &why) != 0)
+		return tt_err_set(err, "control plane: cannot join node 0: %s", why.msg);
+	p->fd = cl.fd;
+	p->node = 0;
+	snprintf(p->host, sizeof(p->host), "%s", c->server);
+	memcpy(p->nc, cl.nc, RT_NONCE_LEN);
+	memcpy(p->ns, cl.ns, RT_NONCE_LEN);
+	p->sent = 1;
+	p->last_sent_ms = p->last_heard_ms = tt_now_ms();
+	while (got == 0) {
+		struct pollfd pf = { .fd = p->fd, .events = POLLIN };
+
+		if (left_ms(deadline) == 0 || tt_nc_stopped(c->stop))
+			return tt_err_set(err, "control plane: node 0 (%s) did not greet this node in time",
+					  c->server);
+		poll(&pf, 1, left_ms(deadline) < 200 ? left_ms(deadline) : 200);
+		got = peer_next(c, p, &m, &why);
+	}
+	if (got < 0)
+		return tt_err_set(err, "control plane: node 0 (%s): %s", c->server, why.msg);
+	if (m.kind != TT_CTL_JOIN || m.node != 0)
+		return tt_err_set(err, "control plane: node 0 (%s) did not greet this node with its join",
+				  c->server);
+	snprintf(p->host, sizeof(p->host), "%s", m.host);
+	return 0;
+}
+
+int tt_ctl_connect(struct tt_ctl *c, uint16_t port, uint32_t max_restarts, tt_err *err)
+{
+	long deadline = tt_now_ms() + TT_CTL_JOIN_S * 1000L;
+	int rc;
+
+	c->rounds = (struct tt_ctl_rounds){ .max_restarts = max_restarts };
+	if (!is_server(c)) {
+		if (port == 0)
+			return tt_err_set(err, "control plane: node 0 announced no control port: is it a "
+					  "train-run of another version?");
+	}
+	if (alloc_peers(c, err) != 0 || arm_timer(c, err) != 0)
+		return -1;
+	rc = is_server(c) ? accept_all(c, deadline, err) : join(c, port, deadline, err);
+	if (c->lfd >= 0)
+		close(c->lfd);
+	c->lfd = -1;
+	return rc;
+}
+
+int tt_ctl_nfds(const struct tt_ctl *c)
+{
+	return 1 + (int)c->npeers;
+}
+
+int tt_ctl_pollfds(const struct tt_ctl *c, struct pollfd *p)
+{
+	int n = 0;
+
+	p[n++] = (struct pollfd){ .fd = c->timerfd, .events = POLLIN };
+	for (uint32_t i = 0; i < c->npeers; i++)
+		if (c->peers[i].fd >= 0)
+			p[n++] = (struct pollfd){ .fd = c->peers[i].fd, .events = POLLIN };
+	return n;
+}
+
+/* Node 0: a decision or a loss for every other node still connected. */
+static void broadcast(struct tt_ctl *c, const struct tt_ctl_msg *m)
+{
+	for (uint32_t i = 1; i < c->npeers; i++)
+		if (c->peers[i].fd >= 0 && peer_send(c, &c->peers[i], m) != 0)
+			peer_close(&c->peers[i]);	/* gone: its silence is judged no more */
+}
+
+/* Peer p is lost (why): the verdict, for every node. */
+static int lose(struct tt_ctl *c, struct tt_ctl_peer *p, const char *why, struct tt_ctl_msg *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->kind = TT_CTL_LOST;
+	v->node = p->node;
+	snprintf(v->host, sizeof(v->host), "%s", p->host);
+	snprintf(v->what, sizeof(v->what), "%s%s", p->node == 0 ? "the coordinator, node 0: " : "", why);
+	peer_close(p);
+	c->rounds.over = 1;
+	if (is_server(c))
+		broadcast(c, v);
+	return 1;
+}
+
+/* What peer p said: 1 with a verdict in v. */
+static int said(struct tt_ctl *c, struct tt_ctl_peer *p, const struct tt_ctl_msg *m,
+		struct tt_ctl_msg *v)
+{
+	switch (m->kind) {
+	case TT_CTL_BYE:
+		peer_close(p);	/* ended in order: no loss, and nothing more to hear */
+		return 0;
+	case TT_CTL_FAULT:
+		return is_server(c) ? tt_ctl_fault(c, m, v) : 0;
+	case TT_CTL_RESTART:
+	case TT_CTL_STOP:
+	case TT_CTL_LOST:
+		if (is_server(c))
+			return 0;	/* only the coordinator decides */
+		*v = *m;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int tt_ctl_service(struct tt_ctl *c, struct tt_ctl_msg *v)
+{
+	const struct tt_ctl_msg ping = { .kind = TT_CTL_PING };
+	uint64_t ticks;
+	long now;
+
+	if (read(c->timerfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+		return 0;
+	for (uint32_t i = 0; i < c->npeers; i++) {
+		struct tt_ctl_peer *p = &c->peers[i];
+		struct tt_ctl_msg m;
+		tt_err why;
+		int got;
+
+		while (p->fd >= 0 && (got = peer_next(c, p, &m, &why)) != 0) {
+			if (got < 0)
+				return lose(c, p, why.msg, v);
+			if (said(c, p, &m, v))
+				return 1;
+		}
+	}
+	now = tt_now_ms();
+	for (uint32_t i = 0; i < c->npeers; i++) {
+		struct tt_ctl_peer *p = &c->peers[i];
+
+		if (p->fd < 0)
+			continue;
+		if (now - p->last_heard_ms > TT_CTL_LOST_MS) {
+			char why[64];
+
+			snprintf(why, sizeof(why), "silent for %.1f s", (double)(now - p->last_heard_ms) / 1000);
+			return lose(c, p, why, v);
+		}
+		if (now - p->last_sent_ms >= TT_CTL_PING_MS && peer_send(c, p, &ping) != 0)
+			return lose(c, p, "its connection failed", v);
+	}
+	return 0;
+}
+
+int tt_ctl_fault(struct tt_ctl *c, const struct tt_ctl_msg *m, struct tt_ctl_msg *v)
+{
+	if (!is_server(c) && c->rounds.over)
+		return 0;	/* node 0 was lost: this node stops already */
+	if (!is_server(c) && c->peers[0].fd < 0) {
+		/* Node 0 ended in order (its workers are done): nobody to restart with. */
+		*v = *m;
+		v->kind = TT_CTL_STOP;
+		snprintf(v->what + strlen(v->what), sizeof(v->what) - strlen(v->what),
+			 " after node 0 ended");
+		return 1;
+	}
+	if (!is_server(c))
+		return peer_send(c, &c->peers[0], m) == 0 ? 0 :
+			lose(c, &c->peers[0], "its connection failed", v);
+	if (!tt_ctl_decide(&c->rounds, m, v))
+		return 0;
+	broadcast(c, v);
+	return 1;
+}
+
+void tt_ctl_resumed(struct tt_ctl *c)
+{
+	long now = tt_now_ms();
+
+	for (uint32_t i = 0; i < c->npeers; i++)
+		c->peers[i].last_heard_ms = now;
+}
+
+void tt_ctl_close(struct tt_ctl *c)
+{
+	const struct tt_ctl_msg bye = { .kind = TT_CTL_BYE };
+
+	for (uint32_t i = 0; c->peers && i < c->npeers; i++) {
+		if (c->peers[i].fd >= 0)
+			(void)peer_send(c, &c->peers[i], &bye);
+		peer_close(&c->peers[i]);
+		free(c->peers[i].buf);
+	}
+	free(c->peers);
+	c->peers = NULL;
+	c->npeers = 0;
+	if (c->timerfd >= 0)
+		close(c->timerfd);
+	c->timerfd = -1;
+	if (c->lfd >= 0)
+		close(c->lfd);
+	c->lfd = -1;
+}

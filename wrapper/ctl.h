@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/* ctl.h — the control plane of a launch of more than one node: node 0's train-run (the
+ * coordinator) keeps one authenticated connection to every other node's train-run for the whole
+ * run, so a fault on one node becomes one decision for all of them, and a lost node a verdict.
+ *
+ * Where: MASTER_PORT belongs to the workers once the census (census.h) has answered, so node 0
+ * listens on an ephemeral port of its own, opened before the census and announced in the
+ * census answer ("ok C0,C1,... ctl PORT"): no second well-known port to reserve or collide on,
+ * and no node can connect before node 0 has proven itself in the census.
+ *
+ * The connection is a node channel (nodechan.h): its handshake proves the job key both ways
+ * with fresh nonces; the client's proven message is its join. After that, every line either
+ * way is a nodechan message ("msg MAC BODY", MAC over the launch id, both nonces and BODY,
+ * with the sender's role) whose BODY starts with a sequence number, 1, 2, 3, ... per direction:
+ * a line of another connection (other nonces), of the other direction (other role), replayed
+ * or reordered (another number) does not check out, and the connection is dropped.
+ *
+ * The bodies (after "SEQ "):
+ *   join NODE HOST                   the client's first message (the handshake's), then node
+ *                                    0's first answer (NODE 0: the coordinator's host)
+ *   ping                             keepalive, both ways, every TT_CTL_PING_MS
+ *   fault ROUND RANK HOST WHAT       a node's workers failed in round ROUND: the culprit
+ *   restart ROUND RANK HOST WHAT     coordinator: every node restarts into round ROUND
+ *   stop ROUND RANK HOST WHAT        coordinator: no restart left; every node stops
+ *   lost NODE HOST WHAT              coordinator: node NODE is gone; every node stops
+ *   bye                              this train-run ends in order: not a loss
+ * A peer silent for TT_CTL_LOST_MS, or whose connection ends without a bye or with a line that
+ * does not check out, is lost. The star is one level; the scale issue may make it a tree, with
+ * the same messages relayed. */
+#ifndef TT_CTL_H
+#define TT_CTL_H
+
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nodechan.h"
+#include "tt_err.h"
+
+#define TT_CTL_PING_MS 1000	/* keepalive interval */
+#define TT_CTL_LOST_MS 5000	/* a peer silent this long is lost */
+#define TT_CTL_JOIN_S 60	/* node 0 waits this long for every node to join */
+/* A file a lost node's host is appended to (one a line), for sbatch-templates/requeue.sh. */
+#define TT_ENV_EXCLUDE_FILE "TRAIN_TOPO_EXCLUDE_FILE"
+#define TT_CTL_HOST 64
+#define TT_CTL_WHAT 256
+
+/* ---- the messages (pure: tests/unit/test_ctl.c, tests/fuzz/fuzz_nodechan.c) ----------------- */
+
+enum tt_ctl_kind { TT_CTL_JOIN, TT_CTL_PING, TT_CTL_FAULT, TT_CTL_RESTART, TT_CTL_STOP,
+		   TT_CTL_LOST, TT_CTL_BYE };
+
+struct tt_ctl_msg {
+	enum tt_ctl_kind kind;
+	uint32_t round;			/* fault: the round that failed; restart: the new one; stop */
+	uint32_t node;			/* join, lost */
+	int32_t rank;			/* fault, restart, stop: the culprit's global rank */
+	char host[TT_CTL_HOST];		/* join: the node's; fault, restart, stop: the culprit's;
+					 * lost: the lost node's */
+	char what[TT_CTL_WHAT];		/* fault, restart, stop: what it did; lost: how it was lost */
+};
+
+/* "SEQ BODY" of m into buf (len bytes); host and what made one token / one printable line. */
+int tt_ctl_format(const struct tt_ctl_msg *m, uint64_t seq, char *buf, size_t len);
+
+/* Parses "SEQ BODY" (len bytes, not NUL-terminated). -1 with err when it is not a message. */
+int tt_ctl_parse(const char *body, size_t len, uint64_t *seq, struct tt_ctl_msg *m, tt_err *err);
+
+/* Checks one line (without its '\n') a peer sent: a nodechan message proven with the peer's
+ * role (from_server: the coordinator's) over this connection's nonces, carrying sequence number
+ * want. 0 with m, or -1 with err saying what is wrong. */
+int tt_ctl_open(const char *key, const char *id, const unsigned char nc[RT_NONCE_LEN],
+		const unsigned char ns[RT_NONCE_LEN], int from_server, uint64_t want,
+		const char *line, size_t len, struct tt_ctl_msg *m, tt_err *err);
+
+/* The coordinator's one decision per round: the first fault of the current round restarts
+ * every node into the next one while restarts are left, else stops them all; later faults of
+ * the same round (other nodes' workers failing as a consequence) and faults of past rounds
+ * change nothing. */
+struct tt_ctl_rounds {
+	uint32_t round;		/* the current round = TRAIN_RESTART_COUNT */
+	uint32_t max_restarts;
+	int over;		/* a stop or a loss was decided (or, on the other nodes, a loss
+				 * seen): nothing more is */
+};
+
+/* 1 with the decision in out (restart or stop, naming fault's culprit), 0 when fault changes
+ * nothing. */
+int tt_ctl_decide(struct tt_ctl_rounds *r, const struct tt_ctl_msg *fault, struct tt_ctl_msg *out);
+
+/* The verdict line's resubmission hint for a lost host. */
+void tt_ctl_lost_line(const struct tt_ctl_msg *lost, char *buf, size_t len);
+
+/* ---- the connections ------------------------------------------------------------------------ */
+
+struct tt_ctl_peer {
+	int fd;				/* -1: closed (gone, or said bye) */
+	uint32_t node;
+	char host[TT_CTL_HOST];
+	unsigned char nc[RT_NONCE_LEN], ns[RT_NONCE_LEN];
+	uint64_t sent, heard;		/* the last sequence numbers each way */
+	long last_heard_ms, last_sent_ms;
+	char *buf;			/* TT_NC_LINE bytes */
+	size_t len;
+};
+
+struct tt_ctl {
+	/* set by the caller */
+	const char *key, *id;		/* as the census's */
+	const char *server;		/* node 0's host (the census's) */
+	const char *host;		/* this node's */
+	uint32_t nnodes, node;
+	const sigset_t *stop;		/* give up joining once one of these is pending; NULL */
+	/* owned: lfd and timerfd -1, peers NULL before the first call */
+	int lfd;			/* node 0, until every node joined */
+	uint16_t port;			/* node 0's control port */
+	int timerfd;			/* keepalive ticks */
+	struct tt_ctl_peer *peers;	/* node 0: [nnodes] by node (0 unused); else [1]: node 0 */
+	uint32_t npeers;
+	struct tt_ctl_rounds rounds;	/* node 0's decisions */
+};
+
+/* Node 0, before the census: listens on an ephemeral port (c->port). */
+int tt_ctl_listen(struct tt_ctl *c, tt_err *err);
+
+/* After the census: node 0 waits for every node's join (TT_CTL_JOIN_S), the others connect to
+ * node 0 at port and join. 0, or -1 with err naming the node that did not come. */
+int tt_ctl_connect(struct tt_ctl *c, uint16_t port, uint32_t max_restarts, tt_err *err);
+
+/* The descriptors to wait on into p (room for tt_ctl_nfds): returns how many. */
+int tt_ctl_nfds(const struct tt_ctl *c);
+int tt_ctl_pollfds(const struct tt_ctl *c, struct pollfd *p);
+
+/* Handles what arrived, sends what is due, judges silences. 1 with a verdict (restart, stop or
+ * lost) for this node in v, 0 when nothing to act on. */
+int tt_ctl_service(struct tt_ctl *c, struct tt_ctl_msg *v);
+
+/* This node's workers failed (m: a fault). Node 0 decides at once (1 with the verdict in v,
+ * also sent to every node); another node tells node 0 (0; the verdict comes through
+ * tt_ctl_service), or 1 with a loss in v when its connection fails, or with a stop when node 0
+ * ended in order (bye). 0 after a loss: this node stops already. */
+int tt_ctl_fault(struct tt_ctl *c, const struct tt_ctl_msg *m, struct tt_ctl_msg *v);
+
+/* Continued after a stop (a suspended job): the peers were stopped too, their silence no loss. */
+void tt_ctl_resumed(struct tt_ctl *c);
+
+/* Says bye to every peer still connected and closes everything. */
+void tt_ctl_close(struct tt_ctl *c);
+
+#endif
