@@ -37,6 +37,9 @@ train_run_LDADD = libwrapper.la libttrelay.la libtthw.la libttlayout.la libttbas
 TESTS += tests/wrapper/train_run.sh
 # Heartbeats, hang detection and restart, the step-time report, end to end.
 TESTS += tests/wrapper/hang.sh
+# The control plane between nodes: one restart decision, a lost node's verdict, end to end.
+TESTS += tests/wrapper/ft.sh
 endif
-dist_noinst_SCRIPTS += tests/wrapper/train_run.sh tests/wrapper/commands.sh tests/wrapper/hang.sh
+dist_noinst_SCRIPTS += tests/wrapper/train_run.sh tests/wrapper/commands.sh tests/wrapper/hang.sh \
+	tests/wrapper/ft.sh
 EXTRA_DIST += tests/wrapper/lsan.supp

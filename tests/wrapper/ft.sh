@@ -1,0 +1,182 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# ft.sh — the control plane between the train-runs of a launch (wrapper/ctl.c), end to end on
+# this machine: two nodes of a simulated Slurm step (node 0 = localhost "ft-a", node 1 =
+# 127.0.0.1 "ft-b", told apart by SLURMD_NODENAME) running workers that never talk to each other.
+#  - a worker of node 1 killed (-9): both nodes restart in the same round, each worker started
+#    twice, rounds 0 and 1; the culprit is named on both nodes by the same line;
+#  - a worker of node 1 hung (SIGSTOP, --hang-timeout 2): the same, the hang named;
+#  - restarts used up: both nodes stop with the same line, the culprit's exit status there;
+#  - node 1's train-run killed (-9): node 0 stops with the line naming ft-b and the sbatch
+#    --exclude to resubmit with, appends ft-b to TRAIN_TOPO_EXCLUDE_FILE, leaves nothing behind;
+#  - node 0's train-run killed: node 1 stops naming ft-a;
+#  - node 1's train-run stopped (SIGSTOP): node 0 stops after its silence, naming ft-b.
+# No timing asserts: every wait is bounded generously (60 s; the loss bound is 5 s).
+# Run by `make check` from the build directory; TRAIN_RUN overrides the binary under test.
+# Exit 0 when all passed, 1 on a failure, 77 when a part could not run (its SKIP line says why).
+# tt-test-limit: 240
+set -u
+TRAIN_RUN=${TRAIN_RUN:-$(pwd)/train-run}
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/ft-test.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+unset SLURM_JOB_ID SLURM_STEP_ID SLURM_NODEID SLURM_STEP_NODELIST SLURM_JOB_NODELIST SLURM_NODELIST \
+	SLURM_STEP_GPUS SLURM_JOB_GPUS SLURM_GPUS_ON_NODE CUDA_VISIBLE_DEVICES GPU_DEVICE_ORDINAL \
+	SLURM_STEP_TASKS_PER_NODE SLURM_TASKS_PER_NODE MASTER_ADDR MASTER_PORT TRAIN_TOPO_SET \
+	TRAIN_TOPO_RELAY_PID TRAIN_TOPO_RELAY_SIGNAL TRAIN_HEARTBEAT_FD TRAIN_TOPO_EXCLUDE_FILE \
+	SLURMD_NODENAME SLURM_STEP_RESV_PORTS
+export TRAINRT_TOKEN=ft-test-secret-0123456789abcdef
+export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=${TT_TEST_SRCDIR:-.}/tests/wrapper/lsan.supp:fast_unwind_on_malloc=0"
+failures=0
+skips=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass() { [ "$failures" -eq "$f0" ] && echo "ok: $*"; }
+skip() { echo "SKIP: $*"; skips=$((skips + 1)); }
+
+free_port() { sh "${TT_TEST_SRCDIR:-.}/tests/trainer/launch_local.sh" --free-port; }
+
+# The worker: logs "RANK ROUND" per start into DIR/starts; then ACTION in round 0 on rank 3
+# (node 1's second worker): "kill" kills itself, "hang" stops itself after heartbeats; "fail"
+# exits 3 in every round. Everyone else writes heartbeats for SECS s and ends 0.
+write_worker() {
+	cat >"$1/worker.sh" <<'EOF'
+#!/bin/sh
+d=$(dirname "$0")
+echo "$RANK $TRAIN_RESTART_COUNT" >>"$d/starts"
+hb() { printf 'step %d\n' "$1" >>"/proc/self/fd/$TRAIN_HEARTBEAT_FD"; }
+i=0
+while [ $i -lt $((${SECS:-3} * 10)) ]; do
+	i=$((i + 1))
+	hb $i
+	if [ "$RANK" = 3 ] && [ $i = 5 ]; then
+		case ${ACTION:-}:$TRAIN_RESTART_COUNT in
+		kill:0) kill -9 $$ ;;
+		hang:0) kill -STOP $$ ;;
+		fail:*) exit 3 ;;
+		esac
+	fi
+	sleep 0.1
+done
+EOF
+	chmod +x "$1/worker.sh"
+}
+
+# Starts node $2 (0 or 1) of a launch in directory $1 with train-run options $3..., in the
+# background, bounded; its stderr in $1/err.$2, its pid in $1/pid.$2.
+node() {
+	d=$1 n=$2
+	shift 2
+	host=$([ "$n" = 0 ] && echo ft-a || echo ft-b)
+	env SLURM_JOB_ID=4711 SLURM_STEP_ID=0 SLURM_STEP_NODELIST='localhost,127.0.0.1' SLURM_NODEID="$n" \
+		SLURM_STEP_TASKS_PER_NODE='1(x2)' SLURM_STEP_RESV_PORTS="$(cat "$d/port")" SLURMD_NODENAME="$host" \
+		TRAIN_TOPO_EXCLUDE_FILE="$d/exclude.$n" \
+		timeout -k 5 60 "$TRAIN_RUN" --nproc-per-node 2 "$@" -- "$d/worker.sh" 2>"$d/err.$n" &
+	echo $! >"$d/pid.$n"
+}
+
+# A new launch directory $WORK/$1 with its worker and port.
+launch_dir() {
+	mkdir "$WORK/$1"
+	write_worker "$WORK/$1"
+	free_port >"$WORK/$1/port"
+}
+
+# Sorted starts of launch $1, one "RANK ROUND" per line joined by ';'.
+starts() { sort "$1/starts" | tr '\n' ';'; }
+
+# The train-run of node $2 in launch $1 (the child of its timeout wrapper).
+train_run_of() { pgrep -P "$(cat "$1/pid.$2")" -x train-run; }
+
+t_fault_restarts_every_node() {
+	for action in kill hang; do
+		d="$WORK/$action"
+		launch_dir "$action"
+		export ACTION=$action SECS=3
+		node "$d" 0 --max-restarts 2 --hang-timeout 2
+		node "$d" 1 --max-restarts 2 --hang-timeout 2
+		wait "$(cat "$d/pid.0")"
+		rc0=$?
+		wait "$(cat "$d/pid.1")"
+		rc1=$?
+		[ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] || fail "$action: exits $rc0 $rc1: $(cat "$d"/err.*)"
+		# Every worker started twice, in rounds 0 and 1: the ranks of node 0 too, though they
+		# never heard of rank 3's fate through any collective.
+		[ "$(starts "$d")" = "0 0;0 1;1 0;1 1;2 0;2 1;3 0;3 1;" ] ||
+			fail "$action: starts $(starts "$d"): $(cat "$d"/err.*)"
+		what=$([ $action = kill ] && echo "was killed by SIGKILL" || echo "hung in section step")
+		for n in 0 1; do
+			[ "$(grep -c "rank 3 on host ft-b $what.*: every node restarts its workers (restart 1 of 2" "$d/err.$n")" -eq 1 ] ||
+				fail "$action: node $n did not name the culprit once: $(cat "$d/err.$n")"
+		done
+	done
+	unset ACTION SECS
+	pass "a worker of node 1 killed or hung: both nodes restart once, in round 1, the culprit named on both"
+}
+
+t_restarts_used_up() {
+	d="$WORK/fail"
+	launch_dir fail
+	ACTION=fail SECS=30 node "$d" 0 --max-restarts 1
+	ACTION=fail SECS=30 node "$d" 1 --max-restarts 1
+	wait "$(cat "$d/pid.0")"
+	rc0=$?
+	wait "$(cat "$d/pid.1")"
+	rc1=$?
+	[ $rc1 -eq 3 ] || fail "used up: node 1 exit $rc1, not the culprit's 3: $(cat "$d/err.1")"
+	[ $rc0 -ne 0 ] && [ $rc0 -ne 124 ] || fail "used up: node 0 exit $rc0: $(cat "$d/err.0")"
+	[ "$(starts "$d")" = "0 0;0 1;1 0;1 1;2 0;2 1;3 0;3 1;" ] || fail "used up: starts $(starts "$d")"
+	for n in 0 1; do
+		[ "$(grep -c "rank 3 on host ft-b exited with code 3: no restart left (1 used): every node stops" "$d/err.$n")" -eq 1 ] ||
+			fail "used up: node $n: $(cat "$d/err.$n")"
+	done
+	pass "restarts used up: both nodes stop with the same line, node 1 with the culprit's status"
+}
+
+# Node $1's train-run of a fresh launch killed -9 (or, with $3 = STOP, stopped: silent) once
+# every worker runs: the other node stops with the verdict naming host $2, appends it to its
+# exclude file, and nothing is left running.
+lose_node() {
+	d="$WORK/lose$1${3:-}"
+	launch_dir "lose$1${3:-}"
+	SECS=50 node "$d" 0 --max-restarts 3
+	SECS=50 node "$d" 1 --max-restarts 3
+	other=$((1 - $1))
+	i=0
+	while [ "$(cat "$d/starts" 2>/dev/null | wc -l)" -lt 4 ] && [ $i -lt 300 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	victim=$(train_run_of "$d" "$1")
+	[ -n "$victim" ] || { fail "lose $1: no train-run to kill: $(cat "$d"/err.*)"; return; }
+	kill -"${3:-KILL}" "$victim"
+	wait "$(cat "$d/pid.$other")"
+	rc=$?
+	[ -z "${3:-}" ] || kill -9 "$victim"
+	wait "$(cat "$d/pid.$1")"
+	[ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "lose $1: node $other exit $rc: $(cat "$d/err.$other")"
+	[ -z "${3:-}" ] || grep -q "node $2 lost (silent for [0-9.]* s)" "$d/err.$other" ||
+		fail "lose $1 $3: not lost by its silence: $(cat "$d/err.$other")"
+	[ "$(grep -c "train-run: node $2 lost (.*); resubmit with: sbatch --exclude=$2 \.\.\.; stopping 2 workers here" "$d/err.$other")" -eq 1 ] ||
+		fail "lose $1: no verdict on node $other: $(cat "$d/err.$other")"
+	[ "$(cat "$d/exclude.$other" 2>/dev/null)" = "$2" ] || fail "lose $1: exclude file: $(cat "$d/exclude.$other" 2>&1)"
+	# No worker restarted, none left behind (the victim's die with it: PDEATHSIG).
+	[ "$(starts "$d")" = "0 0;1 0;2 0;3 0;" ] || fail "lose $1: starts $(starts "$d")"
+	sleep 0.5
+	left=$(pgrep -f "$d/worker.sh" | wc -l)
+	[ "$left" -eq 0 ] || fail "lose $1: $left workers left behind"
+}
+
+t_node_lost() {
+	lose_node 1 ft-b
+	lose_node 0 ft-a
+	lose_node 1 ft-b STOP
+	pass "a node's train-run killed or silent: the other stops, names it with sbatch --exclude, notes it; nothing left"
+}
+
+[ -x "$TRAIN_RUN" ] || { echo "FAIL: $TRAIN_RUN not built"; exit 1; }
+command -v pgrep >/dev/null 2>&1 || { echo "SKIP: pgrep not found (procps)"; exit 77; }
+for t in t_fault_restarts_every_node t_restarts_used_up t_node_lost; do
+	f0=$failures
+	$t
+done
+[ $failures -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
+[ $skips -eq 0 ] || { echo "$skips part(s) skipped: see SKIP lines"; exit 77; }
