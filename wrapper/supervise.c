@@ -456,7 +456,7 @@ static int tell_fault(struct tt_supervisor *s, int i, const char *what, tt_err *
 	struct tt_ctl_msg m = { .kind = TT_CTL_FAULT, .round = (uint32_t)s->pt.restarts,
 				.rank = s->pt.workers[i].rank }, v;
 
-	snprintf(m.host, sizeof(m.host), "%s", s->host ? s->host : "?");
+	snprintf(m.host, sizeof(m.host), "%s", s->ctl->host ? s->ctl->host : "?");	/* as the others know it */
 	snprintf(m.what, sizeof(m.what), "%s", s->hung && s->hang_what[0] ? s->hang_what : what);
 	return tt_ctl_fault(s->ctl, &m, &v) ? on_verdict(s, &v, err) : 0;
 }
