@@ -16,6 +16,8 @@
 # SLURM_RESTART_COUNT counts the requeues. A crash (any other status, or a signal) is a failure
 # and is not requeued. After TRAIN_MAX_REQUEUES requeues the job stops instead (resubmit with the
 # same TRAIN_CKPT_DIR to go on). train-mlp resumes bit-identically at the same number of ranks.
+# A node lost during the run (train-run's control plane names it) ends the job; the last line
+# then gives the sbatch command that resumes from the checkpoints without that node.
 # Slurm itself may log "slurmstepd: error: *** JOB N ON node CANCELLED AT ... DUE TO JOB REQUEUE ***"
 # (newer releases: "[TIMESTAMP] error: ...") when the requeue ends this script before it exited:
 # that line is the requeue, not a failure.
@@ -72,6 +74,12 @@ fi
 echo "job $SLURM_JOB_ID run $((restarts + 1)) (requeued $restarts of at most $max_requeues times) on $SLURM_JOB_NODELIST"
 echo "program: ${program[*]}"
 
+# A node lost during the run (its train-run killed, its node down): every train-run stops and
+# names it here (man 1 train-run, FAULT TOLERANCE), one host a line.
+lost_file=$ckpt_dir/lost-nodes.$SLURM_JOB_ID
+rm -f "$lost_file"
+export TRAIN_TOPO_EXCLUDE_FILE=$lost_file
+
 # The checkpoint signal must not end this shell (the relay hands it to the step too): note it.
 signalled=0
 trap 'signalled=1; echo "requeue.sh: checkpoint signal: the workers checkpoint and stop"' USR1
@@ -95,6 +103,15 @@ if { [ "$rc" -eq 0 ] && [ "$signalled" -eq 1 ]; } || [ "$rc" -eq "${TRAIN_TOPO_C
 	scontrol requeue "$SLURM_JOB_ID" && exit 0
 	echo "requeue.sh: scontrol requeue $SLURM_JOB_ID failed: submit again with TRAIN_CKPT_DIR=$ckpt_dir to resume" >&2
 	exit 1
+fi
+# A lost node: resubmit without it (and without the nodes this job excludes already). Slurm
+# changes the excluded nodes of a pending job only ("Job is no longer pending execution"), so
+# this job cannot requeue itself elsewhere: the command says how to resume from the checkpoints.
+if [ "$rc" -ne 0 ] && [ -s "$lost_file" ]; then
+	lost=$(sort -u "$lost_file" | paste -sd, -)
+	excluded=$(scontrol show job "$SLURM_JOB_ID" 2>/dev/null | sed -n 's/.*ExcNodeList=\([^ ]*\).*/\1/p')
+	[ "$excluded" != "(null)" ] || excluded=""
+	echo "requeue.sh: node(s) $lost lost; resume without them: TRAIN_CKPT_DIR=$ckpt_dir sbatch --nodes=$SLURM_JOB_NUM_NODES --exclude=${excluded:+$excluded,}$lost requeue.sh${1:+ ${program[*]}}" >&2
 fi
 case $rc in
 0) echo "done after $restarts requeue(s)$([ $# -gt 0 ] || echo ": summary in $summary")" ;;
