@@ -208,9 +208,13 @@ static void peer_close(struct tt_ctl_peer *p)
 	p->len = 0;
 }
 
+/* A body (its buffer in peer_send) and the nodechan framing fit in one line. */
+_Static_assert(TT_CTL_WHAT + TT_CTL_HOST + 64 + 2 * RT_MAC_LEN + 8 <= TT_CTL_LINE,
+	       "a control line must hold the longest message");
+
 static int peer_send(struct tt_ctl *c, struct tt_ctl_peer *p, const struct tt_ctl_msg *m)
 {
-	char body[TT_CTL_WHAT + TT_CTL_HOST + 64], line[sizeof(body) + 2 * RT_MAC_LEN + 8];
+	char body[TT_CTL_WHAT + TT_CTL_HOST + 64], line[TT_CTL_LINE];
 	tt_err err;
 
 	if (p->fd < 0)
@@ -246,9 +250,9 @@ static int peer_next(struct tt_ctl *c, struct tt_ctl_peer *p, struct tt_ctl_msg 
 			p->last_heard_ms = tt_now_ms();
 			return 1;
 		}
-		if (p->len >= TT_NC_LINE - 1)
+		if (p->len >= TT_CTL_LINE)
 			return tt_err_set(err, "an over-long line");
-		n = recv(p->fd, p->buf + p->len, TT_NC_LINE - 1 - p->len, 0);
+		n = recv(p->fd, p->buf + p->len, TT_CTL_LINE - p->len, 0);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -279,7 +283,7 @@ static int alloc_peers(struct tt_ctl *c, tt_err *err)
 		return tt_err_errno(err, "control plane: allocating %" PRIu32 " peers", c->npeers);
 	for (uint32_t i = 0; i < c->npeers; i++) {
 		c->peers[i].fd = -1;
-		c->peers[i].buf = malloc(TT_NC_LINE);
+		c->peers[i].buf = malloc(TT_CTL_LINE);
 		if (!c->peers[i].buf)
 			return tt_err_errno(err, "control plane: allocating a peer's buffer");
 	}

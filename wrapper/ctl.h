@@ -45,6 +45,7 @@
 #define TT_ENV_EXCLUDE_FILE "TRAIN_TOPO_EXCLUDE_FILE"
 #define TT_CTL_HOST 64
 #define TT_CTL_WHAT 256
+#define TT_CTL_LINE 1024	/* longest line after the handshake, '\n' included */
 
 /* ---- the messages (pure: tests/unit/test_ctl.c, tests/fuzz/fuzz_nodechan.c) ----------------- */
 
@@ -101,7 +102,7 @@ struct tt_ctl_peer {
 	unsigned char nc[RT_NONCE_LEN], ns[RT_NONCE_LEN];
 	uint64_t sent, heard;		/* the last sequence numbers each way */
 	long last_heard_ms, last_sent_ms;
-	char *buf;			/* TT_NC_LINE bytes */
+	char *buf;			/* TT_CTL_LINE bytes: what was read, not yet a line */
 	size_t len;
 };
 
