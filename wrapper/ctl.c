@@ -100,6 +100,9 @@ int tt_ctl_parse(const char *body, size_t len, uint64_t *seq, struct tt_ctl_msg 
 	int k = -1;
 
 	memset(m, 0, sizeof(*m));
+	for (const char *c = body; c < end; c++)
+		if (*c < 0x20 || *c > 0x7e)
+			goto bad;
 	if (number(&p, end, 1, INT64_MAX, &v) != 0 || token(&p, end, &tok, &n) != 0)
 		goto bad;
 	*seq = (uint64_t)v;
@@ -139,9 +142,6 @@ int tt_ctl_parse(const char *body, size_t len, uint64_t *seq, struct tt_ctl_msg 
 	}
 	if (p != end || (end > body && end[-1] == ' '))
 		goto bad;
-	for (const char *c = m->what; *c; c++)
-		if (*c < 0x20 || *c > 0x7e)
-			goto bad;
 	return 0;
 bad:
 	return tt_err_set(err, "a control message that is not one of train-run's (%.*s)",

@@ -57,7 +57,7 @@ static void test_messages_both_ways(void)
 	static const char *const bad[] = {
 		"", "ping", "0 ping", "-1 ping", "1 pong", "1 ping extra", "1 ping ", "1 join 1",
 		"1 join x h", "1 fault 2 13 gpu-7", "1 fault 2 13", "1 fault x 13 h w", "1 lost 3 n3",
-		"1 restart 2 -2 h w", "1  ping", "1 join 1 h extra",
+		"1 restart 2 -2 h w", "1  ping", "1 join 1 h extra", "1 join 1 h\xd4", "1 lost 1 h a\tb",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		int rc = tt_ctl_parse(bad[i], strlen(bad[i]), &seq, &got, &err);
