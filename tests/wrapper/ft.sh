@@ -10,7 +10,8 @@
 #  - node 1's train-run killed (-9): node 0 stops with the line naming ft-b and the sbatch
 #    --exclude to resubmit with, appends ft-b to TRAIN_TOPO_EXCLUDE_FILE, leaves nothing behind;
 #  - node 0's train-run killed: node 1 stops naming ft-a;
-#  - node 1's train-run stopped (SIGSTOP): node 0 stops after its silence, naming ft-b.
+#  - node 1's train-run stopped (SIGSTOP): node 0 stops after its silence, naming ft-b;
+#  - both train-runs stopped and continued (a suspend): no loss.
 # No timing asserts: every wait is bounded generously (60 s; the loss bound is 5 s).
 # Run by `make check` from the build directory; TRAIN_RUN overrides the binary under test.
 # Exit 0 when all passed, 1 on a failure, 77 when a part could not run (its SKIP line says why).
@@ -172,9 +173,35 @@ t_node_lost() {
 	pass "a node's train-run killed or silent: the other stops, names it with sbatch --exclude, notes it; nothing left"
 }
 
+# Both train-runs stopped for longer than the loss bound and continued, as a suspended job is
+# (its workers run on here): no node is lost, both end 0 without a restart.
+t_suspend_is_no_loss() {
+	d="$WORK/suspend"
+	launch_dir suspend
+	SECS=12 node "$d" 0
+	SECS=12 node "$d" 1
+	i=0
+	while [ "$(cat "$d/starts" 2>/dev/null | wc -l)" -lt 4 ] && [ $i -lt 300 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	# The timeout wrappers lead the process groups of the train-runs (the workers have their own).
+	kill -STOP -"$(cat "$d/pid.0")" -"$(cat "$d/pid.1")"
+	sleep 7
+	kill -CONT -"$(cat "$d/pid.0")" -"$(cat "$d/pid.1")"
+	wait "$(cat "$d/pid.0")"
+	rc0=$?
+	wait "$(cat "$d/pid.1")"
+	rc1=$?
+	[ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] || fail "suspend: exits $rc0 $rc1: $(cat "$d"/err.*)"
+	! grep -q "lost" "$d/err.0" "$d/err.1" || fail "suspend: a node taken for lost: $(cat "$d"/err.*)"
+	[ "$(starts "$d")" = "0 0;1 0;2 0;3 0;" ] || fail "suspend: starts $(starts "$d")"
+	pass "both train-runs stopped for 7 s and continued: no node lost, no restart"
+}
+
 [ -x "$TRAIN_RUN" ] || { echo "FAIL: $TRAIN_RUN not built"; exit 1; }
 command -v pgrep >/dev/null 2>&1 || { echo "SKIP: pgrep not found (procps)"; exit 77; }
-for t in t_fault_restarts_every_node t_restarts_used_up t_node_lost; do
+for t in t_fault_restarts_every_node t_restarts_used_up t_node_lost t_suspend_is_no_loss; do
 	f0=$failures
 	$t
 done
