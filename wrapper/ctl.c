@@ -308,11 +308,11 @@ static int left_ms(long deadline)
 	return left < 0 ? 0 : left > 1000000 ? 1000000 : (int)left;
 }
 
-/* A proven join on connection k: node's place taken and greeted (the client says nothing more
- * before that), or -1 with why. */
+/* A proven join on connection k: node's place taken (greeted once every node is here), or -1
+ * with why. */
 static int joined(struct tt_ctl *c, struct tt_nc_conn *k, tt_err *why)
 {
-	struct tt_ctl_msg m, me = { .kind = TT_CTL_JOIN };
+	struct tt_ctl_msg m;
 	struct tt_ctl_peer *p;
 	uint64_t seq;
 
@@ -334,10 +334,22 @@ static int joined(struct tt_ctl *c, struct tt_nc_conn *k, tt_err *why)
 	memcpy(p->nc, k->nc, RT_NONCE_LEN);
 	memcpy(p->ns, k->ns, RT_NONCE_LEN);
 	p->heard = 1;
-	p->last_heard_ms = tt_now_ms();
+	return 0;
+}
+
+/* Node 0's join, to every node at once: their silences count from here, so none is judged while
+ * node 0 still waits for a slower one. The clients said nothing since their joins. */
+static int greet_all(struct tt_ctl *c, tt_err *err)
+{
+	struct tt_ctl_msg me = { .kind = TT_CTL_JOIN };
+
 	snprintf(me.host, sizeof(me.host), "%s", c->host ? c->host : "?");
-	if (peer_send(c, p, &me) != 0)
-		return tt_err_set(why, "node %" PRIu32 " (%s) hung up at its join", p->node, p->host);
+	for (uint32_t i = 1; i < c->npeers; i++) {
+		c->peers[i].last_heard_ms = tt_now_ms();
+		if (peer_send(c, &c->peers[i], &me) != 0)
+			return tt_err_set(err, "control plane: node %" PRIu32 " (%s) hung up after its join",
+					  i, c->peers[i].host);
+	}
 	return 0;
 }
 
@@ -407,7 +419,7 @@ static int accept_all(struct tt_ctl *c, long deadline, tt_err *err)
 				tt_nc_conn_close(k);	/* a stranger: no place, no effect */
 		}
 	}
-	rc = 0;
+	rc = greet_all(c, err);
 out:
 	for (i = 0; conns && i < nconns; i++) {
 		tt_nc_conn_close(&conns[i]);
