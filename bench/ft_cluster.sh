@@ -101,7 +101,12 @@ row() {
 	left=$(leftovers)
 	named=no
 	if [ "$launcher" = train-run ]; then
-		grep -q -E 'train-run: .*(rank 3 on host node2|node node2 lost)' "$dir/log" && named=yes
+		# the restart decision (every node's line) names rank 3 on node2, or only node2's own line does
+		if grep -q -E 'rank 3 on host node2 .*every node restarts|node node2 lost' "$dir/log"; then
+			named=yes
+		elif grep -q -E 'host node2: rank 3 (hung|\(local rank)' "$dir/log"; then
+			named="node 2's own line only"
+		fi
 	else
 		grep -q -E 'failed \(exitcode.*' "$dir/log" && grep -q -E 'rank: 3|local_rank: 1' "$dir/log" && named="local rank only"
 	fi
