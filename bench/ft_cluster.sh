@@ -126,11 +126,11 @@ for f in kill stop; do
 	row train-run $f ",RANK=3" "$TR_DETECT" "$TR_RESTART" -- $TR_CMD \
 		"$TRAIN_MLP" $MLP_ARGS --ckpt-dir CKPT --summary SUMMARY
 done
-# shellcheck disable=SC2086
+# shellcheck disable=SC2086 # word splitting of the command and arguments is meant
 row train-run kill ",SLURM_NODEID=1,comm=train-run" "$TR_DETECT" "$TR_RESTART" -- $TR_CMD "$TRAIN_MLP" $MLP_ARGS --ckpt-dir CKPT --summary SUMMARY
 if $PY -c 'import torch.distributed.run' 2>/dev/null; then
 	for f in kill stop; do
-		# shellcheck disable=SC2086
+		# shellcheck disable=SC2086 # word splitting of the command and arguments is meant
 		row torchrun $f ",RANK=3" "$TC_DETECT" "$TC_DETECT" -- srun -J JOB -N2 --ntasks-per-node=1 \
 			--export=ALL $PY "$HERE/torchrun_py311.py" --nnodes 2 --nproc_per_node 2 --rdzv_backend c10d \
 			--rdzv_endpoint node1:29411 --rdzv_id "ftc$((n + 1))" --max_restarts 1 --no_python \
