@@ -9,6 +9,10 @@
 #   steps lost:                the last step line stamped before the fault minus the step resumed from
 #                              (--resume's group 1; 0 when no resume line comes)
 # Prints one tab-separated line: detect_s, again_s, last_step, resumed_step, verdict, exit.
+# The target is local rank 1 below the launcher; with FT_TARGET="KEY=VALUE,...[,comm=NAME]" in the
+# environment it is instead the topmost process anywhere in /proc whose environment holds every
+# KEY=VALUE (and whose name is NAME): a worker or train-run that Slurm started on another node of
+# the test cluster (bench/ft_cluster.sh), which shares this machine's pid namespace.
 # Usage: ft_drive.py LOG FAULT(kill|stop) WARM_STEP BOUND_S STEP_RE DETECT_RE RESTART_RE RESUME_RE -- CMD...
 import os
 import queue
@@ -39,22 +43,40 @@ def descendants(root):
     return out, parent
 
 
-def local_rank(pid):
+def environ(pid):
     try:
         with open(f"/proc/{pid}/environ", "rb") as f:
-            for kv in f.read().split(b"\0"):
-                if kv.startswith(b"LOCAL_RANK="):
-                    return kv[11:].decode()
+            return set(f.read().decode(errors="replace").split("\0"))
     except OSError:
-        pass
-    return None
+        return set()
+
+
+def comm(pid):
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def matches(pid, want, name):
+    return want <= environ(pid) and (name is None or comm(pid) == name)
 
 
 def worker(root, rank):
-    """The topmost process below root with LOCAL_RANK=rank: the worker the launcher started."""
-    pids, parent = descendants(root)
+    """The topmost process below root with LOCAL_RANK=rank (the worker the launcher started), or
+    the topmost in /proc that FT_TARGET describes."""
+    spec = os.environ.get("FT_TARGET")
+    want, name = {f"LOCAL_RANK={rank}"}, None
+    if spec:
+        want = {kv for kv in spec.split(",") if kv and not kv.startswith("comm=")}
+        name = next((kv[5:] for kv in spec.split(",") if kv.startswith("comm=")), None)
+        _, parent = descendants(0)
+        pids = list(parent)
+    else:
+        pids, parent = descendants(root)
     for p in sorted(pids):
-        if local_rank(p) == rank and local_rank(parent.get(p, 0)) != rank:
+        if matches(p, want, name) and not matches(parent.get(p, 0), want, name):
             return p
     return None
 
@@ -117,14 +139,15 @@ def main():
                     last_step = int(m.group(1))
                     # Found at the first step line: scanning /proc at the fault itself took
                     # 0.2 s under load, hundreds of train-mlp steps.
-                    w = w or worker(p.pid, "1")
+                    w = w or (None if os.environ.get("FT_TARGET") else worker(p.pid, "1"))
                     if last_step >= warm:
+                        w = w or worker(p.pid, "1")
                         if w is None:
                             verdict = "no rank 1 found"
                             break
                         t_fault = time.monotonic()
                         os.kill(w, signal.SIGKILL if fault == "kill" else signal.SIGSTOP)
-                        lf.write(f"{t_fault - t0:10.6f} ft_drive: SIG{fault.upper()} to rank 1, pid {w}\n")
+                        lf.write(f"{t_fault - t0:10.6f} ft_drive: SIG{fault.upper()} to {os.environ.get('FT_TARGET') or 'rank 1'}, pid {w}\n")
                         deadline = t_fault + bound
                 continue
             if m and t < t_fault and t_restart is None:
