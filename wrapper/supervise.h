@@ -65,6 +65,7 @@ struct tt_supervisor {
 	int *hb_fds;			/* [nworkers]: read end of worker i's heartbeat pipe, -1 closed */
 	int hang_timerfd;		/* armed at the next hang deadline (CLOCK_MONOTONIC, absolute) */
 	int hung;			/* a hang ended this round: the others may be stopped too */
+	int64_t hang_defer_us;		/* a weak hang here waits until then for a node that knows better */
 	char hang_what[128];		/* the hang, for the control plane's fault */
 	char ckpt_exit[12];		/* TRAIN_TOPO_CKPT_EXIT for the workers, validated */
 	int output_broken;		/* our stdout/stderr is gone: keep draining, stop writing */

@@ -6,6 +6,8 @@
 #  - a worker of node 1 killed (-9): both nodes restart in the same round, each worker started
 #    twice, rounds 0 and 1; the culprit is named on both nodes by the same line;
 #  - a worker of node 1 hung (SIGSTOP, --hang-timeout 2): the same, the hang named;
+#  - a rank of node 0 silent but alive (a victim) just before a rank of node 1 stops: both nodes
+#    name the stopped one;
 #  - restarts used up: both nodes stop with the same line, the culprit's exit status there;
 #  - node 1's train-run killed (-9): node 0 stops with the line naming ft-b and the sbatch
 #    --exclude to resubmit with, appends ft-b to TRAIN_TOPO_EXCLUDE_FILE, leaves nothing behind;
@@ -37,7 +39,8 @@ free_port() { sh "${TT_TEST_SRCDIR:-.}/tests/trainer/launch_local.sh" --free-por
 
 # The worker: logs "RANK ROUND" per start into DIR/starts; then ACTION in round 0 on rank 3
 # (node 1's second worker): "kill" kills itself, "hang" stops itself after heartbeats; "fail"
-# exits 3 in every round. Everyone else writes heartbeats for SECS s and ends 0.
+# exits 3 in every round; "victim": rank 1 (node 0) goes silent at step 5 but runs on, rank 3
+# stops itself at step 10. Everyone else writes heartbeats for SECS s and ends 0.
 write_worker() {
 	cat >"$1/worker.sh" <<'EOF'
 #!/bin/sh
@@ -47,7 +50,10 @@ hb() { printf 'step %d\n' "$1" >>"/proc/self/fd/$TRAIN_HEARTBEAT_FD"; }
 i=0
 while [ $i -lt $((${SECS:-3} * 10)) ]; do
 	i=$((i + 1))
-	hb $i
+	case ${ACTION:-}:$TRAIN_RESTART_COUNT:$RANK in
+	victim:0:1) [ $i -ge 5 ] || hb $i ;; # from step 5 alive but silent, as if blocked behind rank 3
+	*) hb $i ;;
+	esac
 	if [ "$RANK" = 3 ] && [ $i = 5 ]; then
 		case ${ACTION:-}:$TRAIN_RESTART_COUNT in
 		kill:0) kill -9 $$ ;;
@@ -55,6 +61,7 @@ while [ $i -lt $((${SECS:-3} * 10)) ]; do
 		fail:*) exit 3 ;;
 		esac
 	fi
+	[ "${ACTION:-}:$TRAIN_RESTART_COUNT:$RANK:$i" != victim:0:3:10 ] || kill -STOP $$
 	sleep 0.1
 done
 EOF
@@ -111,6 +118,31 @@ t_fault_restarts_every_node() {
 	done
 	unset ACTION SECS
 	pass "a worker of node 1 killed or hung: both nodes restart once, in round 1, the culprit named on both"
+}
+
+# A rank stopped on node 1 while a rank of node 0 went silent half a second earlier (alive: a
+# victim waiting in a collective, as every rank behind a stopped one is): node 0's timer runs out
+# first, yet its pick shows no stopped rank, so it waits for a node that knows better; both nodes
+# name the stopped rank 3 on ft-b, never the victim.
+t_victim_waits_for_the_culprit() {
+	d="$WORK/victim"
+	launch_dir victim
+	export ACTION=victim SECS=4
+	node "$d" 0 --max-restarts 2 --hang-timeout 2
+	node "$d" 1 --max-restarts 2 --hang-timeout 2
+	wait "$(cat "$d/pid.0")"
+	rc0=$?
+	wait "$(cat "$d/pid.1")"
+	rc1=$?
+	unset ACTION SECS
+	[ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] || fail "victim: exits $rc0 $rc1: $(cat "$d"/err.*)"
+	[ "$(starts "$d")" = "0 0;0 1;1 0;1 1;2 0;2 1;3 0;3 1;" ] || fail "victim: starts $(starts "$d")"
+	for n in 0 1; do
+		[ "$(grep -c "rank 3 on host ft-b hung in section step.*: every node restarts its workers (restart 1 of 2" "$d/err.$n")" -eq 1 ] ||
+			fail "victim: node $n did not name the stopped rank 3 once: $(cat "$d/err.$n")"
+		! grep -q "rank 1 .*hung" "$d/err.$n" || fail "victim: node $n named the victim: $(cat "$d/err.$n")"
+	done
+	pass "a silent victim on node 0 and a stopped rank on node 1: both nodes name the stopped one"
 }
 
 t_restarts_used_up() {
@@ -201,7 +233,7 @@ t_suspend_is_no_loss() {
 
 [ -x "$TRAIN_RUN" ] || { echo "FAIL: $TRAIN_RUN not built"; exit 1; }
 command -v pgrep >/dev/null 2>&1 || { echo "SKIP: pgrep not found (procps)"; exit 77; }
-for t in t_fault_restarts_every_node t_restarts_used_up t_node_lost t_suspend_is_no_loss; do
+for t in t_fault_restarts_every_node t_victim_waits_for_the_culprit t_restarts_used_up t_node_lost t_suspend_is_no_loss; do
 	f0=$failures
 	$t
 done
