@@ -5,12 +5,14 @@
 #include "ctl.h"
 #include "tt_io.h"
 #include "tt_parse.h"
+#include "tt_signal.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -667,6 +669,17 @@ static int peers_left(const struct tt_ctl *c)
 	return 0;
 }
 
+/* Whether a termination signal arrived on sigfd (a late SIGCHLD is none). */
+static int stopping(int sigfd)
+{
+	struct signalfd_siginfo si;
+
+	while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+		if (tt_signal_is_termination((int)si.ssi_signo))
+			return 1;
+	return 0;
+}
+
 void tt_ctl_drain(struct tt_ctl *c, int sigfd)
 {
 	int nfds = tt_ctl_nfds(c) + 1;
@@ -683,7 +696,7 @@ void tt_ctl_drain(struct tt_ctl *c, int sigfd)
 		n = 1 + tt_ctl_pollfds(c, p + 1);
 		if (poll(p, (nfds_t)n, -1) < 0 && errno != EINTR)
 			break;
-		if (p[0].revents)
+		if (p[0].revents && stopping(sigfd))
 			break;
 		(void)tt_ctl_service(c, &v);	/* a stop or a loss: for the others; this node is done */
 	}

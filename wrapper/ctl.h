@@ -158,7 +158,7 @@ int tt_ctl_fault(struct tt_ctl *c, const struct tt_ctl_msg *m, struct tt_ctl_msg
 void tt_ctl_steps(struct tt_ctl *c, const struct tt_step_row *rows, int n);
 
 /* Node 0, its workers done: waits until every other node said bye (after its last step times)
- * or was lost, or until sigfd is readable (a signal: stop waiting). A fault that arrives now
+ * or was lost, or until a termination signal arrives on sigfd (a signalfd, non-blocking). A fault that arrives now
  * stops every node: node 0 cannot restart with them. The step spans the slowest node's workers
  * anyway, so the wait does not lengthen it. */
 void tt_ctl_drain(struct tt_ctl *c, int sigfd);

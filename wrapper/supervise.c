@@ -575,11 +575,11 @@ static void share_steps(struct tt_supervisor *s, int final)
 			fprintf(stderr, "train-run: out of memory for the step times of rank %d\n", rows[i].rank);
 	free(rows);
 	/* The job's lines on node 0 of more than one; one node's own report says it all. */
-	if (!s->ctl || s->ctl->node != 0)
+	if (!s->ctl || !is_node0(s))
 		return;
 	if (final)
 		tt_ctl_drain(s->ctl, s->sigfd);
-	len = 256 * ((size_t)s->steps.n + 2);
+	len = TT_STEPS_ROW_MAX * ((size_t)s->steps.n + 2);
 	out = malloc(len);
 	if (out && (tt_steps_report(&s->steps, TT_HB_STRAGGLER, final, out, len) > 0 || final))
 		fputs(out, stderr);
@@ -590,7 +590,7 @@ static void share_steps(struct tt_supervisor *s, int final)
  * beside it, renamed over it). */
 static void write_report(struct tt_supervisor *s)
 {
-	size_t len = 256 * ((size_t)s->steps.n + 2);
+	size_t len = TT_STEPS_ROW_MAX * ((size_t)s->steps.n + 2);
 	char *out = malloc(len), tmp[PATH_MAX];
 	int fd = -1, ok = 0;
 

@@ -85,7 +85,7 @@ static void test_report(void)
 static void test_json(void)
 {
 	struct tt_steps t = { 0 };
-	char out[2048];
+	char out[TT_STEPS_ROW_MAX * 4];
 
 	job(&t);
 	CU_ASSERT_EQUAL(tt_steps_json(&t, 1.5, 2, out, sizeof(out)), 0);
@@ -111,6 +111,18 @@ static void test_json(void)
 	CU_ASSERT_STRING_EQUAL(out, "{\"factor\":2,\"restarts\":0,\"median_p50_ms\":1.500,\"ranks\":["
 			       "{\"host\":\"q\\\"b\\\\\\u000a\",\"node\":0,\"rank\":0,\"p50_ms\":1.500,"
 			       "\"p99_ms\":2.500,\"samples\":1}],\"stragglers\":{\"ranks\":[],\"nodes\":[]}}\n");
+	/* The worst host (every byte escaped, the longest numbers) fits the room promised. */
+	tt_steps_free(&t);
+	{
+		char host[TT_STEPS_HOST];
+
+		memset(host, '\x01', sizeof(host) - 1);
+		host[sizeof(host) - 1] = '\0';
+		put(&t, UINT32_MAX, INT32_MIN, host, INT64_MAX, INT64_MAX, UINT64_MAX);
+		CU_ASSERT_EQUAL(tt_steps_json(&t, 1.5, INT32_MAX, out, TT_STEPS_ROW_MAX * 3), 0);
+		CU_ASSERT(tt_steps_report(&t, 1.5, 1, out, TT_STEPS_ROW_MAX * 3) == 0 &&
+			  strlen(out) < TT_STEPS_ROW_MAX);
+	}
 	tt_steps_free(&t);
 	CU_ASSERT_EQUAL(tt_steps_json(&t, 1.5, 0, out, sizeof(out)), 0);
 	CU_ASSERT_STRING_EQUAL(out, "{\"factor\":1.5,\"restarts\":0,\"median_p50_ms\":null,\"ranks\":[],"
