@@ -157,7 +157,7 @@ int tt_ctl_fault(struct tt_ctl *c, const struct tt_ctl_msg *m, struct tt_ctl_msg
  * them to node 0. */
 void tt_ctl_steps(struct tt_ctl *c, const struct tt_step_row *rows, int n);
 
-/* Node 0, its workers done: waits until every other node said bye (after its last step times)
+/* Node 0, its workers done (not stopped by a signal of its own): waits until every other node said bye (after its last step times)
  * or was lost, or until a termination signal arrives on sigfd (a signalfd, non-blocking). A fault that arrives now
  * stops every node: node 0 cannot restart with them. The step spans the slowest node's workers
  * anyway, so the wait does not lengthen it. */

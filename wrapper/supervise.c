@@ -577,7 +577,8 @@ static void share_steps(struct tt_supervisor *s, int final)
 	/* The job's lines on node 0 of more than one; one node's own report says it all. */
 	if (!s->ctl || !is_node0(s))
 		return;
-	if (final)
+	/* The others' last step times; not when a signal stopped this node (they may run on). */
+	if (final && !s->pt.stop_signal)
 		tt_ctl_drain(s->ctl, s->sigfd);
 	len = TT_STEPS_ROW_MAX * ((size_t)s->steps.n + 2);
 	out = malloc(len);
