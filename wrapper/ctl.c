@@ -5,12 +5,14 @@
 #include "ctl.h"
 #include "tt_io.h"
 #include "tt_parse.h"
+#include "tt_signal.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -18,7 +20,7 @@
 static const char *const kinds[] = {
 	[TT_CTL_JOIN] = "join", [TT_CTL_PING] = "ping", [TT_CTL_FAULT] = "fault",
 	[TT_CTL_RESTART] = "restart", [TT_CTL_STOP] = "stop", [TT_CTL_LOST] = "lost",
-	[TT_CTL_BYE] = "bye",
+	[TT_CTL_BYE] = "bye", [TT_CTL_STEPS] = "steps",
 };
 
 /* ---- the messages --------------------------------------------------------------------------- */
@@ -52,6 +54,10 @@ int tt_ctl_format(const struct tt_ctl_msg *m, uint64_t seq, char *buf, size_t le
 		break;
 	case TT_CTL_LOST:
 		n = snprintf(buf, len, "%" PRIu64 " lost %" PRIu32 " %s %s", seq, m->node, host, what);
+		break;
+	case TT_CTL_STEPS:
+		n = snprintf(buf, len, "%" PRIu64 " steps %" PRId32 " %" PRId64 " %" PRId64 " %" PRIu64, seq,
+			     m->rank, m->p50_us, m->p99_us, m->samples);
 		break;
 	default:
 		n = snprintf(buf, len, "%" PRIu64 " %s", seq, kinds[m->kind]);
@@ -136,6 +142,20 @@ int tt_ctl_parse(const char *body, size_t len, uint64_t *seq, struct tt_ctl_msg 
 			goto bad;
 		memcpy(m->what, p, n);
 		p = end;
+		break;
+	case TT_CTL_STEPS:
+		if (number(&p, end, 0, INT32_MAX, &v) != 0)
+			goto bad;
+		m->rank = (int32_t)v;
+		if (number(&p, end, 0, INT64_MAX, &v) != 0)
+			goto bad;
+		m->p50_us = v;
+		if (number(&p, end, 0, INT64_MAX, &v) != 0)
+			goto bad;
+		m->p99_us = v;
+		if (number(&p, end, 0, INT64_MAX, &v) != 0)
+			goto bad;
+		m->samples = (uint64_t)v;
 		break;
 	default:
 		break;
@@ -530,6 +550,17 @@ static int lose(struct tt_ctl *c, struct tt_ctl_peer *p, const char *why, struct
 	return 1;
 }
 
+/* Node 0: a rank's step times from node p (or, p NULL, from node 0). */
+static void put_steps(struct tt_ctl *c, const struct tt_ctl_peer *p, const struct tt_ctl_msg *m)
+{
+	struct tt_step_row r = { .node = p ? p->node : 0, .rank = m->rank, .p50_us = m->p50_us,
+				 .p99_us = m->p99_us, .samples = m->samples };
+
+	snprintf(r.host, sizeof(r.host), "%s", p ? p->host : c->host ? c->host : "?");
+	if (c->steps && tt_steps_put(c->steps, &r) != 0)
+		fprintf(stderr, "train-run: out of memory for the step times of rank %" PRId32 "\n", r.rank);
+}
+
 /* What peer p said: 1 with a verdict in v. */
 static int said(struct tt_ctl *c, struct tt_ctl_peer *p, const struct tt_ctl_msg *m,
 		struct tt_ctl_msg *v)
@@ -540,6 +571,10 @@ static int said(struct tt_ctl *c, struct tt_ctl_peer *p, const struct tt_ctl_msg
 		return 0;
 	case TT_CTL_FAULT:
 		return is_server(c) ? tt_ctl_fault(c, m, v) : 0;
+	case TT_CTL_STEPS:
+		if (is_server(c))
+			put_steps(c, p, m);
+		return 0;
 	case TT_CTL_RESTART:
 	case TT_CTL_STOP:
 	case TT_CTL_LOST:
@@ -610,6 +645,63 @@ int tt_ctl_fault(struct tt_ctl *c, const struct tt_ctl_msg *m, struct tt_ctl_msg
 		return 0;
 	broadcast(c, v);
 	return 1;
+}
+
+void tt_ctl_steps(struct tt_ctl *c, const struct tt_step_row *rows, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct tt_ctl_msg m = { .kind = TT_CTL_STEPS, .rank = rows[i].rank,
+					.p50_us = rows[i].p50_us, .p99_us = rows[i].p99_us,
+					.samples = rows[i].samples };
+
+		if (is_server(c))
+			put_steps(c, NULL, &m);
+		else if (c->peers[0].fd >= 0 && peer_send(c, &c->peers[0], &m) != 0)
+			peer_close(&c->peers[0]);	/* node 0 is gone: its loss is judged elsewhere */
+	}
+}
+
+static int peers_left(const struct tt_ctl *c)
+{
+	for (uint32_t i = 1; i < c->npeers; i++)
+		if (c->peers[i].fd >= 0)
+			return 1;
+	return 0;
+}
+
+/* Whether a termination signal arrived on sigfd (a late SIGCHLD is none). */
+static int stopping(int sigfd)
+{
+	struct signalfd_siginfo si;
+
+	while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+		if (tt_signal_is_termination((int)si.ssi_signo))
+			return 1;
+	return 0;
+}
+
+void tt_ctl_drain(struct tt_ctl *c, int sigfd)
+{
+	int nfds = tt_ctl_nfds(c) + 1;
+	struct pollfd *p = calloc((size_t)nfds, sizeof(*p));
+
+	if (!is_server(c) || !p)
+		goto out;
+	c->rounds.max_restarts = c->rounds.round;	/* a fault now: no restart without node 0 */
+	while (peers_left(c)) {
+		struct tt_ctl_msg v;
+		int n;
+
+		p[0] = (struct pollfd){ .fd = sigfd, .events = POLLIN };
+		n = 1 + tt_ctl_pollfds(c, p + 1);
+		if (poll(p, (nfds_t)n, -1) < 0 && errno != EINTR)
+			break;
+		if (p[0].revents && stopping(sigfd))
+			break;
+		(void)tt_ctl_service(c, &v);	/* a stop or a loss: for the others; this node is done */
+	}
+out:
+	free(p);
 }
 
 void tt_ctl_resumed(struct tt_ctl *c)

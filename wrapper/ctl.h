@@ -23,6 +23,8 @@
  *   restart ROUND RANK HOST WHAT     coordinator: every node restarts into round ROUND
  *   stop ROUND RANK HOST WHAT        coordinator: no restart left; every node stops
  *   lost NODE HOST WHAT              coordinator: node NODE is gone; every node stops
+ *   steps RANK P50_US P99_US SAMPLES another node: one of its ranks' step times (heartbeat.h),
+ *                                    every TT_CTL_STEPS_MS and before its bye (steps.h)
  *   bye                              this train-run ends in order: not a loss
  * A peer silent for TT_CTL_LOST_MS, or whose connection ends without a bye or with a line that
  * does not check out, is lost. The star is one level; the scale issue may make it a tree, with
@@ -36,10 +38,15 @@
 #include <stdint.h>
 
 #include "nodechan.h"
+#include "steps.h"
 #include "tt_err.h"
 
 #define TT_CTL_PING_MS 1000	/* keepalive interval */
 #define TT_CTL_LOST_MS 5000	/* a peer silent this long is lost */
+/* Every node's step times reach node 0 this often: a p50 over the last TT_HB_WINDOW steps moves
+ * slowly, a minute is how often a person reads a straggler line, and a rank's line a minute is
+ * nothing next to the pings. */
+#define TT_CTL_STEPS_MS 60000
 #define TT_CTL_JOIN_S 60	/* node 0 waits this long for every node to join */
 /* A file a lost node's host is appended to (one a line), for sbatch-templates/requeue.sh. */
 #define TT_ENV_EXCLUDE_FILE "TRAIN_TOPO_EXCLUDE_FILE"
@@ -50,16 +57,18 @@
 /* ---- the messages (pure: tests/unit/test_ctl.c, tests/fuzz/fuzz_nodechan.c) ----------------- */
 
 enum tt_ctl_kind { TT_CTL_JOIN, TT_CTL_PING, TT_CTL_FAULT, TT_CTL_RESTART, TT_CTL_STOP,
-		   TT_CTL_LOST, TT_CTL_BYE };
+		   TT_CTL_LOST, TT_CTL_BYE, TT_CTL_STEPS };
 
 struct tt_ctl_msg {
 	enum tt_ctl_kind kind;
 	uint32_t round;			/* fault: the round that failed; restart: the new one; stop */
 	uint32_t node;			/* join, lost */
-	int32_t rank;			/* fault, restart, stop: the culprit's global rank */
+	int32_t rank;			/* fault, restart, stop: the culprit's global rank; steps */
 	char host[TT_CTL_HOST];		/* join: the node's; fault, restart, stop: the culprit's;
 					 * lost: the lost node's */
 	char what[TT_CTL_WHAT];		/* fault, restart, stop: what it did; lost: how it was lost */
+	int64_t p50_us, p99_us;		/* steps (>= 0) */
+	uint64_t samples;		/* steps */
 };
 
 /* "SEQ BODY" of m into buf (len bytes); host and what made one token / one printable line. */
@@ -120,6 +129,7 @@ struct tt_ctl {
 	struct tt_ctl_peer *peers;	/* node 0: [nnodes] by node (0 unused); else [1]: node 0 */
 	uint32_t npeers;
 	struct tt_ctl_rounds rounds;	/* node 0's decisions */
+	struct tt_steps *steps;		/* node 0: where the nodes' step times go; NULL: nowhere */
 };
 
 /* Node 0, before the census: listens on an ephemeral port (c->port). */
@@ -142,6 +152,16 @@ int tt_ctl_service(struct tt_ctl *c, struct tt_ctl_msg *v);
  * tt_ctl_service), or 1 with a loss in v when its connection fails, or with a stop when node 0
  * ended in order (bye). 0 after a loss: this node stops already. */
 int tt_ctl_fault(struct tt_ctl *c, const struct tt_ctl_msg *m, struct tt_ctl_msg *v);
+
+/* This node's ranks' step times (n rows): node 0 puts them into c->steps, another node sends
+ * them to node 0. */
+void tt_ctl_steps(struct tt_ctl *c, const struct tt_step_row *rows, int n);
+
+/* Node 0, its workers done (not stopped by a signal of its own): waits until every other node said bye (after its last step times)
+ * or was lost, or until a termination signal arrives on sigfd (a signalfd, non-blocking). A fault that arrives now
+ * stops every node: node 0 cannot restart with them. The step spans the slowest node's workers
+ * anyway, so the wait does not lengthen it. */
+void tt_ctl_drain(struct tt_ctl *c, int sigfd);
 
 /* Continued after a stop (a suspended job): the peers were stopped too, their silence no loss. */
 void tt_ctl_resumed(struct tt_ctl *c);

@@ -133,8 +133,7 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Nearest-rank percentile p of the n values v (sorted into tmp). */
-static int64_t percentile(const int64_t *v, int n, double p, int64_t *tmp)
+int64_t tt_hb_percentile(const int64_t *v, int n, double p, int64_t *tmp)
 {
 	double x = p / 100.0 * n;
 	int k = (int)x;
@@ -152,7 +151,7 @@ static int64_t percentile(const int64_t *v, int n, double p, int64_t *tmp)
 static void recalc_timeout(struct tt_hb_worker *w)
 {
 	int64_t tmp[TT_HB_WINDOW];
-	int64_t t = (int64_t)(TT_HB_FACTOR * (double)percentile(w->gap_us, w->nsamples, 99.0, tmp) + 0.5);
+	int64_t t = (int64_t)(TT_HB_FACTOR * (double)tt_hb_percentile(w->gap_us, w->nsamples, 99.0, tmp) + 0.5);
 
 	w->calc_timeout_us = t > TT_HB_FLOOR_US ? t : TT_HB_FLOOR_US;
 }
@@ -332,13 +331,10 @@ int64_t tt_hb_step_percentile(const struct tt_hb *hb, int i, double p)
 
 	if (w->nsamples == 0)
 		return -1;
-	return percentile(w->step_us, w->nsamples, p, tmp);
+	return tt_hb_percentile(w->step_us, w->nsamples, p, tmp);
 }
 
-/* Appends to out at *used (truncating at len). */
-static void put(char *out, size_t len, size_t *used, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static void put(char *out, size_t len, size_t *used, const char *fmt, ...)
+void tt_hb_put(char *out, size_t len, size_t *used, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -352,8 +348,7 @@ static void put(char *out, size_t len, size_t *used, const char *fmt, ...)
 		*used = *used + (size_t)n < len ? *used + (size_t)n : len;
 }
 
-/* Milliseconds from microseconds: two decimals below 10 ms (fast steps), one above. */
-static const char *ms(int64_t us, char *buf, size_t len)
+const char *tt_hb_ms(int64_t us, char *buf, size_t len)
 {
 	snprintf(buf, len, us < 10000 ? "%.2f ms" : "%.1f ms", (double)us / 1e3);
 	return buf;
@@ -377,25 +372,25 @@ int tt_hb_report(const struct tt_hb *hb, const int *ranks, const char *host, cha
 		if (a < 0)
 			continue;
 		if (!n)
-			put(out, len, &used, "train-run: host %s: step times (last %d per rank):", host, TT_HB_WINDOW);
-		put(out, len, &used, "%s rank %d p50 %s p99 %s", n ? "," : "", ranks[i], ms(a, x, sizeof(x)),
-		    ms(b, y, sizeof(y)));
+			tt_hb_put(out, len, &used, "train-run: host %s: step times (last %d per rank):", host, TT_HB_WINDOW);
+		tt_hb_put(out, len, &used, "%s rank %d p50 %s p99 %s", n ? "," : "", ranks[i], tt_hb_ms(a, x, sizeof(x)),
+		    tt_hb_ms(b, y, sizeof(y)));
 		p50[n++] = a;
 	}
 	if (!n)
 		goto out;
-	put(out, len, &used, "\n");
+	tt_hb_put(out, len, &used, "\n");
 	if (n < 2)
 		goto out;
-	median = percentile(p50, n, 50.0, tmp);
+	median = tt_hb_percentile(p50, n, 50.0, tmp);
 	for (i = 0; i < hb->n; i++) {
 		int64_t a = tt_hb_step_percentile(hb, i, 50.0);
 
 		if (a < 0 || (double)a <= TT_HB_STRAGGLER * (double)median)
 			continue;
-		put(out, len, &used, "train-run: host %s: straggler: rank %d p50 %s is %.1fx the node's median %s\n",
-		    host, ranks[i], ms(a, x, sizeof(x)), median ? (double)a / (double)median : 0.0,
-		    ms(median, y, sizeof(y)));
+		tt_hb_put(out, len, &used, "train-run: host %s: straggler: rank %d p50 %s is %.1fx the node's median %s\n",
+		    host, ranks[i], tt_hb_ms(a, x, sizeof(x)), median ? (double)a / (double)median : 0.0,
+		    tt_hb_ms(median, y, sizeof(y)));
 		stragglers++;
 	}
 out:

@@ -127,6 +127,15 @@ int tt_hb_hung(const struct tt_hb *hb, int i, int64_t now_us);
  * else the one silent longest for its timeout. states may be NULL (no process states). */
 int tt_hb_culprit(const struct tt_hb *hb, int64_t now_us, const char *states);
 
+/* Nearest-rank percentile p (0-100) of the n > 0 values v (sorted into tmp, room for n). */
+int64_t tt_hb_percentile(const int64_t *v, int n, double p, int64_t *tmp);
+
+/* us as milliseconds ("12.5 ms"): two decimals below 10 ms (fast steps), one above. */
+const char *tt_hb_ms(int64_t us, char *buf, size_t len);
+
+/* Appends printf's output to out (len bytes) at *used, truncating at len. */
+void tt_hb_put(char *out, size_t len, size_t *used, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
 /* Percentile p (0-100, nearest rank) of worker i's per-step times in microseconds; -1 when it
  * has no samples. */
 int64_t tt_hb_step_percentile(const struct tt_hb *hb, int i, double p);

@@ -18,6 +18,7 @@ libwrapper_la_SOURCES = \
 	wrapper/probe.h wrapper/probe.c \
 	wrapper/ctl.h wrapper/ctl.c \
 	wrapper/heartbeat.h wrapper/heartbeat.c \
+	wrapper/steps.h wrapper/steps.c \
 	runtime/comm/rt_token.h runtime/comm/rt_token.c
 libwrapper_la_CPPFLAGS = $(WRAPPER_CPPFLAGS)
 libwrapper_la_CFLAGS = $(AM_CFLAGS) $(CRYPTO_CFLAGS)

@@ -51,6 +51,8 @@ const char tt_run_usage[] =
 	"                                   makes no progress for S seconds is hung: named, killed,\n"
 	"                                   restarted under --max-restarts (default: 2 x p99 of its\n"
 	"                                   step intervals, at least 5 s, after 15 steps); repeatable\n"
+	"  --report FILE                    node 0 writes every rank's step times and the stragglers\n"
+	"                                   as JSON to FILE at the end\n"
 	"  --preflight[=on|off]             check every node before any worker starts: its GPUs'\n"
 	"                                   device files open, its memory bandwidth is at least\n"
 	"                                   --preflight-min-fraction x the nodes' median (default on)\n"
@@ -63,7 +65,7 @@ enum {
 	OPT_MAX_RESTARTS, OPT_GRACE, OPT_TAG, OPT_RANK0, OPT_STANDALONE, OPT_TOPOLOGY, OPT_NO_PYTHON,
 	OPT_SIGNAL_SCOPE, OPT_RDZV_ENDPOINT, OPT_RDZV_BACKEND, OPT_RDZV_ID, OPT_RDZV_CONF,
 	OPT_MONITOR, OPT_START_METHOD, OPT_ROLE, OPT_RUN_PATH, OPT_LOG_DIR, OPT_FILTER,
-	OPT_LOCAL_ADDR, OPT_HANG_TIMEOUT, OPT_PREFLIGHT, OPT_PREFLIGHT_FRACTION,
+	OPT_LOCAL_ADDR, OPT_HANG_TIMEOUT, OPT_PREFLIGHT, OPT_PREFLIGHT_FRACTION, OPT_REPORT,
 	OPT_HELP = 'h', OPT_VERSION = 'V', OPT_MODULE = 'm', OPT_REDIRECTS = 'r', OPT_TEE = 't',
 };
 
@@ -98,6 +100,7 @@ static const struct option long_opts[] = {
 	{ "topology", required_argument, NULL, OPT_TOPOLOGY },
 	BOTH("signal-scope", "signal_scope", required_argument, OPT_SIGNAL_SCOPE),
 	BOTH("hang-timeout", "hang_timeout", required_argument, OPT_HANG_TIMEOUT),
+	{ "report", required_argument, NULL, OPT_REPORT },
 	{ "preflight", optional_argument, NULL, OPT_PREFLIGHT },
 	{ "preflight-min-fraction", required_argument, NULL, OPT_PREFLIGHT_FRACTION },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -298,6 +301,7 @@ static int parse_one(struct tt_run_opts *o, int c, const char *arg, tt_err *err)
 		o->signal_worker_only = !strcmp(arg, "worker");
 		return 0;
 	case OPT_HANG_TIMEOUT: return tt_hb_config_add(&o->hang, arg, err);
+	case OPT_REPORT: return parse_nonempty("--report", arg, "a file", &o->report, err);
 	case OPT_PREFLIGHT:
 		if (arg && strcmp(arg, "on") && strcmp(arg, "off"))
 			return tt_err_set(err, "--preflight='%s': expected on or off", arg);

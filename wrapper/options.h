@@ -44,6 +44,7 @@ struct tt_run_opts {
 	int run_path;		/* --run-path: PROGRAM is a Python script whatever its name */
 	int signal_worker_only;	/* --signal-scope worker: application signals to the worker alone */
 	struct tt_hb_config hang;	/* --hang-timeout, repeatable (heartbeat.h) */
+	const char *report;	/* --report FILE: the step times as JSON (node 0); NULL: none */
 	int preflight;		/* --preflight: the node health check before the census (preflight.h) */
 	double preflight_min_fraction;	/* --preflight-min-fraction */
 	int help;

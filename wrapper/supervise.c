@@ -559,6 +559,85 @@ static void on_grace_over(struct tt_supervisor *s)
 		s->grace_s, signal_running(s, SIGKILL));
 }
 
+static int is_node0(const struct tt_supervisor *s)
+{
+	return !s->ctl || s->ctl->node == 0;
+}
+
+/* This node's ranks' step times to node 0 (with the control plane) or into s->steps; node 0
+ * names the job's stragglers (final: the whole report, else only when it finds one). */
+static void share_steps(struct tt_supervisor *s, int final)
+{
+	struct tt_step_row *rows = calloc((size_t)s->nworkers, sizeof(*rows));
+	char *out = NULL;
+	int i, n = 0;
+	size_t len;
+
+	s->steps_due_ms = tt_now_ms() + TT_CTL_STEPS_MS;
+	if (!rows)
+		return;
+	for (i = 0; i < s->nworkers; i++) {
+		struct tt_step_row *r = &rows[n];
+
+		r->p50_us = tt_hb_step_percentile(&s->hb, i, 50.0);
+		if (r->p50_us < 0)
+			continue;
+		r->p99_us = tt_hb_step_percentile(&s->hb, i, 99.0);
+		r->samples = (uint64_t)s->hb.w[i].nsamples;
+		r->rank = rank_of(s, i);
+		snprintf(r->host, sizeof(r->host), "%s", s->host ? s->host : "?");
+		n++;
+	}
+	if (s->ctl)
+		tt_ctl_steps(s->ctl, rows, n);
+	for (i = 0; !s->ctl && i < n; i++)
+		if (tt_steps_put(&s->steps, &rows[i]) != 0)
+			fprintf(stderr, "train-run: out of memory for the step times of rank %d\n", rows[i].rank);
+	free(rows);
+	/* The job's lines on node 0 of more than one; one node's own report says it all. */
+	if (!s->ctl || !is_node0(s))
+		return;
+	/* The others' last step times; not when a signal stopped this node (they may run on). */
+	if (final && !s->pt.stop_signal)
+		tt_ctl_drain(s->ctl, s->sigfd);
+	len = TT_STEPS_ROW_MAX * ((size_t)s->steps.n + 2);
+	out = malloc(len);
+	if (out && (tt_steps_report(&s->steps, TT_HB_STRAGGLER, final, out, len) > 0 || final))
+		fputs(out, stderr);
+	free(out);
+}
+
+/* --report: the step times as JSON into s->report_file, whole or not at all (a temporary file
+ * beside it, renamed over it). */
+static void write_report(struct tt_supervisor *s)
+{
+	size_t len = TT_STEPS_ROW_MAX * ((size_t)s->steps.n + 2);
+	char *out = malloc(len), tmp[PATH_MAX];
+	int fd = -1, ok = 0;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", s->report_file, (int)getpid()) >= (int)sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		goto out;
+	}
+	if (!out || tt_steps_json(&s->steps, TT_HB_STRAGGLER, s->pt.restarts, out, len) != 0) {
+		errno = ENOMEM;
+		goto out;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		goto out;
+	ok = tt_write_all(fd, out, strlen(out), false) == 0 && fsync(fd) == 0;
+	ok = close(fd) == 0 && ok;
+	ok = ok && rename(tmp, s->report_file) == 0;
+	if (!ok)
+		unlink(tmp);
+out:
+	if (!ok)
+		fprintf(stderr, "train-run: cannot write the step-time report %s (--report): %s\n",
+			s->report_file, strerror(errno));
+	free(out);
+}
+
 static int loop(struct tt_supervisor *s, tt_err *err)
 {
 	int nfds = 3 + 3 * s->nworkers + (s->ctl ? tt_ctl_nfds(s->ctl) : 0);
@@ -622,6 +701,8 @@ static int loop(struct tt_supervisor *s, tt_err *err)
 			on_hang_timer(s);
 		if (ctl_ready && tt_ctl_service(s->ctl, &v) && on_verdict(s, &v, err))
 			break;
+		if (tt_now_ms() >= s->steps_due_ms)
+			share_steps(s, 0);
 	}
 	rc = tt_pt_exit_code(&s->pt);
 out:
@@ -671,6 +752,9 @@ static void teardown(struct tt_supervisor *s)
 	free(s->hb_fds);
 	s->hb_fds = NULL;
 	tt_hb_free(&s->hb);
+	tt_steps_free(&s->steps);
+	if (s->ctl)
+		s->ctl->steps = NULL;
 	if (s->devnull >= 0)
 		close(s->devnull);
 	tt_pt_free(&s->pt);
@@ -685,6 +769,10 @@ int tt_supervise(struct tt_supervisor *s, tt_err *err)
 	s->streams = NULL;
 	s->hb_fds = NULL;
 	memset(&s->hb, 0, sizeof(s->hb));
+	s->steps = (struct tt_steps){ 0 };
+	s->steps_due_ms = tt_now_ms() + TT_CTL_STEPS_MS;
+	if (s->ctl)
+		s->ctl->steps = &s->steps;
 	ckpt = tt_ckpt_exit_parse(getenv(TT_ENV_CKPT_EXIT), err);
 	if (ckpt < 0 || tt_pt_init(&s->pt, s->nworkers, s->max_restarts, err) != 0)
 		return -1;
@@ -739,8 +827,12 @@ int tt_supervise(struct tt_supervisor *s, tt_err *err)
 		}
 	}
 	rc = loop(s, err);
-	if (rc >= 0)
+	if (rc >= 0) {
 		report_step_times(s);
+		share_steps(s, 1);
+		if (s->report_file && is_node0(s))
+			write_report(s);
+	}
 out:
 	teardown(s);
 	return rc;

@@ -57,6 +57,7 @@ struct tt_supervisor {
 	const struct tt_hb_config *hang;	/* --hang-timeout (heartbeat.h); NULL: the defaults */
 	struct tt_ctl *ctl;		/* the control plane (ctl.h), connected; NULL: one node */
 	const char *exclude_file;	/* a lost node's host is appended here; NULL: nowhere */
+	const char *report_file;	/* --report: node 0 writes the step times as JSON; NULL */
 	/* owned by the loop */
 	struct tt_proctable pt;
 	struct tt_stream *streams;	/* [2 * nworkers]: stdout, stderr of worker i at 2i, 2i+1 */
@@ -69,6 +70,8 @@ struct tt_supervisor {
 	char hang_what[128];		/* the hang, for the control plane's fault */
 	char ckpt_exit[12];		/* TRAIN_TOPO_CKPT_EXIT for the workers, validated */
 	int output_broken;		/* our stdout/stderr is gone: keep draining, stop writing */
+	struct tt_steps steps;		/* node 0: every rank's step times (steps.h) */
+	long steps_due_ms;		/* when this node's step times are shared next */
 };
 
 /* Runs the group to the end. Returns the exit status for train-run (the failing worker's, 0

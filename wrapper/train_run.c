@@ -649,6 +649,7 @@ int main(int argc, char **argv)
 	s.hang = &l.opts.hang;
 	s.setup = l.setup;
 	s.ctl = l.ctl.peers ? &l.ctl : NULL;
+	s.report_file = l.opts.report;
 	s.exclude_file = getenv(TT_ENV_EXCLUDE_FILE) && *getenv(TT_ENV_EXCLUDE_FILE) ? getenv(TT_ENV_EXCLUDE_FILE) : NULL;
 	rc = tt_supervise(&s, &err);
 	if (rc < 0) {

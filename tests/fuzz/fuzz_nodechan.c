@@ -89,7 +89,8 @@ static void control(const char *data, size_t size)
 		FUZZ_CHECK(tt_ctl_parse(body, strlen(body), &seq2, &again, &err) == 0);
 		FUZZ_CHECK(seq2 == seq && again.kind == m.kind && again.round == m.round &&
 			   again.node == m.node && again.rank == m.rank &&
-			   strcmp(again.host, m.host) == 0 && strcmp(again.what, m.what) == 0);
+			   again.p50_us == m.p50_us && again.p99_us == m.p99_us &&
+			   again.samples == m.samples && strcmp(again.host, m.host) == 0 && strcmp(again.what, m.what) == 0);
 	}
 	for (uint64_t want = 1; want < 3; want++)
 		FUZZ_CHECK(tt_ctl_open("k", "1.2", nc, ns, (int)want - 1, want, data, size, &m, &err) != 0);

@@ -118,6 +118,12 @@ tests_unit_test_heartbeat_SOURCES = tests/unit/test_heartbeat.c tests/unit/cunit
 tests_unit_test_heartbeat_CPPFLAGS = $(WRAPPER_CPPFLAGS)
 tests_unit_test_heartbeat_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_heartbeat_LDADD = libwrapper.la $(UNIT_LDADD)
+# The job-wide straggler report and its JSON (wrapper/steps.c).
+check_PROGRAMS += tests/unit/test_steps
+tests_unit_test_steps_SOURCES = tests/unit/test_steps.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_steps_CPPFLAGS = $(WRAPPER_CPPFLAGS)
+tests_unit_test_steps_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_steps_LDADD = libwrapper.la $(UNIT_LDADD)
 # The node health check before the census (wrapper/preflight.c).
 check_PROGRAMS += tests/unit/test_preflight
 tests_unit_test_preflight_SOURCES = tests/unit/test_preflight.c tests/unit/cunit_main.c tests/unit/cunit_main.h

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* test_ctl.c — the control plane's pure parts (wrapper/ctl.c): its messages both ways, the
  * proofs with sequence numbers (a replayed, reordered, reflected or foreign line does not check
- * out), the coordinator's one decision per round, and the lost node's resubmission line. The
+ * out; a rank's step times too), the coordinator's one decision per round, and the lost node's resubmission line. The
  * connections themselves are tested end to end by tests/wrapper/ft.sh. */
 #include "cunit_main.h"
 #include "ctl.h"
@@ -27,6 +27,9 @@ static void roundtrip(const struct tt_ctl_msg *m, uint64_t seq, const char *want
 	CU_ASSERT_EQUAL(got.round, m->round);
 	CU_ASSERT_EQUAL(got.node, m->node);
 	CU_ASSERT_EQUAL(got.rank, m->rank);
+	CU_ASSERT_EQUAL(got.p50_us, m->p50_us);
+	CU_ASSERT_EQUAL(got.p99_us, m->p99_us);
+	CU_ASSERT_EQUAL(got.samples, m->samples);
 }
 
 static void test_messages_both_ways(void)
@@ -50,6 +53,13 @@ static void test_messages_both_ways(void)
 	roundtrip(&m, 2, "2 ping");
 	m.kind = TT_CTL_BYE;
 	roundtrip(&m, 9, "9 bye");
+	m = (struct tt_ctl_msg){ .kind = TT_CTL_STEPS, .rank = 7, .p50_us = 102400, .p99_us = 410431,
+				 .samples = 1024 };
+	roundtrip(&m, 10, "10 steps 7 102400 410431 1024");
+	m = (struct tt_ctl_msg){ .kind = TT_CTL_STEPS, .rank = INT32_MAX, .p50_us = INT64_MAX,
+				 .p99_us = INT64_MAX, .samples = INT64_MAX };
+	roundtrip(&m, 11, "11 steps 2147483647 9223372036854775807 9223372036854775807 "
+		  "9223372036854775807");
 	CU_ASSERT_EQUAL(tt_ctl_parse("5 fault 2 13 gpu-7 x", 20, &seq, &got, &err), 0);
 	CU_ASSERT_STRING_EQUAL(got.host, "gpu-7");
 	CU_ASSERT_STRING_EQUAL(got.what, "x");
@@ -58,6 +68,8 @@ static void test_messages_both_ways(void)
 		"", "ping", "0 ping", "-1 ping", "1 pong", "1 ping extra", "1 ping ", "1 join 1",
 		"1 join x h", "1 fault 2 13 gpu-7", "1 fault 2 13", "1 fault x 13 h w", "1 lost 3 n3",
 		"1 restart 2 -2 h w", "1  ping", "1 join 1 h extra", "1 join 1 h\xd4", "1 lost 1 h a\tb",
+		"1 steps", "1 steps 1 2 3", "1 steps -1 2 3 4", "1 steps 1 -2 3 4", "1 steps 1 2 3 x",
+		"1 steps 1 2 3 4 5", "1 steps 1 2 3 4 ", "1 steps 2147483648 2 3 4",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		int rc = tt_ctl_parse(bad[i], strlen(bad[i]), &seq, &got, &err);

@@ -13,7 +13,10 @@
 #    --exclude to resubmit with, appends ft-b to TRAIN_TOPO_EXCLUDE_FILE, leaves nothing behind;
 #  - node 0's train-run killed: node 1 stops naming ft-a;
 #  - node 1's train-run stopped (SIGSTOP): node 0 stops after its silence, naming ft-b;
-#  - both train-runs stopped and continued (a suspend): no loss.
+#  - both train-runs stopped and continued (a suspend): no loss;
+#  - rank 3 4x slower than the others: node 0 names it, on ft-b, node 1, once in the job's
+#    report, and --report's JSON holds every rank and it as the one straggler; a report that
+#    cannot be written: one line naming the file, nothing half-written.
 # No timing asserts: every wait is bounded generously (60 s; the loss bound is 5 s).
 # Run by `make check` from the build directory; TRAIN_RUN overrides the binary under test.
 # Exit 0 when all passed, 1 on a failure, 77 when a part could not run (its SKIP line says why).
@@ -40,7 +43,8 @@ free_port() { sh "${TT_TEST_SRCDIR:-.}/tests/trainer/launch_local.sh" --free-por
 # The worker: logs "RANK ROUND" per start into DIR/starts; then ACTION in round 0 on rank 3
 # (node 1's second worker): "kill" kills itself, "hang" stops itself after heartbeats; "fail"
 # exits 3 in every round; "victim": rank 1 (node 0) goes silent at step 5 but runs on, rank 3
-# stops itself at step 10. Everyone else writes heartbeats for SECS s and ends 0.
+# stops itself at step 10; "slow": rank 3 sleeps 4x as long between its steps. Everyone else
+# writes heartbeats for SECS s and ends 0.
 write_worker() {
 	cat >"$1/worker.sh" <<'EOF'
 #!/bin/sh
@@ -62,7 +66,7 @@ while [ $i -lt $((${SECS:-3} * 10)) ]; do
 		esac
 	fi
 	[ "${ACTION:-}:$TRAIN_RESTART_COUNT:$RANK:$i" != victim:0:3:10 ] || kill -STOP $$
-	sleep 0.1
+	if [ "$RANK" = 3 ] && [ "${ACTION:-}" = slow ]; then sleep 0.4; else sleep 0.1; fi
 done
 EOF
 	chmod +x "$1/worker.sh"
@@ -231,9 +235,49 @@ t_suspend_is_no_loss() {
 	pass "both train-runs stopped for 7 s and continued: no node lost, no restart"
 }
 
+# Rank 3 (node 1, ft-b) takes 400 ms a step, the others 100 ms: node 0's job report names it
+# once, nothing else; the JSON file holds the four ranks and it as the straggler. Then a
+# one-node run whose --report cannot be written says so in one line and leaves no file.
+t_job_stragglers() {
+	d="$WORK/slow"
+	launch_dir slow
+	ACTION=slow SECS=2 node "$d" 0 --report "$d/report.json"
+	ACTION=slow SECS=2 node "$d" 1 --report "$d/report1.json"
+	wait "$(cat "$d/pid.0")"
+	rc0=$?
+	wait "$(cat "$d/pid.1")"
+	rc1=$?
+	[ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] || fail "stragglers: exits $rc0 $rc1: $(cat "$d"/err.*)"
+	[ "$(grep -c "^train-run: job: step times of 4 ranks on 2 nodes: median p50 " "$d/err.0")" -eq 1 ] ||
+		fail "stragglers: no job summary on node 0: $(cat "$d/err.0")"
+	[ "$(grep -c "^train-run: job: straggler" "$d/err.0")" -eq 1 ] &&
+		[ "$(grep -c "^train-run: job: straggler: rank 3 on host ft-b (node 1) p50 [0-9.]* ms p99 [0-9.]* ms is [0-9.]*x the job's median [0-9.]* ms$" "$d/err.0")" -eq 1 ] ||
+		fail "stragglers: rank 3 not named once, alone: $(cat "$d/err.0")"
+	! grep -q "train-run: job:" "$d/err.1" || fail "stragglers: node 1 reported the job: $(cat "$d/err.1")"
+	[ ! -e "$d/report1.json" ] || fail "stragglers: node 1 wrote a report"
+	python3 - "$d/report.json" <<'EOF' || fail "stragglers: report.json: $(cat "$d/report.json" 2>&1)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+ranks = {x["rank"]: x for x in r["ranks"]}
+assert sorted(ranks) == [0, 1, 2, 3], ranks
+assert [ranks[i]["host"] for i in range(4)] == ["ft-a", "ft-a", "ft-b", "ft-b"], ranks
+assert [ranks[i]["node"] for i in range(4)] == [0, 0, 1, 1], ranks
+assert all(x["samples"] > 0 and 0 < x["p50_ms"] <= x["p99_ms"] for x in ranks.values()), ranks
+assert r["stragglers"] == {"ranks": [3], "nodes": []}, r["stragglers"]
+assert r["restarts"] == 0 and r["factor"] == 1.5, r
+EOF
+	SECS=1 timeout -k 5 60 "$TRAIN_RUN" --standalone --nproc-per-node 1 --report "$d/none/r.json" -- \
+		"$d/worker.sh" 2>"$d/err.bad"
+	rc=$?
+	[ $rc -eq 0 ] || fail "bad report: exit $rc: $(cat "$d/err.bad")"
+	[ "$(grep -c "^train-run: cannot write the step-time report $d/none/r.json (--report): No such file or directory$" "$d/err.bad")" -eq 1 ] ||
+		fail "bad report: no line naming the file: $(cat "$d/err.bad")"
+	pass "a 4x slower rank: node 0 names it and its node once; the JSON report holds it; an unwritable one named"
+}
+
 [ -x "$TRAIN_RUN" ] || { echo "FAIL: $TRAIN_RUN not built"; exit 1; }
 command -v pgrep >/dev/null 2>&1 || { echo "SKIP: pgrep not found (procps)"; exit 77; }
-for t in t_fault_restarts_every_node t_victim_waits_for_the_culprit t_restarts_used_up t_node_lost t_suspend_is_no_loss; do
+for t in ${FT_TESTS:-t_fault_restarts_every_node t_victim_waits_for_the_culprit t_restarts_used_up t_node_lost t_suspend_is_no_loss t_job_stragglers}; do
 	f0=$failures
 	$t
 done

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/* test_steps.c — the job-wide straggler report (wrapper/steps.c): the table keeps one row per
+ * node and rank in order, the report names the ranks and nodes above the factor x the median
+ * (exact text, the medians worked out by hand), and the JSON is exact, escaped, and refused
+ * when it does not fit. End to end (the nodes' rows over the control plane, --report's file):
+ * tests/wrapper/ft.sh. */
+#include "cunit_main.h"
+#include "steps.h"
+
+#include <string.h>
+
+static void put(struct tt_steps *t, uint32_t node, int32_t rank, const char *host, int64_t p50,
+		int64_t p99, uint64_t samples)
+{
+	struct tt_step_row r = { .node = node, .rank = rank, .p50_us = p50, .p99_us = p99,
+				 .samples = samples };
+
+	strcpy(r.host, host);
+	CU_ASSERT_EQUAL_FATAL(tt_steps_put(t, &r), 0);
+}
+
+/* Node 0 (a): ranks 0, 1 at 100 ms; node 1 (b): ranks 2, 3 at 400 ms, put out of order, rank 0
+ * twice (the newer summary wins), and a rank 4 without samples (not counted). */
+static void job(struct tt_steps *t)
+{
+	put(t, 1, 3, "b", 400000, 500000, 20);
+	put(t, 0, 0, "a", 90000, 90000, 5);
+	put(t, 1, 2, "b", 400000, 500000, 20);
+	put(t, 0, 1, "a", 100000, 120000, 20);
+	put(t, 0, 0, "a", 100000, 110000, 20);
+	put(t, 1, 4, "b", 0, 0, 0);
+}
+
+static void test_table(void)
+{
+	struct tt_steps t = { 0 };
+	static const int32_t order[] = { 0, 1, 2, 3, 4 };
+
+	job(&t);
+	CU_ASSERT_EQUAL_FATAL(t.n, 5);
+	for (int i = 0; i < t.n; i++)
+		CU_ASSERT_EQUAL(t.rows[i].rank, order[i]);
+	CU_ASSERT_EQUAL(t.rows[0].p99_us, 110000);
+	CU_ASSERT_EQUAL(t.rows[0].samples, 20);
+	tt_steps_free(&t);
+	CU_ASSERT_EQUAL(t.n, 0);
+}
+
+static void test_report(void)
+{
+	struct tt_steps t = { 0 };
+	char out[2048];
+
+	/* Ranks' p50s 100 100 400 400: median 100 ms (nearest rank); nodes' 100 400: 100 ms. */
+	job(&t);
+	CU_ASSERT_EQUAL(tt_steps_report(&t, 1.5, 1, out, sizeof(out)), 3);
+	CU_ASSERT_STRING_EQUAL(out,
+		"train-run: job: step times of 4 ranks on 2 nodes: median p50 100.0 ms\n"
+		"train-run: job: straggler: rank 2 on host b (node 1) p50 400.0 ms p99 500.0 ms is 4.0x the job's median 100.0 ms\n"
+		"train-run: job: straggler: rank 3 on host b (node 1) p50 400.0 ms p99 500.0 ms is 4.0x the job's median 100.0 ms\n"
+		"train-run: job: straggler node 1 (host b): median p50 400.0 ms is 4.0x the median of nodes 100.0 ms\n");
+	/* Periodic: the stragglers only; a factor above 4: nothing at all. */
+	CU_ASSERT_EQUAL(tt_steps_report(&t, 1.5, 0, out, sizeof(out)), 3);
+	CU_ASSERT_NSTRING_EQUAL(out, "train-run: job: straggler: rank 2 ", 34);
+	CU_ASSERT_EQUAL(tt_steps_report(&t, 4.0, 0, out, sizeof(out)), 0);
+	CU_ASSERT_STRING_EQUAL(out, "");
+	/* One slow rank among three on one node: the rank, no node (one node is no comparison). */
+	tt_steps_free(&t);
+	put(&t, 0, 0, "a", 100000, 100000, 9);
+	put(&t, 0, 1, "a", 100000, 100000, 9);
+	put(&t, 0, 2, "a", 151000, 160000, 9);
+	CU_ASSERT_EQUAL(tt_steps_report(&t, 1.5, 0, out, sizeof(out)), 1);
+	CU_ASSERT_STRING_EQUAL(out, "train-run: job: straggler: rank 2 on host a (node 0) p50 151.0 ms p99 "
+			       "160.0 ms is 1.5x the job's median 100.0 ms\n");
+	/* One rank: nobody to be slower than. */
+	tt_steps_free(&t);
+	put(&t, 0, 0, "a", 100000, 100000, 9);
+	CU_ASSERT_EQUAL(tt_steps_report(&t, 1.5, 1, out, sizeof(out)), 0);
+	CU_ASSERT_STRING_EQUAL(out, "train-run: job: step times of 1 ranks on 1 nodes: median p50 100.0 ms\n");
+	tt_steps_free(&t);
+	CU_ASSERT_EQUAL(tt_steps_report(&t, 1.5, 1, out, sizeof(out)), 0);
+	CU_ASSERT_STRING_EQUAL(out, "");
+}
+
+static void test_json(void)
+{
+	struct tt_steps t = { 0 };
+	char out[TT_STEPS_ROW_MAX * 4];
+
+	job(&t);
+	CU_ASSERT_EQUAL(tt_steps_json(&t, 1.5, 2, out, sizeof(out)), 0);
+	CU_ASSERT_STRING_EQUAL(out,
+		"{\"factor\":1.5,\"restarts\":2,\"median_p50_ms\":100.000,\"ranks\":["
+		"{\"host\":\"a\",\"node\":0,\"rank\":0,\"p50_ms\":100.000,\"p99_ms\":110.000,\"samples\":20},"
+		"{\"host\":\"a\",\"node\":0,\"rank\":1,\"p50_ms\":100.000,\"p99_ms\":120.000,\"samples\":20},"
+		"{\"host\":\"b\",\"node\":1,\"rank\":2,\"p50_ms\":400.000,\"p99_ms\":500.000,\"samples\":20},"
+		"{\"host\":\"b\",\"node\":1,\"rank\":3,\"p50_ms\":400.000,\"p99_ms\":500.000,\"samples\":20}],"
+		"\"stragglers\":{\"ranks\":[2,3],\"nodes\":[1]}}\n");
+	/* Too small by one byte (its NUL), or by most: refused, not cut. */
+	{
+		char small[2048];
+		size_t full = strlen(out);
+
+		CU_ASSERT_EQUAL(tt_steps_json(&t, 1.5, 2, small, full + 1), 0);
+		CU_ASSERT_EQUAL(tt_steps_json(&t, 1.5, 2, small, full), -1);
+		CU_ASSERT_EQUAL(tt_steps_json(&t, 1.5, 2, small, 100), -1);
+	}
+	tt_steps_free(&t);
+	put(&t, 0, 0, "q\"b\\\n", 1500, 2500, 1);
+	CU_ASSERT_EQUAL(tt_steps_json(&t, 2, 0, out, sizeof(out)), 0);
+	CU_ASSERT_STRING_EQUAL(out, "{\"factor\":2,\"restarts\":0,\"median_p50_ms\":1.500,\"ranks\":["
+			       "{\"host\":\"q\\\"b\\\\\\u000a\",\"node\":0,\"rank\":0,\"p50_ms\":1.500,"
+			       "\"p99_ms\":2.500,\"samples\":1}],\"stragglers\":{\"ranks\":[],\"nodes\":[]}}\n");
+	/* The worst host (every byte escaped, the longest numbers) fits the room promised. */
+	tt_steps_free(&t);
+	{
+		char host[TT_STEPS_HOST];
+
+		memset(host, '\x01', sizeof(host) - 1);
+		host[sizeof(host) - 1] = '\0';
+		put(&t, UINT32_MAX, INT32_MIN, host, INT64_MAX, INT64_MAX, UINT64_MAX);
+		CU_ASSERT_EQUAL(tt_steps_json(&t, 1.5, INT32_MAX, out, TT_STEPS_ROW_MAX * 3), 0);
+		CU_ASSERT(tt_steps_report(&t, 1.5, 1, out, TT_STEPS_ROW_MAX * 3) == 0 &&
+			  strlen(out) < TT_STEPS_ROW_MAX);
+	}
+	tt_steps_free(&t);
+	CU_ASSERT_EQUAL(tt_steps_json(&t, 1.5, 0, out, sizeof(out)), 0);
+	CU_ASSERT_STRING_EQUAL(out, "{\"factor\":1.5,\"restarts\":0,\"median_p50_ms\":null,\"ranks\":[],"
+			       "\"stragglers\":{\"ranks\":[],\"nodes\":[]}}\n");
+}
+
+int tt_register_suites(void)
+{
+	CU_pSuite s = CU_add_suite("steps", NULL, NULL);
+
+	if (!s)
+		return -1;
+	CU_add_test(s, "one row per node and rank, in order", test_table);
+	CU_add_test(s, "the report names slow ranks and nodes", test_report);
+	CU_add_test(s, "the JSON, exact and escaped", test_json);
+	return 0;
+}

@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: MIT */
+/* steps.c — the job-wide straggler report and its JSON (see steps.h). */
+#include "steps.h"
+#include "heartbeat.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int tt_steps_put(struct tt_steps *t, const struct tt_step_row *row)
+{
+	int i = 0;
+
+	while (i < t->n && (t->rows[i].node < row->node ||
+			    (t->rows[i].node == row->node && t->rows[i].rank < row->rank)))
+		i++;
+	if (i < t->n && t->rows[i].node == row->node && t->rows[i].rank == row->rank) {
+		t->rows[i] = *row;
+		return 0;
+	}
+	if (t->n == t->cap) {
+		int cap = t->cap ? 2 * t->cap : 16;
+		struct tt_step_row *r = realloc(t->rows, (size_t)cap * sizeof(*r));
+
+		if (!r)
+			return -1;
+		t->rows = r;
+		t->cap = cap;
+	}
+	memmove(&t->rows[i + 1], &t->rows[i], (size_t)(t->n - i) * sizeof(*t->rows));
+	t->rows[i] = *row;
+	t->n++;
+	return 0;
+}
+
+void tt_steps_free(struct tt_steps *t)
+{
+	free(t->rows);
+	*t = (struct tt_steps){ 0 };
+}
+
+/* The medians of t: of every rank's p50 (-1: no rank has samples; 0 stragglers judged with
+ * fewer than two), each node's in node_med[] (nodes[] its node numbers, *nnodes of them) and
+ * of those (-1 with fewer than two nodes). */
+struct medians {
+	int64_t ranks, nodes;
+	int nranks, nnodes;
+	uint32_t *node;
+	int64_t *node_med;
+	const char **node_host;
+};
+
+static int medians(const struct tt_steps *t, struct medians *m)
+{
+	size_t n = (size_t)t->n + 1;
+	int64_t *v = calloc(n, sizeof(*v)), *tmp = calloc(n, sizeof(*tmp));
+	int i, rc = -1;
+
+	*m = (struct medians){ .ranks = -1, .nodes = -1 };
+	m->node = calloc(n, sizeof(*m->node));
+	m->node_med = calloc(n, sizeof(*m->node_med));
+	m->node_host = calloc(n, sizeof(*m->node_host));
+	if (!v || !tmp || !m->node || !m->node_med || !m->node_host)
+		goto out;
+	for (i = 0; i < t->n; i++)
+		if (t->rows[i].samples)
+			v[m->nranks++] = t->rows[i].p50_us;
+	if (m->nranks)
+		m->ranks = tt_hb_percentile(v, m->nranks, 50.0, tmp);
+	/* The rows are sorted by node: each node's run of rows. */
+	for (i = 0; i < t->n;) {
+		int k = 0, j = i;
+
+		for (; j < t->n && t->rows[j].node == t->rows[i].node; j++)
+			if (t->rows[j].samples)
+				v[k++] = t->rows[j].p50_us;
+		if (k) {
+			m->node[m->nnodes] = t->rows[i].node;
+			m->node_host[m->nnodes] = t->rows[i].host;
+			m->node_med[m->nnodes++] = tt_hb_percentile(v, k, 50.0, tmp);
+		}
+		i = j;
+	}
+	if (m->nnodes >= 2)
+		m->nodes = tt_hb_percentile(m->node_med, m->nnodes, 50.0, tmp);
+	rc = 0;
+out:
+	free(v);
+	free(tmp);
+	return rc;
+}
+
+static void medians_free(struct medians *m)
+{
+	free(m->node);
+	free(m->node_med);
+	free(m->node_host);
+}
+
+static int slow(int64_t v, int64_t median, int among, double factor)
+{
+	return among >= 2 && median >= 0 && (double)v > factor * (double)median;
+}
+
+static double ratio(int64_t v, int64_t median)
+{
+	return median > 0 ? (double)v / (double)median : 0.0;
+}
+
+int tt_steps_report(const struct tt_steps *t, double factor, int summary, char *out, size_t len)
+{
+	struct medians m;
+	size_t used = 0;
+	int i, found = 0;
+	char x[32], y[32], z[32];
+
+	if (len)
+		out[0] = '\0';
+	if (medians(t, &m) != 0 || m.nranks == 0)
+		goto out;
+	if (summary)
+		tt_hb_put(out, len, &used, "train-run: job: step times of %d ranks on %d nodes: median p50 %s\n",
+			  m.nranks, m.nnodes, tt_hb_ms(m.ranks, x, sizeof(x)));
+	for (i = 0; i < t->n; i++) {
+		const struct tt_step_row *r = &t->rows[i];
+
+		if (!r->samples || !slow(r->p50_us, m.ranks, m.nranks, factor))
+			continue;
+		tt_hb_put(out, len, &used, "train-run: job: straggler: rank %" PRId32 " on host %s (node %" PRIu32
+			  ") p50 %s p99 %s is %.1fx the job's median %s\n", r->rank, r->host, r->node,
+			  tt_hb_ms(r->p50_us, x, sizeof(x)), tt_hb_ms(r->p99_us, y, sizeof(y)),
+			  ratio(r->p50_us, m.ranks), tt_hb_ms(m.ranks, z, sizeof(z)));
+		found++;
+	}
+	for (i = 0; i < m.nnodes; i++) {
+		if (!slow(m.node_med[i], m.nodes, m.nnodes, factor))
+			continue;
+		tt_hb_put(out, len, &used, "train-run: job: straggler node %" PRIu32 " (host %s): median p50 %s is "
+			  "%.1fx the median of nodes %s\n", m.node[i], m.node_host[i],
+			  tt_hb_ms(m.node_med[i], x, sizeof(x)), ratio(m.node_med[i], m.nodes),
+			  tt_hb_ms(m.nodes, y, sizeof(y)));
+		found++;
+	}
+out:
+	medians_free(&m);
+	return found;
+}
+
+/* s as a JSON string (quotes, backslashes and control bytes escaped). */
+static void json_string(char *out, size_t len, size_t *used, const char *s)
+{
+	tt_hb_put(out, len, used, "\"");
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			tt_hb_put(out, len, used, "\\%c", c);
+		else if (c < 0x20)
+			tt_hb_put(out, len, used, "\\u%04x", c);
+		else
+			tt_hb_put(out, len, used, "%c", c);
+	}
+	tt_hb_put(out, len, used, "\"");
+}
+
+int tt_steps_json(const struct tt_steps *t, double factor, int restarts, char *out, size_t len)
+{
+	struct medians m;
+	size_t used = 0;
+	int i, first = 1, rc = -1;
+
+	if (len)
+		out[0] = '\0';
+	if (medians(t, &m) != 0)
+		goto out;
+	tt_hb_put(out, len, &used, "{\"factor\":%g,\"restarts\":%d,\"median_p50_ms\":", factor, restarts);
+	if (m.nranks)
+		tt_hb_put(out, len, &used, "%.3f", (double)m.ranks / 1e3);
+	else
+		tt_hb_put(out, len, &used, "null");
+	tt_hb_put(out, len, &used, ",\"ranks\":[");
+	for (i = 0; i < t->n; i++) {
+		const struct tt_step_row *r = &t->rows[i];
+
+		if (!r->samples)
+			continue;
+		tt_hb_put(out, len, &used, "%s{\"host\":", first ? "" : ",");
+		json_string(out, len, &used, r->host);
+		tt_hb_put(out, len, &used, ",\"node\":%" PRIu32 ",\"rank\":%" PRId32 ",\"p50_ms\":%.3f,"
+			  "\"p99_ms\":%.3f,\"samples\":%" PRIu64 "}", r->node, r->rank,
+			  (double)r->p50_us / 1e3, (double)r->p99_us / 1e3, r->samples);
+		first = 0;
+	}
+	tt_hb_put(out, len, &used, "],\"stragglers\":{\"ranks\":[");
+	first = 1;
+	for (i = 0; i < t->n; i++)
+		if (t->rows[i].samples && slow(t->rows[i].p50_us, m.ranks, m.nranks, factor)) {
+			tt_hb_put(out, len, &used, "%s%" PRId32, first ? "" : ",", t->rows[i].rank);
+			first = 0;
+		}
+	tt_hb_put(out, len, &used, "],\"nodes\":[");
+	first = 1;
+	for (i = 0; i < m.nnodes; i++)
+		if (slow(m.node_med[i], m.nodes, m.nnodes, factor)) {
+			tt_hb_put(out, len, &used, "%s%" PRIu32, first ? "" : ",", m.node[i]);
+			first = 0;
+		}
+	tt_hb_put(out, len, &used, "]}}\n");
+	rc = used < len ? 0 : -1;
+out:
+	medians_free(&m);
+	return rc;
+}
