@@ -487,9 +487,12 @@ static int handshake(rt_store *st, const char *key, int world_size, double wait,
 	return 0;
 }
 
-/* One request/response round trip; the response value goes to val (up to cap). */
-static int roundtrip(rt_store *st, uint32_t cmd, const char *key, const void *val, size_t len,
-		     void *out, size_t cap, size_t *outlen, tt_err *err)
+enum { SEND = 1, RECEIVE = 2 };
+
+/* A request (SEND), its response (RECEIVE) or both; the response value goes to out (up to cap).
+ * A response alone is waited for up to the timeout plus RT_STORE_JOIN_GRACE_S, as JOIN's is. */
+static int transact(rt_store *st, int what, uint32_t cmd, const char *key, const void *val, size_t len,
+		    void *out, size_t cap, size_t *outlen, tt_err *err)
 {
 	size_t klen = key ? strlen(key) : 0;
 	struct rt_store_req h = { RT_STORE_MAGIC, cmd, (uint32_t)klen, (uint32_t)len };
@@ -505,9 +508,9 @@ static int roundtrip(rt_store *st, uint32_t cmd, const char *key, const void *va
 		tt_err_set(err, "the store connection to %s was lost earlier", st->where);
 		goto out;
 	}
-	if (rt_net_send_all(st->fd, &h, sizeof(h), st->timeout, err) != 0 ||
-	    rt_net_send_all(st->fd, key, klen, st->timeout, err) != 0 ||
-	    rt_net_send_all(st->fd, val, len, st->timeout, err) != 0) {
+	if ((what & SEND) && (rt_net_send_all(st->fd, &h, sizeof(h), st->timeout, err) != 0 ||
+			      rt_net_send_all(st->fd, key, klen, st->timeout, err) != 0 ||
+			      rt_net_send_all(st->fd, val, len, st->timeout, err) != 0)) {
 		/* A server that refuses at once may close before our request is out: its reason can
 		 * still be waiting in the receive buffer. */
 		tt_err sent = *err;
@@ -516,8 +519,11 @@ static int roundtrip(rt_store *st, uint32_t cmd, const char *key, const void *va
 			*err = sent;
 			goto lost;
 		}
-	} else if (rt_net_recv_all(st->fd, &r, sizeof(r), st->timeout + (cmd == RT_CMD_JOIN ? RT_STORE_JOIN_GRACE_S : 0),
-				   err) != 0) {
+	} else if (!(what & RECEIVE)) {
+		rc = 0;
+		goto out;
+	} else if (rt_net_recv_all(st->fd, &r, sizeof(r),
+				   st->timeout + (cmd == RT_CMD_JOIN || !(what & SEND) ? RT_STORE_JOIN_GRACE_S : 0), err) != 0) {
 		goto lost;
 	}
 	if (r.vallen > RT_STORE_MAX_VAL || (r.status != RT_ST_OK && r.status != RT_ST_REFUSED && r.status != RT_ST_ERROR)) {
@@ -556,6 +562,12 @@ out:
 	pthread_mutex_unlock(&st->lock);
 	free(scratch);
 	return rc;
+}
+
+static int roundtrip(rt_store *st, uint32_t cmd, const char *key, const void *val, size_t len,
+		     void *out, size_t cap, size_t *outlen, tt_err *err)
+{
+	return transact(st, SEND | RECEIVE, cmd, key, val, len, out, cap, outlen, err);
 }
 
 /* The timeout ran out over RETRY answers: neither a flooded store nor a squatter that retries
@@ -654,6 +666,27 @@ int rt_store_join(rt_store *st, const char *name, int rank, tt_err *err)
 	struct rt_store_join j = { .rank = (uint32_t)rank, .timeout_s = st->timeout };
 
 	return roundtrip(st, RT_CMD_JOIN, name, &j, sizeof(j), NULL, 0, NULL, err);
+}
+
+int rt_store_join_node(rt_store *st, const char *name, const struct rt_store_join_node *j, const unsigned char *bits,
+		       tt_err *err)
+{
+	size_t nbits = (j->count + 7) / 8, len = sizeof(*j) + nbits;
+	unsigned char *val = malloc(len);
+	int rc;
+
+	if (!val)
+		return tt_err_set(err, "out of memory");
+	memcpy(val, j, sizeof(*j));
+	memcpy(val + sizeof(*j), bits, nbits);
+	rc = transact(st, SEND, RT_CMD_JOIN_NODE, name, val, len, NULL, 0, NULL, err);
+	free(val);
+	return rc;
+}
+
+int rt_store_verdict(rt_store *st, const char *name, tt_err *err)
+{
+	return transact(st, RECEIVE, RT_CMD_JOIN_NODE, name, NULL, 0, NULL, 0, NULL, err);
 }
 
 int rt_store_fd(const rt_store *st)

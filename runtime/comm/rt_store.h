@@ -59,6 +59,15 @@ int rt_store_add(rt_store *st, const char *key, int64_t delta, int64_t *result, 
  * (naming the ranks missing) or left after joining (naming it). */
 int rt_store_join(rt_store *st, const char *name, int rank, tt_err *err);
 
+/* A node leader's update of rendezvous name for its node's ranks (JOIN_NODE, rt_store_core.h):
+ * sent without waiting, since the store answers only with the verdict. */
+int rt_store_join_node(rt_store *st, const char *name, const struct rt_store_join_node *j, const unsigned char *bits,
+		       tt_err *err);
+/* Reads the store's one verdict on the rendezvous name the leader joined (once rt_store_fd is
+ * readable, or waiting up to the timeout + RT_STORE_JOIN_GRACE_S): 0 when every rank came, else
+ * -1 with the store's one line, as rt_store_join. */
+int rt_store_verdict(rt_store *st, const char *name, tt_err *err);
+
 /* The socket the client talks on (its local address is how peers reach this host). */
 int rt_store_fd(const rt_store *st);
 
