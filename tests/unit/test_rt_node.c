@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* test_rt_node.c — the rendezvous through node leaders (rt_node.h) of 64 simulated nodes x 8 ranks
  * as threads: everyone meets; a rank that never comes is named in the one line every other rank
- * gets; a rank that leaves its leader is named at once; a leader (in a child process) that dies
- * after joining is named with its node's ranks to every other rank, and its own ranks are told
- * their leader closed; a squatter of another user is never told a rank (its uid is checked). */
+ * gets; a rank that leaves its leader, or comes to it twice, is named at once; a leader (in a
+ * child process) that dies after joining is named with its node's ranks to every other rank, and
+ * its own ranks are told their leader closed; a node socket held by another user (as root: a
+ * child that drops to uid 65534) is refused by the follower, naming the uid. */
 #include "cunit_main.h"
 #include "rt_net.h"
 #include "rt_node.h"
@@ -27,7 +28,7 @@
 /* valgrind runs at most 500 threads: fewer nodes there (its subject is memory, not scale). */
 static int nodes = NODES;
 
-enum role { SKIP, COME, LEAVE, CHILD_LEADER };
+enum role { SKIP, COME, LEAVE, TWICE, CHILD_LEADER };
 
 struct rank {
 	int port, rank, ok;
@@ -35,6 +36,18 @@ struct rank {
 	double timeout;
 	char msg[1024];
 };
+
+static void *rank_main(void *arg);
+
+/* A second process of the same rank (TWICE). */
+static void *again(void *arg)
+{
+	struct rank *r = arg;
+	tt_err err = { "" };
+
+	rt_node_follow(TOKEN, ROUND, r->rank / LOCAL, r->rank, r->rank / LOCAL * LOCAL, r->timeout, &err);
+	return NULL;
+}
 
 static void *rank_main(void *arg)
 {
@@ -54,6 +67,14 @@ static void *rank_main(void *arg)
 		if (rt_node_follow_start(TOKEN, ROUND, node, r->rank, leader, r->timeout, &fd, &err) == 0)
 			close(fd);
 		r->ok = -1;
+	} else if (r->role == TWICE) {
+		pthread_t t;
+
+		r->ok = -1;
+		if (pthread_create(&t, NULL, again, r) == 0) {
+			rt_node_follow(TOKEN, ROUND, node, r->rank, leader, r->timeout, &err);
+			pthread_join(t, NULL);
+		}
 	} else {
 		r->ok = rt_node_follow(TOKEN, ROUND, node, r->rank, leader, r->timeout, &err) == 0;
 	}
@@ -188,6 +209,13 @@ static void test_node_rendezvous(void)
 	CU_ASSERT_EQUAL(run(r, 5), 0);
 	CU_ASSERT_EQUAL(same_line(r, -1, "rank 20 left (its connection to its node leader, rank 16, closed"), world - 2);
 
+	/* Rank 9 launched twice (rank 43 missing again): its leader names it to every rank. */
+	reset(r);
+	r[43].role = SKIP;
+	r[9].role = TWICE;
+	CU_ASSERT_EQUAL(run(r, 5), 0);
+	CU_ASSERT_EQUAL(same_line(r, -1, "rank 9 arrived twice (was RANK 9 launched twice?)"), world - 2);
+
 	/* Node 1's leader (rank 8) joins and dies: its ranks 9-15 are told their leader closed; every
 	 * other rank has the store's one line naming the node's ranks 8-15 (the leader's death, or,
 	 * were it to die before it joined, their absence). */
@@ -200,6 +228,37 @@ static void test_node_rendezvous(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(r[0].msg, "the node leader, rank 8, left with its node's ranks 8-15"));
 }
 
+static void test_squatter_refused(void)
+{
+	int p[2], fd = -1;
+	char c;
+	tt_err err = { "" };
+	pid_t pid;
+
+	if (geteuid() != 0) {
+		tt_test_skip("not root: no second user to squat the node socket");
+		return;
+	}
+	CU_ASSERT_FATAL(pipe(p) == 0);
+	pid = fork();
+	if (pid == 0) {
+		rt_node *n = setgid(65534) == 0 && setuid(65534) == 0 ? rt_node_listen(TOKEN, "squat", 0, 0, 2, &err) : NULL;
+
+		if (n && write(p[1], "x", 1) == 1)
+			pause();
+		_exit(1);
+	}
+	CU_ASSERT_FATAL(pid > 0);
+	CU_ASSERT_FATAL(read(p[0], &c, 1) == 1);
+	CU_ASSERT_EQUAL(rt_node_follow_start(TOKEN, "squat", 0, 1, 0, 5, &fd, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "is held by uid 65534, not this user"));
+	CU_ASSERT_EQUAL(fd, -1);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(p[0]);
+	close(p[1]);
+}
+
 int tt_register_suites(void)
 {
 	CU_pSuite s = CU_add_suite("rt_node", NULL, NULL);
@@ -207,5 +266,6 @@ int tt_register_suites(void)
 	if (!s)
 		return -1;
 	CU_add_test(s, "64 nodes x 8: who did not come, who left, a dead leader", test_node_rendezvous);
+	CU_add_test(s, "another user's node socket is refused", test_squatter_refused);
 	return 0;
 }
