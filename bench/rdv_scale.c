@@ -183,14 +183,14 @@ static void *followers_main(void *arg)
 		fd[i] = -1;
 		if (r % LOCAL == 0 || r == c->o->missing)
 			continue;
-		if (rt_node_follow_start(KEY, "rdv", r / LOCAL, r, leader, c->o->timeout, &fd[i], &err[i]) != 0)
+		if (rt_node_follow_start(KEY, "", "rdv", r / LOCAL, r, leader, c->o->timeout, &fd[i], &err[i]) != 0)
 			record(c, r, 0, err[i].msg);
 	}
 	for (int i = 0; i < a->count; i++)
 		if (fd[i] >= 0) {
 			int r = a->first + i;
 
-			record(c, r, rt_node_follow_verdict(fd[i], "rdv", r / LOCAL * LOCAL, c->o->timeout, &err[i]) == 0,
+			record(c, r, rt_node_follow_verdict(fd[i], "rdv", r / LOCAL * LOCAL, c->o->timeout, 0, &err[i]) == 0,
 			       err[i].msg);
 		}
 	free(fd);
@@ -211,7 +211,7 @@ static int client_hier(struct client *c, int first, int count, pthread_attr_t *a
 	for (int r = first; r < first + count; r += LOCAL) {
 		if (r == c->o->missing)
 			continue;
-		la[k] = (struct leader_arg){c, r, rt_node_listen(KEY, "rdv", r / LOCAL, r, LOCAL, &err)};
+		la[k] = (struct leader_arg){c, r, rt_node_listen(KEY, "", "rdv", r / LOCAL, r, LOCAL, &err)};
 		if (!la[k].node) {
 			fprintf(stderr, "rdv-scale: %s\n", err.msg);
 			_exit(1);

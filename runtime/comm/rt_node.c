@@ -22,18 +22,19 @@
 struct rt_node {
 	int lfd;
 	int node, first, size;
+	int *peer; /* after a rendezvous that met: local rank l's connection, kept for rt_node_send/recv */
 	char round[RT_STORE_MAX_KEY + 1];
 };
 
-/* The abstract socket name of node `node` in round (rt_node.h). */
-static int node_address(const char *key, const char *round, int node, struct sockaddr_un *a, socklen_t *alen,
-			tt_err *err)
+/* The abstract socket name of node `node` in round of world (rt_node.h). */
+static int node_address(const char *key, const char *world, const char *round, int node, struct sockaddr_un *a,
+			socklen_t *alen, tt_err *err)
 {
-	char msg[RT_STORE_MAX_KEY + 32];
+	char msg[2 * RT_STORE_MAX_KEY + 32];
 	unsigned char mac[RT_MAC_LEN];
 	int n;
 
-	snprintf(msg, sizeof(msg), "%s\n%d", round, node);
+	snprintf(msg, sizeof(msg), "%.255s\n%s\n%d", world, round, node);
 	if (rt_token_mac(key, NODE_ROLE, msg, strlen(msg), mac, err) != 0)
 		return -1;
 	memset(a, 0, sizeof(*a));
@@ -57,7 +58,7 @@ static int same_user(int fd, uid_t *uid)
 	return cred.uid == geteuid();
 }
 
-rt_node *rt_node_listen(const char *key, const char *round, int node, int first_rank, int local_size, tt_err *err)
+rt_node *rt_node_listen(const char *key, const char *world, const char *round, int node, int first_rank, int local_size, tt_err *err)
 {
 	rt_node *n = calloc(1, sizeof(*n));
 	struct sockaddr_un a;
@@ -70,13 +71,21 @@ rt_node *rt_node_listen(const char *key, const char *round, int node, int first_
 	n->node = node;
 	n->first = first_rank;
 	n->size = local_size;
+	n->peer = malloc((size_t)local_size * sizeof(*n->peer));
+	if (!n->peer) {
+		n->lfd = -1;
+		tt_err_set(err, "out of memory for the node leader");
+		goto fail;
+	}
+	for (int l = 0; l < local_size; l++)
+		n->peer[l] = -1;
 	snprintf(n->round, sizeof(n->round), "%s", round);
 	n->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (n->lfd < 0) {
 		tt_err_errno(err, "node leader (rank %d): cannot create its Unix socket", first_rank);
 		goto fail;
 	}
-	if (node_address(key, round, node, &a, &alen, err) != 0)
+	if (node_address(key, world, round, node, &a, &alen, err) != 0)
 		goto fail;
 	if (bind(n->lfd, (struct sockaddr *)&a, alen) != 0) {
 		if (errno == EADDRINUSE)
@@ -103,6 +112,10 @@ void rt_node_close(rt_node *n)
 		return;
 	if (n->lfd >= 0)
 		close(n->lfd);
+	for (int l = 0; n->peer && l < n->size; l++)
+		if (n->peer[l] >= 0)
+			close(n->peer[l]);
+	free(n->peer);
 	free(n);
 }
 
@@ -263,13 +276,17 @@ static int gather_loop(struct gather *g, int *ok, tt_err *err)
 	}
 }
 
-/* Hands the verdict to every follower connected, and closes them. */
+/* Hands the verdict to every follower connected, and closes them, or after a rendezvous that met
+ * keeps them for the node's later exchanges. */
 static void tell_all(struct gather *g, int ok, const char *line)
 {
 	for (int l = 1; l < g->n->size; l++)
 		if (g->p[1 + l].fd >= 0) {
 			tell(g->p[1 + l].fd, ok, line);
-			close(g->p[1 + l].fd);
+			if (ok)
+				g->n->peer[l] = g->p[1 + l].fd;
+			else
+				close(g->p[1 + l].fd);
 			g->p[1 + l].fd = -1;
 		}
 }
@@ -319,7 +336,7 @@ out:
 	return rc;
 }
 
-int rt_node_follow_start(const char *key, const char *round, int node, int rank, int leader_rank, double timeout_s,
+int rt_node_follow_start(const char *key, const char *world, const char *round, int node, int rank, int leader_rank, double timeout_s,
 			 int *fd, tt_err *err)
 {
 	struct rt_node_hello h = { .magic = RT_NODE_MAGIC, .rank = (uint32_t)rank };
@@ -330,7 +347,7 @@ int rt_node_follow_start(const char *key, const char *round, int node, int rank,
 	uid_t uid = (uid_t)-1;
 
 	*fd = -1;
-	if (node_address(key, round, node, &a, &alen, err) != 0)
+	if (node_address(key, world, round, node, &a, &alen, err) != 0)
 		return -1;
 	for (;;) {
 		*fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -363,7 +380,7 @@ int rt_node_follow_start(const char *key, const char *round, int node, int rank,
 	return 0;
 }
 
-int rt_node_follow_verdict(int fd, const char *round, int leader_rank, double timeout_s, tt_err *err)
+int rt_node_follow_verdict(int fd, const char *round, int leader_rank, double timeout_s, int keep, tt_err *err)
 {
 	/* The leader waits for the store up to its timeout and grace after it joined. */
 	double wait = timeout_s + RT_NODE_GATHER_S + 3 * RT_STORE_JOIN_GRACE_S;
@@ -383,16 +400,92 @@ int rt_node_follow_verdict(int fd, const char *round, int leader_rank, double ti
 		line[v.len] = '\0';
 		tt_err_set(err, "%s", line);
 	}
-	close(fd);
+	if (rc != 0 || !keep)
+		close(fd);
 	return rc;
 }
 
-int rt_node_follow(const char *key, const char *round, int node, int rank, int leader_rank, double timeout_s,
+int rt_node_follow(const char *key, const char *world, const char *round, int node, int rank, int leader_rank, double timeout_s,
 		   tt_err *err)
 {
 	int fd;
 
-	if (rt_node_follow_start(key, round, node, rank, leader_rank, timeout_s, &fd, err) != 0)
+	if (rt_node_follow_start(key, world, round, node, rank, leader_rank, timeout_s, &fd, err) != 0)
 		return -1;
-	return rt_node_follow_verdict(fd, round, leader_rank, timeout_s, err);
+	return rt_node_follow_verdict(fd, round, leader_rank, timeout_s, 0, err);
+}
+
+int rt_node_peer(const rt_node *n, int local_rank)
+{
+	return n->peer[local_rank];
+}
+
+int rt_node_send(int fd, const void *buf, size_t len, double timeout_s, tt_err *err)
+{
+	uint32_t n = (uint32_t)len;
+
+	if (len > RT_STORE_MAX_VAL)
+		return tt_err_set(err, "a node message of %zu bytes is over %u", len, RT_STORE_MAX_VAL);
+	if (rt_net_send_all(fd, &n, sizeof(n), timeout_s, err) != 0 || rt_net_send_all(fd, buf, len, timeout_s, err) != 0)
+		return -1;
+	return 0;
+}
+
+int rt_node_recv(int fd, void *buf, size_t cap, size_t *len, double timeout_s, tt_err *err)
+{
+	uint32_t n;
+
+	if (rt_net_recv_all(fd, &n, sizeof(n), timeout_s, err) != 0)
+		return -1;
+	if (n > cap)
+		return tt_err_set(err, "a node message of %u bytes where at most %zu were expected", n, cap);
+	if (rt_net_recv_all(fd, buf, n, timeout_s, err) != 0)
+		return -1;
+	*len = n;
+	return 0;
+}
+
+int rt_node_barrier(const rt_node *n, rt_store *st, const char *round, double timeout_s, tt_err *err)
+{
+	struct rt_store_join_node j = { .first_rank = (uint32_t)n->first, .count = (uint32_t)n->size,
+					.event = RT_NODE_ARRIVED, .who = 0, .timeout_s = timeout_s };
+	size_t nbits = ((size_t)n->size + 7) / 8;
+	unsigned char *bits = calloc(nbits, 1);
+	int rc;
+
+	if (!bits)
+		return tt_err_set(err, "out of memory");
+	for (int l = 0; l < n->size; l++)
+		if (l == 0 || n->peer[l] >= 0)
+			bits[l / 8] |= (unsigned char)(1u << (l % 8));
+	rc = rt_store_join_node(st, round, &j, bits, err) == 0 ? rt_store_verdict(st, round, err) : -1;
+	free(bits);
+	return rc;
+}
+
+int rt_node_goodbyes(const rt_node *n, double timeout_s)
+{
+	double until = rt_now() + timeout_s;
+	struct pollfd p[n->size];
+	int open = 0;
+
+	for (int l = 1; l < n->size; l++)
+		if (n->peer[l] >= 0)
+			p[open++] = (struct pollfd){ .fd = n->peer[l], .events = POLLIN };
+	while (open > 0) {
+		double now = rt_now();
+
+		if (now >= until)
+			return -1;
+		if (poll(p, (nfds_t)open, (int)ceil((until - now) * 1000.0)) < 0 && errno != EINTR)
+			return -1;
+		for (int i = open - 1; i >= 0; i--) {
+			char c;
+			ssize_t r = p[i].revents ? recv(p[i].fd, &c, 1, MSG_DONTWAIT) : -1;
+
+			if (r == 0 || (r < 0 && p[i].revents && errno != EAGAIN && errno != EINTR))
+				p[i] = p[--open]; /* closed: that follower said goodbye */
+		}
+	}
+	return 0;
 }

@@ -45,7 +45,7 @@ static void *again(void *arg)
 	struct rank *r = arg;
 	tt_err err = { "" };
 
-	rt_node_follow(TOKEN, ROUND, r->rank / LOCAL, r->rank, r->rank / LOCAL * LOCAL, r->timeout, &err);
+	rt_node_follow(TOKEN, "", ROUND, r->rank / LOCAL, r->rank, r->rank / LOCAL * LOCAL, r->timeout, &err);
 	return NULL;
 }
 
@@ -56,7 +56,7 @@ static void *rank_main(void *arg)
 	tt_err err = { "" };
 
 	if (r->rank == leader) {
-		rt_node *n = rt_node_listen(TOKEN, ROUND, node, leader, LOCAL, &err);
+		rt_node *n = rt_node_listen(TOKEN, "", ROUND, node, leader, LOCAL, &err);
 		rt_store *st = n ? rt_store_connect("127.0.0.1", r->port, TOKEN, nodes * LOCAL, r->timeout, &err) : NULL;
 
 		r->ok = st && rt_node_lead(n, st, r->timeout, &err) == 0;
@@ -64,7 +64,7 @@ static void *rank_main(void *arg)
 		rt_node_close(n);
 	} else if (r->role == LEAVE) {
 		/* Says its rank, then its connection closes: the leader reports it left. */
-		if (rt_node_follow_start(TOKEN, ROUND, node, r->rank, leader, r->timeout, &fd, &err) == 0)
+		if (rt_node_follow_start(TOKEN, "", ROUND, node, r->rank, leader, r->timeout, &fd, &err) == 0)
 			close(fd);
 		r->ok = -1;
 	} else if (r->role == TWICE) {
@@ -72,11 +72,11 @@ static void *rank_main(void *arg)
 
 		r->ok = -1;
 		if (pthread_create(&t, NULL, again, r) == 0) {
-			rt_node_follow(TOKEN, ROUND, node, r->rank, leader, r->timeout, &err);
+			rt_node_follow(TOKEN, "", ROUND, node, r->rank, leader, r->timeout, &err);
 			pthread_join(t, NULL);
 		}
 	} else {
-		r->ok = rt_node_follow(TOKEN, ROUND, node, r->rank, leader, r->timeout, &err) == 0;
+		r->ok = rt_node_follow(TOKEN, "", ROUND, node, r->rank, leader, r->timeout, &err) == 0;
 	}
 	snprintf(r->msg, sizeof(r->msg), "%s", err.msg);
 	return NULL;
@@ -242,7 +242,7 @@ static void test_squatter_refused(void)
 	CU_ASSERT_FATAL(pipe(p) == 0);
 	pid = fork();
 	if (pid == 0) {
-		rt_node *n = setgid(65534) == 0 && setuid(65534) == 0 ? rt_node_listen(TOKEN, "squat", 0, 0, 2, &err) : NULL;
+		rt_node *n = setgid(65534) == 0 && setuid(65534) == 0 ? rt_node_listen(TOKEN, "", "squat", 0, 0, 2, &err) : NULL;
 
 		if (n && write(p[1], "x", 1) == 1)
 			pause();
@@ -250,7 +250,7 @@ static void test_squatter_refused(void)
 	}
 	CU_ASSERT_FATAL(pid > 0);
 	CU_ASSERT_FATAL(read(p[0], &c, 1) == 1);
-	CU_ASSERT_EQUAL(rt_node_follow_start(TOKEN, "squat", 0, 1, 0, 5, &fd, &err), -1);
+	CU_ASSERT_EQUAL(rt_node_follow_start(TOKEN, "", "squat", 0, 1, 0, 5, &fd, &err), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "is held by uid 65534, not this user"));
 	CU_ASSERT_EQUAL(fd, -1);
 	kill(pid, SIGKILL);
