@@ -7,12 +7,17 @@
  *                   the pattern PyTorch's TCPStore peer runs (bench/rdv_tcpstore.py)
  *   --barrier join  joins the store's rendezvous (JOIN, what trainrt_init does), which names the
  *                   ranks that did not come
+ *   --hier          meets through node leaders (rt_node.h, issue #32): ranks in nodes of 8 (N a
+ *                   multiple of 8), each node's local rank 0 a thread that gathers its node over
+ *                   a Unix socket and joins the store once for it; the followers of a process's
+ *                   nodes are driven by one thread of it (rt_node_follow_start, then each verdict),
+ *                   as a thread each would exceed this machine's pid_max at 131,072 ranks
  * --missing R never starts rank R; --die R has rank R join at once and close its connection 0.2 s
- * later, the others starting 0.5 s late.
+ * later, the others starting 0.5 s late (flat only).
  * Prints "<seconds> <ranks done> <store peak RSS KiB> <store CPU s> <ranks' CPU s> <connections
  * the kernel dropped on a full accept queue (ListenOverflows, the whole machine's)>", then the first failure, if any, and how
  * many ranks failed with that same line.
- *   rdv-scale N [--barrier add|join] [--timeout S] [--missing R | --die R] */
+ *   rdv-scale N [--barrier add|join | --hier] [--timeout S] [--missing R | --die R] */
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
@@ -27,13 +32,15 @@
 #include <unistd.h>
 
 #include "rt_net.h"
+#include "rt_node.h"
 #include "rt_store.h"
 
 #define PER_PROC 2048
 #define KEY "bench:rdv-scale"
+#define LOCAL 8 /* ranks per simulated node (--hier) */
 
 struct opts {
-	int n, join, missing, die, rt_store;
+	int n, join, hier, missing, die, rt_store;
 	double timeout;
 };
 
@@ -47,7 +54,7 @@ struct result {
 
 struct client {
 	const struct opts *o;
-	int port;
+	int port, go_fd;
 	pthread_barrier_t start;
 	pthread_mutex_t lock;
 	struct result r;
@@ -57,6 +64,25 @@ struct rank_arg {
 	struct client *c;
 	int rank;
 };
+
+/* A rank's end: done, or its failure line counted against the first one. */
+static void record(struct client *c, int rank, int ok, const char *msg)
+{
+	pthread_mutex_lock(&c->lock);
+	if (ok) {
+		c->r.done++;
+	} else {
+		if (!c->r.failed++) {
+			snprintf(c->r.first, sizeof(c->r.first), "%s", msg);
+			c->r.first_rank = rank;
+		}
+		c->r.same += strcmp(c->r.first, msg) == 0;
+		if (strcmp(c->r.first, msg) != 0 && !c->r.other[0])
+			snprintf(c->r.other, sizeof(c->r.other), "rank %d: %.480s", rank, msg);
+	}
+	c->r.last = rt_now();
+	pthread_mutex_unlock(&c->lock);
+}
 
 static int rendezvous(const struct opts *o, rt_store *st, int rank, tt_err *err)
 {
@@ -106,21 +132,106 @@ static void *rank_main(void *arg)
 	}
 	ok = st && rendezvous(c->o, st, a->rank, &err) == 0;
 	rt_store_close(st);
-	pthread_mutex_lock(&c->lock);
-	if (ok) {
-		c->r.done++;
-	} else {
-		if (!c->r.failed++) {
-			snprintf(c->r.first, sizeof(c->r.first), "%s", err.msg);
-			c->r.first_rank = a->rank;
-		}
-		c->r.same += strcmp(c->r.first, err.msg) == 0;
-		if (strcmp(c->r.first, err.msg) != 0 && !c->r.other[0])
-			snprintf(c->r.other, sizeof(c->r.other), "rank %d: %.480s", a->rank, err.msg);
-	}
-	c->r.last = rt_now();
-	pthread_mutex_unlock(&c->lock);
+	record(c, a->rank, ok, err.msg);
 	return NULL;
+}
+
+/* A node's leader (--hier): listens before the start, then connects to the store and leads. */
+struct leader_arg {
+	struct client *c;
+	int rank;
+	rt_node *node;
+};
+
+static void *leader_main(void *arg)
+{
+	struct leader_arg *a = arg;
+	struct client *c = a->c;
+	tt_err err = {""};
+	rt_store *st;
+	int ok;
+
+	pthread_barrier_wait(&c->start);
+	st = rt_store_connect("127.0.0.1", c->port, KEY, c->o->n, c->o->timeout, &err);
+	ok = st && rt_node_lead(a->node, st, c->o->timeout, &err) == 0;
+	rt_store_close(st);
+	rt_node_close(a->node);
+	record(c, a->rank, ok, err.msg);
+	return NULL;
+}
+
+/* The followers of ranks [first, first+count) (--hier): each says its rank to its leader, then
+ * each verdict is read (they come together, so reading them in turn costs no time). */
+struct followers_arg {
+	struct client *c;
+	int first, count;
+};
+
+static void *followers_main(void *arg)
+{
+	struct followers_arg *a = arg;
+	struct client *c = a->c;
+	int *fd = malloc((size_t)a->count * sizeof(*fd));
+	tt_err *err = calloc((size_t)a->count, sizeof(*err));
+
+	if (!fd || !err)
+		_exit(1);
+	pthread_barrier_wait(&c->start);
+	for (int i = 0; i < a->count; i++) {
+		int r = a->first + i, leader = r / LOCAL * LOCAL;
+
+		fd[i] = -1;
+		if (r % LOCAL == 0 || r == c->o->missing)
+			continue;
+		if (rt_node_follow_start(KEY, "", "rdv", r / LOCAL, r, leader, c->o->timeout, &fd[i], &err[i]) != 0)
+			record(c, r, 0, err[i].msg);
+	}
+	for (int i = 0; i < a->count; i++)
+		if (fd[i] >= 0) {
+			int r = a->first + i;
+
+			record(c, r, rt_node_follow_verdict(fd[i], "rdv", r / LOCAL * LOCAL, c->o->timeout, 0, &err[i]) == 0,
+			       err[i].msg);
+		}
+	free(fd);
+	free(err);
+	return NULL;
+}
+
+/* --hier: a leader thread per node whose leader is not missing, one thread for the followers. */
+static int client_hier(struct client *c, int first, int count, pthread_attr_t *attr, pthread_t *th)
+{
+	struct leader_arg *la = calloc((size_t)count / LOCAL, sizeof(*la));
+	struct followers_arg fa = {c, first, count};
+	int k = 0;
+	tt_err err;
+
+	if (!la)
+		return -1;
+	for (int r = first; r < first + count; r += LOCAL) {
+		if (r == c->o->missing)
+			continue;
+		la[k] = (struct leader_arg){c, r, rt_node_listen(KEY, "", "rdv", r / LOCAL, r, LOCAL, &err)};
+		if (!la[k].node) {
+			fprintf(stderr, "rdv-scale: %s\n", err.msg);
+			_exit(1);
+		}
+		if (pthread_create(&th[k], attr, leader_main, &la[k]) != 0) {
+			fprintf(stderr, "rdv-scale: cannot start leader thread %d (ulimit -u?)\n", k);
+			_exit(1);
+		}
+		k++;
+	}
+	if (pthread_create(&th[k], attr, followers_main, &fa) != 0)
+		_exit(1);
+	k++;
+	if (read(c->go_fd, &c->port, sizeof(c->port)) != (ssize_t)sizeof(c->port))
+		_exit(1);
+	pthread_barrier_wait(&c->start);
+	for (int i = 0; i < k; i++)
+		pthread_join(th[i], NULL);
+	free(la);
+	return 0;
 }
 
 /* One client process: ranks [first, first+count), released once the parent writes the port. */
@@ -137,6 +248,16 @@ static int client_main(const struct opts *o, int first, int count, int go_fd, in
 	pthread_mutex_init(&c.lock, NULL);
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 128 * 1024);
+	c.go_fd = go_fd;
+	if (o->hier) {
+		/* The leaders that come and the followers' thread. */
+		for (int r = first; r < first + count; r += LOCAL)
+			started += r != o->missing;
+		pthread_barrier_init(&c.start, NULL, (unsigned)started + 2);
+		if (client_hier(&c, first, count, &attr, th) != 0)
+			return 1;
+		return write(out_fd, &c.r, sizeof(c.r)) == (ssize_t)sizeof(c.r) ? 0 : 1;
+	}
 	for (int i = 0; i < count; i++)
 		started += first + i != o->missing;
 	pthread_barrier_init(&c.start, NULL, (unsigned)started + 1);
@@ -185,7 +306,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	static const struct option longs[] = {
 		{"barrier", required_argument, NULL, 'b'}, {"timeout", required_argument, NULL, 't'},
 		{"missing", required_argument, NULL, 'm'}, {"die", required_argument, NULL, 'd'},
-		{"store-core", no_argument, NULL, 's'},
+		{"store-core", no_argument, NULL, 's'}, {"hier", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}};
 	int c;
 
@@ -201,12 +322,16 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->die = atoi(optarg);
 		else if (c == 's')
 			o->rt_store = 1;
+		else if (c == 'h')
+			o->hier = 1;
 		else
 			return -1;
 	}
 	if (optind + 1 != argc)
 		return -1;
 	o->n = atoi(argv[optind]);
+	if (o->hier && (o->n % LOCAL != 0 || o->die >= 0))
+		return -1;
 	return o->n >= 1 && o->n <= 1 << 20 && o->timeout > 0 ? 0 : -1;
 }
 
@@ -224,7 +349,8 @@ int main(int argc, char **argv)
 	tt_err err;
 
 	if (parse_args(argc, argv, &o) != 0 || (o.die >= 0 && !o.join)) {
-		fprintf(stderr, "usage: rdv-scale N [--barrier add|join] [--timeout S] [--missing R | --die R (join)]\n");
+		fprintf(stderr, "usage: rdv-scale N [--barrier add|join | --hier (N a multiple of 8)] [--timeout S] "
+			"[--missing R | --die R (join)]\n");
 		return 2;
 	}
 	nproc = (o.n + PER_PROC - 1) / PER_PROC;
@@ -237,7 +363,9 @@ int main(int argc, char **argv)
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	for (int p = 0; p < nproc; p++) {
-		int lo = (int)((long)o.n * p / nproc), hi = (int)((long)o.n * (p + 1) / nproc);
+		/* A node's ranks stay in one process. */
+		int unit = o.hier ? LOCAL : 1, units = o.n / unit;
+		int lo = (int)((long)units * p / nproc) * unit, hi = (int)((long)units * (p + 1) / nproc) * unit;
 
 		pids[p] = fork();
 		if (pids[p] < 0)

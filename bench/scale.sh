@@ -5,10 +5,12 @@
 #      against `scontrol show hostnames` on the same list (time, peak RSS, and the output equal),
 #      and the env contract of every task of 1k/10k nodes x 10 tasks;
 #   2. a rendezvous of 1k/4k/16k ranks (threads in client processes, bench/rdv_scale.c) through
-#      libtrainrt's store, against PyTorch's TCPStore (bench/rdv_tcpstore.py) where it finishes
-#      within its timeout (SCALE_TCPSTORE_MAX ranks, default 4096: 16k takes minutes);
-#   3. a 16k-rank rendezvous with one rank that never comes and one that dies: every other rank's
-#      one line, and when it came;
+#      libtrainrt's store, flat (every rank to the store) and through node leaders of 8 ranks
+#      (issue #32; also at 128k ranks, once: a thread per rank does not fit pid_max there), against
+#      PyTorch's TCPStore (bench/rdv_tcpstore.py) where it finishes within its timeout
+#      (SCALE_TCPSTORE_MAX ranks, default 4096: 16k takes minutes);
+#   3. a 16k-rank rendezvous with one rank that never comes and one that dies, flat, and one that
+#      never comes through node leaders: every other rank's one line, and when it came;
 #   4. a plot of time vs size (gnuplot's dumb terminal) into the output.
 # Usage: scale.sh BUILD_DIR   (the build tree with bench/scale-layout and bench/rdv-scale). ~3 min.
 set -u
@@ -91,10 +93,20 @@ rdv() { # rdv ARGS...: the median of RUNS runs' "seconds done rss store_cpu rank
 	sort -g "$WORK/rdv.runs" | sed -n "$(((RUNS + 1) / 2))p"
 }
 say ""
-say "## rendezvous: connect with the key handshake, then meet (all ranks released together; trainrt: median of $RUNS runs, TCPStore: one run)"
-say "| ranks | trainrt add/get s | trainrt JOIN s | JOIN, store on a core of its own s | store peak RSS KiB (JOIN) | store CPU s (JOIN) | ranks' CPU s (JOIN) | accept-queue drops (JOIN) | TCPStore s | TCPStore/trainrt add/get |"
-say "|---|---|---|---|---|---|---|---|---|---|"
-for n in 1024 4096 16384; do
+say "## rendezvous: connect with the key handshake, then meet (all ranks released together; trainrt: median of $RUNS runs, 131072 and TCPStore: one run; node leaders: nodes of 8 ranks)"
+say "| ranks | trainrt add/get s | trainrt JOIN s | JOIN, store on a core of its own s | store peak RSS KiB (JOIN) | store CPU s (JOIN) | ranks' CPU s (JOIN) | accept-queue drops (JOIN) | node leaders s | store peak RSS KiB (leaders) | store CPU s (leaders) | ranks' CPU s (leaders) | accept-queue drops (leaders) | TCPStore s | TCPStore/trainrt add/get | JOIN/leaders |"
+say "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+for n in 1024 4096 16384 131072; do
+	# 128k ranks: one run (a minute of both cores).
+	[ "$n" -le 16384 ] || RUNS=1
+	# shellcheck disable=SC2046 # split on purpose: the output's fields become $1, $2, ...
+	set -- $(rdv "$n" --hier --timeout 120); hier_s=${1:-fail} hrss=${3:-} hscpu=${4:-} hccpu=${5:-} hovf=${6:-}
+	[ "${2:-0}" = "$n" ] || { hier_s="fail"; status=1; }
+	if [ "$n" -gt 16384 ]; then
+		say "| $n | not run | not run | not run | | | | | $hier_s | $hrss | $hscpu | $hccpu | $hovf | not run | | |"
+		echo "$n - - - $hier_s" >>"$WORK/rdv.dat"
+		continue
+	fi
 	# shellcheck disable=SC2046 # split on purpose: the output's fields become $1, $2, ...
 	set -- $(rdv "$n" --barrier add); add_s=${1:-fail}; [ "${2:-0}" = "$n" ] || { add_s="fail"; status=1; }
 	# shellcheck disable=SC2046 # split on purpose: the output's fields become $1, $2, ...
@@ -107,8 +119,8 @@ for n in 1024 4096 16384; do
 		ts=$(timeout 300 $PY "$HERE/rdv_tcpstore.py" "$n" 120 | awk -v n="$n" 'NR == 1 { print ($2 == n) ? $1 : "fail" }')
 		ts=${ts:-fail}
 	fi
-	say "| $n | $add_s | $join_s | $core_s | $rss | $scpu | $ccpu | $ovf | $ts | $(ratio "$ts" "$add_s") |"
-	echo "$n $add_s $join_s $ts" >>"$WORK/rdv.dat"
+	say "| $n | $add_s | $join_s | $core_s | $rss | $scpu | $ccpu | $ovf | $hier_s | $hrss | $hscpu | $hccpu | $hovf | $ts | $(ratio "$ts" "$add_s") | $(ratio "$join_s" "$hier_s") |"
+	echo "$n $add_s $join_s $ts $hier_s" >>"$WORK/rdv.dat"
 done
 say ""
 say "every trainrt run's seconds, in table order: $(cat "$WORK/rdv.all")"
@@ -125,6 +137,12 @@ for how in "--missing 9999" "--die 4321"; do
 		"$(sed -n 2p "$WORK/fail.out")"
 	sed -n 2p "$WORK/fail.out" | grep -Eq "^16383 ranks failed, 16383 of them with this line;" || status=1
 done
+start=$(date +%s.%N)
+timeout 300 "$B/bench/rdv-scale" 16384 --hier --timeout 30 --missing 9999 >"$WORK/fail.out" 2>&1
+end=$(date +%s.%N)
+say "- \`rdv-scale 16384 --hier --missing 9999\`: $(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.1f", e - s }') s in all;" \
+	"$(sed -n 2p "$WORK/fail.out")"
+sed -n 2p "$WORK/fail.out" | grep -Eq "^16383 ranks failed, 16383 of them with this line;" || status=1
 
 # ---- 4. plot -----------------------------------------------------------------------------------
 if command -v gnuplot >/dev/null 2>&1; then
@@ -133,10 +151,12 @@ if command -v gnuplot >/dev/null 2>&1; then
 	gnuplot <<EOF 2>"$WORK/gnuplot.err" || sed 's/^/gnuplot: /' "$WORK/gnuplot.err"
 set terminal dumb 100 28
 set logscale xy
-set title "rendezvous seconds vs ranks (log-log): A trainrt add/get, J trainrt JOIN, T TCPStore"
+set datafile missing "-"
+set title "rendezvous seconds vs ranks (log-log): A trainrt add/get, J trainrt JOIN, N node leaders, T TCPStore"
 set xlabel "ranks"
 plot "$WORK/rdv.dat" using 1:2 with linespoints pt "A" title "trainrt", \
      "$WORK/rdv.dat" using 1:3 with linespoints pt "J" title "JOIN", \
+     "$WORK/rdv.dat" using 1:5 with linespoints pt "N" title "node leaders", \
      "$WORK/rdv.dat" using 1:(\$4 > 0 ? \$4 : 1/0) with linespoints pt "T" title "TCPStore"
 set title "nodelist expansion ms vs hosts (log-log), per form"
 set xlabel "hosts"

@@ -144,7 +144,28 @@ struct settings {
 	int32_t arena_mb;
 	int32_t backend; /* enum backend_kind */
 	int32_t tcp_ring_only;
+	int32_t node_rdv; /* 1: the start goes through node leaders (TRAINRT_RENDEZVOUS) */
 };
+
+/* The mode when TRAINRT_RENDEZVOUS is unset or auto. */
+static int node_by_default(const rt_world *w)
+{
+	return w->local_size > 1;
+}
+
+/* TRAINRT_RENDEZVOUS: "node" meets through node leaders (rt_node.h), "flat" has every rank meet
+ * rank 0's store itself; unset or "auto": node when a node runs more than one rank. Returns 1 for
+ * node, 0 for flat, -1 with err for another value. */
+static int node_rendezvous(const rt_world *w, tt_err *err)
+{
+	const char *v = getenv("TRAINRT_RENDEZVOUS");
+
+	if (!v || !*v || strcmp(v, "auto") == 0)
+		return node_by_default(w);
+	if (strcmp(v, "node") == 0 || strcmp(v, "flat") == 0)
+		return strcmp(v, "node") == 0;
+	return tt_err_set(err, "TRAINRT_RENDEZVOUS='%s' is not auto, node or flat", v);
+}
 
 /* The backend this rank would build for buffers in `where`: decided from TRAINRT_BACKEND, the
  * layout and the GPUs this rank sees; the message names the setting to change. */
@@ -228,9 +249,12 @@ static rt_backend *build_backend(rt_world *w, enum backend_kind kind, tt_err *er
 static void read_settings(rt_world *w, trainrt_buffers where, struct settings *s, tt_err *err)
 {
 	const char *algo = getenv("TRAINRT_TCP_ALLREDUCE");
-	int arena_mb = 256;
+	int arena_mb = 256, node_rdv = node_rendezvous(w, err);
 
-	*s = (struct settings){ .local_size = w->local_size };
+	*s = (struct settings){ .local_size = w->local_size, .node_rdv = node_by_default(w) };
+	if (node_rdv < 0)
+		return;
+	s->node_rdv = node_rdv;
 	if (env_int("TRAINRT_SHM_ARENA_MB", 1, 1 << 20, &arena_mb, 0, 256, err) != 0)
 		return;
 	s->arena_mb = arena_mb;
@@ -253,6 +277,9 @@ static int settings_differ(const struct settings *mine, const struct settings *t
 	if (mine->arena_mb != theirs->arena_mb)
 		return tt_err_set(why, "TRAINRT_SHM_ARENA_MB %d differs from rank 0's %d: set it the same for every rank",
 				  mine->arena_mb, theirs->arena_mb);
+	if (mine->node_rdv != theirs->node_rdv)
+		return tt_err_set(why, "TRAINRT_RENDEZVOUS=%s differs from rank 0's %s: set it the same for every rank",
+				  mine->node_rdv ? "node" : "flat", theirs->node_rdv ? "node" : "flat");
 	if (mine->tcp_ring_only != theirs->tcp_ring_only)
 		return tt_err_set(why, "TRAINRT_TCP_ALLREDUCE=%s differs from rank 0's %s: set it the same for every rank",
 				  mine->tcp_ring_only ? "ring" : "auto", theirs->tcp_ring_only ? "ring" : "auto");
@@ -268,8 +295,10 @@ static int settings_differ(const struct settings *mine, const struct settings *t
 
 /* The start of every world: rank 0 publishes its settings, each rank compares its own, and a rank
  * with a problem (a bad value or a difference) records it before all meet in the "trainrt/start"
- * rendezvous (which also fails every rank, naming it, if one never comes or dies). After it every
- * rank asks whether anyone reported a problem: then all fail with the first one reported, rather
+ * rendezvous (which also fails every rank, naming it, if one never comes or dies), then in
+ * "trainrt/checked", by when the ranks that start through node leaders (lead_start; a rank launched
+ * with another TRAINRT_RENDEZVOUS) recorded theirs too. After it every rank asks whether anyone
+ * reported a problem: then all fail with the first one reported, rather
  * than wait for a peer that will not build the same backend. `problem` is this rank's own, or NULL. */
 static int agree_settings(trainrt_comm *c, const struct settings *mine, const char *problem, tt_err *err)
 {
@@ -297,7 +326,8 @@ static int agree_settings(trainrt_comm *c, const struct settings *mine, const ch
 		    (reported == 1 && rt_store_set(st, "trainrt/problem", msg, strlen(msg) + 1, err) != 0))
 			return -1;
 	}
-	if (rt_store_join(st, "trainrt/start", c->w.rank, err) != 0)
+	if (rt_store_join(st, "trainrt/start", c->w.rank, err) != 0 ||
+	    rt_store_join(st, "trainrt/checked", c->w.rank, err) != 0)
 		return -1;
 	if (problem) {
 		tt_err_set(err, "%s", problem);
@@ -314,6 +344,137 @@ static int agree_settings(trainrt_comm *c, const struct settings *mine, const ch
 	/* Every rank fails now; rank 0's store must stay until all have read why. */
 	rt_store_join(st, "trainrt/problem-read", c->w.rank, &why);
 	return -1;
+}
+
+/* The same agreement through node leaders (rt_node.h), so the store sees one connection and a few
+ * requests per node: the ranks meet in "trainrt/start" through their leaders; each leader hands
+ * its followers rank 0's settings, gathers their problems (named with their ranks), records the
+ * node's first, and the leaders meet in "trainrt/checked" before each hands its node the verdict:
+ * every rank fails with the first problem recorded, a rank with one of its own with its own. */
+#define NODE_START "trainrt/start"
+
+/* How long a follower waits for its leader's next word: the leader may wait a timeout for the store
+ * (rank 0's settings, a rendezvous) and its grace. */
+static double node_wait(const rt_world *w)
+{
+	return w->timeout + RT_NODE_GATHER_S + 3 * RT_STORE_JOIN_GRACE_S;
+}
+
+/* The node's problems (the first one's text in first, "rank R: why"), counted in *n. */
+static void note_problem(char *first, size_t cap, int *n, int rank, const char *why)
+{
+	if ((*n)++ == 0)
+		snprintf(first, cap, "rank %d: %s", rank, why);
+}
+
+static int lead_start(trainrt_comm *c, const struct settings *mine, const char *problem, tt_err *err)
+{
+	rt_store *st = c->w.store;
+	struct settings theirs = *mine;
+	char first[sizeof(err->msg) + 32] = "", why_text[sizeof(err->msg)], line[sizeof(first) + 64] = "";
+	size_t len = 0;
+	int64_t reported = 0;
+	int n = 0, rc = -1;
+	tt_err differ, why;
+
+	if (c->w.rank == 0 && rt_store_set(st, "trainrt/settings", mine, sizeof(*mine), err) != 0)
+		return -1;
+	if (rt_node_lead(c->node, st, c->w.timeout, err) != 0)
+		return -1;
+	if (c->w.rank != 0) {
+		if (rt_store_get(st, "trainrt/settings", &theirs, sizeof(theirs), &len, err) != 0)
+			return -1;
+		if (len != sizeof(theirs))
+			return tt_err_set(err, "rank 0's settings have %zu bytes, not %zu: all ranks must run the same libtrainrt",
+					  len, sizeof(theirs));
+	}
+	if (!problem && c->w.rank != 0 && theirs.valid && settings_differ(mine, &theirs, &differ) != 0)
+		problem = differ.msg;
+	if (problem)
+		note_problem(first, sizeof(first), &n, c->w.rank, problem);
+	for (int l = 1; l < c->w.local_size; l++) {
+		int fd = rt_node_peer(c->node, l);
+
+		if (fd < 0) { /* the world met without it coming here: it joined the store itself */
+			note_problem(first, sizeof(first), &n, c->w.rank + l,
+				     "TRAINRT_RENDEZVOUS=flat differs from its node leader's node: set it the same for every rank");
+			continue;
+		}
+		if (rt_node_send(fd, &theirs, sizeof(theirs), c->w.timeout, &why) != 0 ||
+		    rt_node_recv(fd, why_text, sizeof(why_text) - 1, &len, node_wait(&c->w), &why) != 0) {
+			note_problem(first, sizeof(first), &n, c->w.rank + l,
+				     "closed its connection to its node leader during the settings agreement (crashed or killed?)");
+			continue;
+		}
+		why_text[len] = '\0';
+		if (len > 0)
+			note_problem(first, sizeof(first), &n, c->w.rank + l, why_text);
+	}
+	if (n > 0 && (rt_store_add(st, "trainrt/problems", n, &reported, err) != 0 ||
+		      (reported == n && rt_store_set(st, "trainrt/problem", first, strlen(first) + 1, err) != 0)))
+		goto out;
+	if (rt_node_barrier(c->node, st, "trainrt/checked", c->w.timeout, err) != 0 ||
+	    rt_store_add(st, "trainrt/problems", 0, &reported, err) != 0)
+		goto out;
+	if (reported > 0) {
+		if (rt_store_get(st, "trainrt/problem", first, sizeof(first) - 1, &len, err) != 0)
+			goto out;
+		first[len] = '\0';
+		snprintf(line, sizeof(line), "cannot start: %s%s", first,
+			 reported > 1 ? " (and other ranks reported problems too)" : "");
+	}
+	rc = 0;
+out:
+	if (rc != 0)
+		snprintf(line, sizeof(line), "%s", err->msg);
+	/* A follower gone since is named by the line already. */
+	for (int l = 1; l < c->w.local_size; l++)
+		if (rt_node_peer(c->node, l) >= 0)
+			rt_node_send(rt_node_peer(c->node, l), line, strlen(line), c->w.timeout, &why);
+	if (rc != 0)
+		return -1;
+	if (!*line)
+		return 0;
+	if (problem)
+		tt_err_set(err, "%s", problem);
+	else
+		tt_err_set(err, "%s", line);
+	/* Every rank fails now; rank 0's store must stay until all leaders have read why. */
+	rt_node_barrier(c->node, st, "trainrt/problem-read", c->w.timeout, &why);
+	return -1;
+}
+
+static int follow_start(trainrt_comm *c, const struct settings *mine, const char *problem, tt_err *err)
+{
+	int leader = c->w.rank - c->w.local_rank;
+	struct settings theirs;
+	char line[sizeof(err->msg) + 96];
+	size_t len;
+	tt_err why;
+
+	if (rt_node_follow_start(c->key, c->store_at, NODE_START, c->w.node, c->w.rank, leader, c->w.timeout, &c->node_fd, err) != 0)
+		return -1;
+	if (rt_node_follow_verdict(c->node_fd, NODE_START, leader, c->w.timeout, 1, err) != 0) {
+		c->node_fd = -1;
+		return -1;
+	}
+	if (rt_node_recv(c->node_fd, &theirs, sizeof(theirs), &len, node_wait(&c->w), err) != 0)
+		goto gone;
+	if (len != sizeof(theirs))
+		return tt_err_set(err, "rank 0's settings have %zu bytes, not %zu: all ranks must run the same libtrainrt",
+				  len, sizeof(theirs));
+	if (!problem && theirs.valid && settings_differ(mine, &theirs, &why) != 0)
+		problem = why.msg;
+	if (rt_node_send(c->node_fd, problem ? problem : "", problem ? strlen(problem) : 0, c->w.timeout, err) != 0 ||
+	    rt_node_recv(c->node_fd, line, sizeof(line) - 1, &len, node_wait(&c->w), err) != 0)
+		goto gone;
+	line[len] = '\0';
+	if (len == 0)
+		return 0;
+	return tt_err_set(err, "%s", problem ? problem : line);
+gone:
+	return tt_err_set(err, "this node's leader, rank %d (LOCAL_RANK 0), closed its connection during the start "
+			  "(crashed or killed?): the store names this node's ranks to the others", leader);
 }
 
 /* ---- progress thread ---------------------------------------------------------------------- */
@@ -638,6 +799,14 @@ static int rendezvous(trainrt_comm *c, char *addr, int port, tt_err *err)
 
 		c->w.master_is_name = inet_pton(AF_INET, addr, probe) != 1;
 	}
+	snprintf(c->store_at, sizeof(c->store_at), "%s:%d", addr, port);
+	if (c->node_rdv && c->w.local_rank != 0) {
+		c->w.store = rt_store_lazy(addr, port, c->key, c->w.size, c->w.timeout, err);
+		return c->w.store ? 0 : -1;
+	}
+	if (c->node_rdv && !(c->node = rt_node_listen(c->key, c->store_at, NODE_START, c->w.node, c->w.rank,
+						      c->w.local_size, err)))
+		return -1;
 	c->w.store = rt_store_connect(addr, port, c->key, c->w.size, c->w.timeout, err);
 	return c->w.store ? 0 : -1;
 }
@@ -715,6 +884,7 @@ trainrt_comm *rt_comm_new_group(void)
 	pthread_cond_init(&c->cond, NULL);
 	c->is_group = 1;
 	c->w.ns = c->ns;
+	c->node_fd = -1;
 	return c;
 }
 
@@ -728,6 +898,7 @@ trainrt_comm *trainrt_init_for(trainrt_buffers where, char *errbuf, size_t errle
 	trainrt_comm *c = calloc(1, sizeof(*c));
 	tt_err err = { "" }, problem = { "" };
 	struct settings mine = { .valid = 0 };
+	const char *bad_setting;
 	char addr[256];
 	int port = 0, bad;
 
@@ -738,6 +909,7 @@ trainrt_comm *trainrt_init_for(trainrt_buffers where, char *errbuf, size_t errle
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->cond, NULL);
 	c->w.ns = c->ns;
+	c->node_fd = -1;
 	c->w.timeout = env_timeout(&problem, &bad);
 	if (rt_pmix_detected()) {
 		if (pmix_world(c, addr, sizeof(addr), &port, &err) != 0)
@@ -752,10 +924,16 @@ trainrt_comm *trainrt_init_for(trainrt_buffers where, char *errbuf, size_t errle
 	c->world_rank = c->w.rank;
 	c->world_node = c->w.node;
 	/* A bad setting of this rank is told to the others before it fails (agree_settings). */
+	mine.node_rdv = node_by_default(&c->w);
 	if (!bad)
 		read_settings(&c->w, where, &mine, &problem);
-	if (rendezvous(c, addr, port, &err) != 0 ||
-	    agree_settings(c, &mine, mine.valid ? NULL : problem.msg, &err) != 0)
+	c->node_rdv = mine.node_rdv;
+	bad_setting = mine.valid ? NULL : problem.msg;
+	if (rendezvous(c, addr, port, &err) != 0)
+		goto fail;
+	if (!c->node_rdv ? agree_settings(c, &mine, bad_setting, &err) != 0
+	    : c->w.local_rank == 0 ? lead_start(c, &mine, bad_setting, &err) != 0
+				   : follow_start(c, &mine, bad_setting, &err) != 0)
 		goto fail;
 	c->be = build_backend(&c->w, (enum backend_kind)mine.backend, &err);
 	if (!c->be || rt_comm_start(c, &err) != 0)
@@ -769,7 +947,8 @@ fail:
 }
 
 /* Rank 0 keeps the store up until every rank has said goodbye, so late store users never see
- * it vanish; a failed communicator skips this (its peers may be dead). */
+ * it vanish; a failed communicator skips this (its peers may be dead). Through node leaders a
+ * follower's goodbye is closing its connection to its leader, which then says it for the node. */
 static void goodbye(trainrt_comm *c)
 {
 	tt_err err;
@@ -779,7 +958,9 @@ static void goodbye(trainrt_comm *c)
 
 	if (!c->w.store || c->failed || c->w.size == 1 || c->is_group)
 		return;
-	if (rt_store_add(c->w.store, "finalize/count", 1, &n, &err) != 0)
+	if (c->node && rt_node_goodbyes(c->node, c->w.timeout) != 0)
+		return;
+	if (rt_store_add(c->w.store, "finalize/count", c->node ? c->w.local_size : 1, &n, &err) != 0)
 		return;
 	if (n == c->w.size)
 		rt_store_set(c->w.store, "finalize/done", "1", 1, &err);
@@ -799,7 +980,11 @@ void trainrt_finalize(trainrt_comm *c)
 		pthread_join(c->progress, NULL);
 	}
 	p2p_stop(c);
-	goodbye(c);
+	if (c->node_fd >= 0)
+		close(c->node_fd);
+	else
+		goodbye(c);
+	rt_node_close(c->node);
 	if (c->be)
 		c->be->ops->destroy(c->be);
 	if (!c->is_group)

@@ -6,6 +6,7 @@
 #define COMM_PRIV_H
 
 #include "comm_backend.h"
+#include "rt_node.h"
 #include "rt_store.h"
 #include "rt_token.h"
 #include "trainrt.h"
@@ -33,6 +34,13 @@ struct trainrt_comm {
 	rt_world w;
 	char key[RT_KEY_TEXT]; /* the job key (rt_token.h) */
 	rt_store_server *server;
+	/* The start through node leaders (TRAINRT_RENDEZVOUS, comm.c): a leader's node, kept until
+	 * finalize, whose followers' connections closing is their goodbye; a follower's connection
+	 * to its leader (-1 when none). */
+	int node_rdv;
+	char store_at[300]; /* the store's "host:port", naming this world's node sockets */
+	rt_node *node;
+	int node_fd;
 	rt_backend *be;
 	uint64_t seq;
 	uint64_t bytes_sent; /* by completed operations (rt_op_wire_bytes), under lock */

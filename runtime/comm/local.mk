@@ -13,7 +13,7 @@ libtrainrt_core_la_SOURCES = \
 	runtime/comm/rt_reduce.h runtime/comm/rt_reduce.c runtime/comm/rt_net.h runtime/comm/rt_net.c \
 	runtime/comm/rt_token.h runtime/comm/rt_token.c runtime/comm/rt_store.h runtime/comm/rt_store.c \
 	runtime/comm/rt_store_core.h runtime/comm/rt_store_core.c runtime/comm/rt_link.h runtime/comm/rt_link.c \
-	runtime/comm/rt_pmix.h runtime/comm/rt_pmix.c \
+	runtime/comm/rt_pmix.h runtime/comm/rt_pmix.c runtime/comm/rt_node.h runtime/comm/rt_node.c \
 	runtime/comm/backend_shm.c runtime/comm/backend_tcp.c runtime/comm/backend_hier.c \
 	runtime/comm/comm_priv.h runtime/comm/comm_p2p.c runtime/comm/comm_group.c runtime/comm/p2p_net.c \
 	runtime/comm/heartbeat.c

@@ -59,7 +59,7 @@ int rt_link_address(const rt_world *w, char *ip, size_t len, tt_err *err)
 	}
 	if (ifn && *ifn)
 		return rt_net_iface_ip(ifn, ip, len, err);
-	if (rt_net_local_ip(rt_store_fd(w->store), ip, len, err) != 0)
+	if (rt_store_open(w->store, err) != 0 || rt_net_local_ip(rt_store_fd(w->store), ip, len, err) != 0)
 		return -1;
 	if (strncmp(ip, "127.", 4) == 0 && w->master_is_name)
 		return rt_net_iface_ip(NULL, ip, len, err);

@@ -349,6 +349,10 @@ struct rt_store {
 	double timeout;
 	pthread_mutex_t lock;
 	char where[300];
+	char host[256];	    /* where rt_store_open connects: */
+	int port, world_size;
+	const char *key;    /* the caller's, outliving the store */
+	int dialed;	    /* a connection was made (and may since have been lost) */
 	double connected; /* when the handshake's connection was made */
 	int retries;	  /* RETRY answers so far */
 };
@@ -487,9 +491,14 @@ static int handshake(rt_store *st, const char *key, int world_size, double wait,
 	return 0;
 }
 
-/* One request/response round trip; the response value goes to val (up to cap). */
-static int roundtrip(rt_store *st, uint32_t cmd, const char *key, const void *val, size_t len,
-		     void *out, size_t cap, size_t *outlen, tt_err *err)
+static int opened(rt_store *st, tt_err *err);
+
+enum { SEND = 1, RECEIVE = 2 };
+
+/* A request (SEND), its response (RECEIVE) or both; the response value goes to out (up to cap).
+ * A response alone is waited for up to the timeout plus RT_STORE_JOIN_GRACE_S, as JOIN's is. */
+static int transact(rt_store *st, int what, uint32_t cmd, const char *key, const void *val, size_t len,
+		    void *out, size_t cap, size_t *outlen, tt_err *err)
 {
 	size_t klen = key ? strlen(key) : 0;
 	struct rt_store_req h = { RT_STORE_MAGIC, cmd, (uint32_t)klen, (uint32_t)len };
@@ -501,13 +510,11 @@ static int roundtrip(rt_store *st, uint32_t cmd, const char *key, const void *va
 		return tt_err_set(err, "store key '%.40s' or its value is too large (key <= %d, value <= %u bytes)",
 				  key ? key : "", RT_STORE_MAX_KEY, RT_STORE_MAX_VAL);
 	pthread_mutex_lock(&st->lock);
-	if (st->fd < 0) {
-		tt_err_set(err, "the store connection to %s was lost earlier", st->where);
+	if (opened(st, err) != 0)
 		goto out;
-	}
-	if (rt_net_send_all(st->fd, &h, sizeof(h), st->timeout, err) != 0 ||
-	    rt_net_send_all(st->fd, key, klen, st->timeout, err) != 0 ||
-	    rt_net_send_all(st->fd, val, len, st->timeout, err) != 0) {
+	if ((what & SEND) && (rt_net_send_all(st->fd, &h, sizeof(h), st->timeout, err) != 0 ||
+			      rt_net_send_all(st->fd, key, klen, st->timeout, err) != 0 ||
+			      rt_net_send_all(st->fd, val, len, st->timeout, err) != 0)) {
 		/* A server that refuses at once may close before our request is out: its reason can
 		 * still be waiting in the receive buffer. */
 		tt_err sent = *err;
@@ -516,8 +523,11 @@ static int roundtrip(rt_store *st, uint32_t cmd, const char *key, const void *va
 			*err = sent;
 			goto lost;
 		}
-	} else if (rt_net_recv_all(st->fd, &r, sizeof(r), st->timeout + (cmd == RT_CMD_JOIN ? RT_STORE_JOIN_GRACE_S : 0),
-				   err) != 0) {
+	} else if (!(what & RECEIVE)) {
+		rc = 0;
+		goto out;
+	} else if (rt_net_recv_all(st->fd, &r, sizeof(r),
+				   st->timeout + (cmd == RT_CMD_JOIN || !(what & SEND) ? RT_STORE_JOIN_GRACE_S : 0), err) != 0) {
 		goto lost;
 	}
 	if (r.vallen > RT_STORE_MAX_VAL || (r.status != RT_ST_OK && r.status != RT_ST_REFUSED && r.status != RT_ST_ERROR)) {
@@ -558,6 +568,12 @@ out:
 	return rc;
 }
 
+static int roundtrip(rt_store *st, uint32_t cmd, const char *key, const void *val, size_t len,
+		     void *out, size_t cap, size_t *outlen, tt_err *err)
+{
+	return transact(st, SEND | RECEIVE, cmd, key, val, len, out, cap, outlen, err);
+}
+
 /* The timeout ran out over RETRY answers: neither a flooded store nor a squatter that retries
  * just slowly enough proved anything, so both are named. */
 static void retried_out(rt_store *st, double timeout_s, tt_err *err)
@@ -568,14 +584,9 @@ static void retried_out(rt_store *st, double timeout_s, tt_err *err)
 		   st->retries == 1 ? "" : "s", timeout_s);
 }
 
-rt_store *rt_store_connect(const char *host, int port, const char *key, int world_size,
-			   double timeout_s, tt_err *err)
+rt_store *rt_store_lazy(const char *host, int port, const char *key, int world_size, double timeout_s, tt_err *err)
 {
 	rt_store *st = calloc(1, sizeof(*st));
-	double deadline = rt_now() + timeout_s;
-	/* A store that 16k ranks reach at once answers the last of them only after the others. */
-	double hello_wait = RT_STORE_HELLO_WAIT_S + RT_STORE_HELLO_WAIT_PER_RANK_S * world_size;
-	int backoff_ms = 10;
 
 	if (!st) {
 		tt_err_set(err, "out of memory");
@@ -584,35 +595,78 @@ rt_store *rt_store_connect(const char *host, int port, const char *key, int worl
 	st->fd = -1;
 	st->timeout = timeout_s;
 	snprintf(st->where, sizeof(st->where), "%s:%d", host, port);
+	snprintf(st->host, sizeof(st->host), "%s", host);
+	st->port = port;
+	st->key = key;
+	st->world_size = world_size;
 	pthread_mutex_init(&st->lock, NULL);
+	return st;
+}
+
+/* Connects and runs the handshake (st->lock held), retrying while the server asks to. */
+static int dial(rt_store *st, tt_err *err)
+{
+	double deadline = rt_now() + st->timeout;
+	/* A store that 16k ranks reach at once answers the last of them only after the others. */
+	double hello_wait = RT_STORE_HELLO_WAIT_S + RT_STORE_HELLO_WAIT_PER_RANK_S * st->world_size;
+	int backoff_ms = 10;
+
+	st->dialed = 1;
 	for (;;) {
 		double left = deadline - rt_now();
 		int rc;
 
 		if (left <= 0) {
-			retried_out(st, timeout_s, err);
-			goto fail;
+			retried_out(st, st->timeout, err);
+			return -1;
 		}
-		if (rt_net_connect(host, port, left, &st->fd, err) != 0) {
-			tt_err_wrap(err, "rendezvous store (MASTER_ADDR:MASTER_PORT; is rank 0 running?)");
-			goto fail;
-		}
+		if (rt_net_connect(st->host, st->port, left, &st->fd, err) != 0)
+			return tt_err_wrap(err, "rendezvous store (MASTER_ADDR:MASTER_PORT; is rank 0 running?)");
 		st->connected = rt_now();
-		rc = handshake(st, key, world_size, left < hello_wait ? left : hello_wait, err);
+		rc = handshake(st, st->key, st->world_size, left < hello_wait ? left : hello_wait, err);
 		if (rc == 0)
-			return st;
+			return 0;
 		close(st->fd);
 		st->fd = -1;
 		if (rc < 0 && st->retries > 0 && left < hello_wait)
-			retried_out(st, timeout_s, err); /* the last try was cut short by the deadline */
+			retried_out(st, st->timeout, err); /* the last try was cut short by the deadline */
 		if (rc < 0)
-			goto fail;
+			return -1;
 		usleep((useconds_t)backoff_ms * 1000); /* the server is busy: come back shortly */
 		backoff_ms = backoff_ms * 2 > 200 ? 200 : backoff_ms * 2;
 	}
-fail:
-	rt_store_close(st);
-	return NULL;
+}
+
+/* The connection, made on first need (st->lock held); once lost it stays lost. */
+static int opened(rt_store *st, tt_err *err)
+{
+	if (st->fd >= 0)
+		return 0;
+	if (st->dialed)
+		return tt_err_set(err, "the store connection to %s was lost earlier", st->where);
+	return dial(st, err);
+}
+
+int rt_store_open(rt_store *st, tt_err *err)
+{
+	int rc;
+
+	pthread_mutex_lock(&st->lock);
+	rc = opened(st, err);
+	pthread_mutex_unlock(&st->lock);
+	return rc;
+}
+
+rt_store *rt_store_connect(const char *host, int port, const char *key, int world_size,
+			   double timeout_s, tt_err *err)
+{
+	rt_store *st = rt_store_lazy(host, port, key, world_size, timeout_s, err);
+
+	if (st && rt_store_open(st, err) != 0) {
+		rt_store_close(st);
+		return NULL;
+	}
+	return st;
 }
 
 void rt_store_close(rt_store *st)
@@ -654,6 +708,27 @@ int rt_store_join(rt_store *st, const char *name, int rank, tt_err *err)
 	struct rt_store_join j = { .rank = (uint32_t)rank, .timeout_s = st->timeout };
 
 	return roundtrip(st, RT_CMD_JOIN, name, &j, sizeof(j), NULL, 0, NULL, err);
+}
+
+int rt_store_join_node(rt_store *st, const char *name, const struct rt_store_join_node *j, const unsigned char *bits,
+		       tt_err *err)
+{
+	size_t nbits = (j->count + 7) / 8, len = sizeof(*j) + nbits;
+	unsigned char *val = malloc(len);
+	int rc;
+
+	if (!val)
+		return tt_err_set(err, "out of memory");
+	memcpy(val, j, sizeof(*j));
+	memcpy(val + sizeof(*j), bits, nbits);
+	rc = transact(st, SEND, RT_CMD_JOIN_NODE, name, val, len, NULL, 0, NULL, err);
+	free(val);
+	return rc;
+}
+
+int rt_store_verdict(rt_store *st, const char *name, tt_err *err)
+{
+	return transact(st, RECEIVE, RT_CMD_JOIN_NODE, name, NULL, 0, NULL, 0, NULL, err);
 }
 
 int rt_store_fd(const rt_store *st)

@@ -45,6 +45,12 @@ void rt_store_server_stop(rt_store_server *srv);
  * timeout_s also bounds every later call. */
 rt_store *rt_store_connect(const char *host, int port, const char *key, int world_size,
 			   double timeout_s, tt_err *err);
+/* The same client, connecting only on first need (rt_store_open, or the first request below), so a
+ * rank that meets through its node leader (rt_node.h) pays no handshake of its own unless it uses
+ * the store; host is copied, key is the caller's and must outlive the store. */
+rt_store *rt_store_lazy(const char *host, int port, const char *key, int world_size, double timeout_s, tt_err *err);
+/* Connects a lazy store now (nothing when connected): 0, or -1 as rt_store_connect. */
+int rt_store_open(rt_store *st, tt_err *err);
 void rt_store_close(rt_store *st);
 
 int rt_store_set(rt_store *st, const char *key, const void *val, size_t len, tt_err *err);
@@ -59,7 +65,17 @@ int rt_store_add(rt_store *st, const char *key, int64_t delta, int64_t *result, 
  * (naming the ranks missing) or left after joining (naming it). */
 int rt_store_join(rt_store *st, const char *name, int rank, tt_err *err);
 
-/* The socket the client talks on (its local address is how peers reach this host). */
+/* A node leader's update of rendezvous name for its node's ranks (JOIN_NODE, rt_store_core.h):
+ * sent without waiting, since the store answers only with the verdict. */
+int rt_store_join_node(rt_store *st, const char *name, const struct rt_store_join_node *j, const unsigned char *bits,
+		       tt_err *err);
+/* Reads the store's one verdict on the rendezvous name the leader joined (once rt_store_fd is
+ * readable, or waiting up to the timeout + RT_STORE_JOIN_GRACE_S): 0 when every rank came, else
+ * -1 with the store's one line, as rt_store_join. */
+int rt_store_verdict(rt_store *st, const char *name, tt_err *err);
+
+/* The socket the client talks on (its local address is how peers reach this host); -1 before a
+ * lazy store's rt_store_open. */
 int rt_store_fd(const rt_store *st);
 
 #endif

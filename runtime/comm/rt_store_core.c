@@ -343,6 +343,17 @@ static size_t missing_ranks(const rt_store_core *s, const struct barrier *b, cha
 	return missing;
 }
 
+/* rank arrives in b (not there yet); the first arrival starts b's clock. */
+static void arrive(rt_store_core *s, struct barrier *b, uint32_t rank, double timeout_s)
+{
+	if (b->count == 0) {
+		b->deadline = s->now + timeout_s;
+		b->timeout = timeout_s;
+	}
+	b->arrived[rank / 8] |= (unsigned char)(1u << (rank % 8));
+	b->count++;
+}
+
 static int cmd_join(rt_store_core *s, rt_store_conn *k, const char *name, const unsigned char *val, size_t len)
 {
 	struct rt_store_join j;
@@ -369,15 +380,71 @@ static int cmd_join(rt_store_core *s, rt_store_conn *k, const char *name, const 
 			 j.rank, j.rank);
 		return barrier_fail(s, b, msg) != 0 || request_error(k, msg) != 0 ? -1 : 0;
 	}
-	if (b->count == 0) {
-		b->deadline = s->now + j.timeout_s;
-		b->timeout = j.timeout_s;
-	}
-	b->arrived[j.rank / 8] |= (unsigned char)(1u << (j.rank % 8));
-	b->count++;
+	arrive(s, b, j.rank, j.timeout_s);
 	k->join = b;
 	k->join_rank = j.rank;
 	b->waiting++;
+	if (b->count == (uint32_t)s->world_size)
+		return barrier_release(s, b);
+	return 0;
+}
+
+/* A node leader's update (rt_store_core.h, JOIN_NODE); k is parked in b after its first. */
+static int cmd_join_node(rt_store_core *s, rt_store_conn *k, const char *name, const unsigned char *val, size_t len)
+{
+	struct rt_store_join_node j;
+	const unsigned char *bits = val + sizeof(j);
+	struct barrier *b;
+	char msg[RT_STORE_MAX_REASON];
+
+	if (len < sizeof(j))
+		return refuse(k, "malformed node join");
+	memcpy(&j, val, sizeof(j));
+	if (j.count == 0 || j.first_rank >= (uint32_t)s->world_size || j.count > (uint32_t)s->world_size - j.first_rank ||
+	    len != sizeof(j) + (j.count + 7) / 8 || !(j.timeout_s > 0) || j.event > RT_NODE_TWICE)
+		return refuse(k, "malformed node join (ranks outside the world, or not a trainrt peer?)");
+	b = barrier_find(s, name, 1);
+	if (!b)
+		return -1;
+	if (k->node_join != b) { /* the node's first request */
+		if (k->join)
+			return refuse(k, "node join while in another rendezvous");
+		k->node_join = b;
+		k->join_rank = j.first_rank;
+		k->node_count = j.count;
+		if (b->reason)
+			return request_error(k, b->reason);
+		if (b->count == (uint32_t)s->world_size)
+			return reply(k, RT_ST_OK, NULL, 0);
+		k->join = b;
+		b->waiting++;
+	} else if (k->join != b) {
+		return 0; /* the verdict went out already */
+	}
+	if (j.first_rank != k->join_rank || j.count != k->node_count)
+		return refuse(k, "node join for other ranks than this connection's first");
+	if (j.event == RT_NODE_LEFT || j.event == RT_NODE_TWICE) {
+		if (j.event == RT_NODE_LEFT)
+			snprintf(msg, sizeof(msg), "rendezvous '%s': rank %u left (its connection to its node leader, rank "
+				 "%u, closed: crashed or killed?) while %u of %d ranks had arrived", name, j.who,
+				 j.first_rank, b->count, s->world_size);
+		else
+			snprintf(msg, sizeof(msg), "rendezvous '%s': rank %u arrived twice (was RANK %u launched twice?)",
+				 name, j.who, j.who);
+		return barrier_fail(s, b, msg);
+	}
+	for (uint32_t i = 0; i < j.count; i++) {
+		uint32_t r = j.first_rank + i;
+
+		if (!(bits[i / 8] >> (i % 8) & 1))
+			continue;
+		if (has_arrived(b, r)) {
+			snprintf(msg, sizeof(msg), "rendezvous '%s': rank %u arrived twice (was RANK %u launched twice?)",
+				 name, r, r);
+			return barrier_fail(s, b, msg);
+		}
+		arrive(s, b, r, j.timeout_s);
+	}
 	if (b->count == (uint32_t)s->world_size)
 		return barrier_release(s, b);
 	return 0;
@@ -393,8 +460,13 @@ static void barrier_lost(rt_store_core *s, rt_store_conn *k)
 	b->waiting--;
 	if (b->reason)
 		return;
-	snprintf(msg, sizeof(msg), "rendezvous '%s': rank %u left (its connection to the store closed: crashed or "
-		 "killed?) while %u of %d ranks had arrived", b->name, k->join_rank, b->count, s->world_size);
+	if (k->node_join == b)
+		snprintf(msg, sizeof(msg), "rendezvous '%s': the node leader, rank %u, left with its node's ranks %u-%u "
+			 "(its connection to the store closed: crashed or killed?) while %u of %d ranks had arrived",
+			 b->name, k->join_rank, k->join_rank, k->join_rank + k->node_count - 1, b->count, s->world_size);
+	else
+		snprintf(msg, sizeof(msg), "rendezvous '%s': rank %u left (its connection to the store closed: crashed or "
+			 "killed?) while %u of %d ranks had arrived", b->name, k->join_rank, b->count, s->world_size);
 	if (barrier_fail(s, b, msg) != 0)
 		return; /* out of memory: the others still fail at the deadline, without the name */
 }
@@ -494,6 +566,8 @@ static int handle(rt_store_core *s, rt_store_conn *k, uint32_t cmd, const char *
 		return cmd_add(s, k, key, val, len);
 	case RT_CMD_JOIN:
 		return cmd_join(s, k, key, val, len);
+	case RT_CMD_JOIN_NODE:
+		return cmd_join_node(s, k, key, val, len);
 	default:
 		return refuse(k, "unknown request");
 	}
@@ -545,7 +619,7 @@ static int consume(rt_store_core *s, rt_store_conn *k)
 	size_t off = 0;
 	int rc = 0;
 
-	while (!k->closing && !k->wait_key && !k->join && k->in_len - off >= sizeof(struct rt_store_req)) {
+	while (!k->closing && !k->wait_key && k->in_len - off >= sizeof(struct rt_store_req)) {
 		struct rt_store_req h;
 		char key[RT_STORE_MAX_KEY + 1];
 
@@ -554,6 +628,9 @@ static int consume(rt_store_core *s, rt_store_conn *k)
 			rc = refuse(k, "malformed request (not a trainrt peer, or key/value too large)");
 			break;
 		}
+		/* Parked in a rendezvous: only a node leader's updates to it go on. */
+		if (k->join && !(h.cmd == RT_CMD_JOIN_NODE && k->node_join == k->join))
+			break;
 		if (k->in_len - off < sizeof(h) + h.keylen + h.vallen)
 			break;
 		memcpy(key, k->in + off + sizeof(h), h.keylen);
@@ -640,7 +717,7 @@ int rt_store_core_sent(rt_store_core *s, rt_store_conn *k, size_t n, double now)
 		return 1;
 	}
 	/* Input parked behind a reply or a wait resumes once the reply is out. */
-	if (k->stage == RT_CONN_ADMITTED && !k->wait_key && !k->join && k->in_len)
+	if (k->stage == RT_CONN_ADMITTED && !k->wait_key && k->in_len)
 		return consume(s, k) != 0 ? -1 : 0;
 	return 0;
 }

@@ -28,7 +28,8 @@
 #include <stdint.h>
 
 #define RT_STORE_MAGIC 0x54525354u /* "TRST" */
-#define RT_STORE_VERSION 4 /* 3: JOIN, which trainrt_init sends; 4: the rank proves itself first */
+#define RT_STORE_VERSION 5 /* 3: JOIN, which trainrt_init sends; 4: the rank proves itself first;
+			    * 5: JOIN_NODE */
 #define RT_STORE_MAX_KEY 255
 #define RT_STORE_MAX_VAL (1u << 20)
 #define RT_STORE_MAX_PENDING 256   /* connections not yet admitted, held at once */
@@ -38,7 +39,8 @@
 #define RT_STORE_DRAIN_S 1.0	   /* a refused connection's input is discarded this long */
 #define RT_STORE_MAX_REASON 1024   /* longest refusal message */
 
-enum rt_store_cmd { RT_CMD_HELLO = 1, RT_CMD_SET = 2, RT_CMD_GET = 3, RT_CMD_ADD = 4, RT_CMD_PROOF = 5, RT_CMD_JOIN = 6 };
+enum rt_store_cmd { RT_CMD_HELLO = 1, RT_CMD_SET = 2, RT_CMD_GET = 3, RT_CMD_ADD = 4, RT_CMD_PROOF = 5, RT_CMD_JOIN = 6,
+		     RT_CMD_JOIN_NODE = 7 };
 enum rt_store_status {
 	RT_ST_OK = 0,
 	RT_ST_REFUSED = 1, /* value: the reason; the server closes the connection */
@@ -65,6 +67,19 @@ struct rt_store_hello {
  * left; once all world-size ranks joined, each gets OK. */
 struct rt_store_join {
 	uint32_t rank, pad;
+	double timeout_s;
+};
+
+/* JOIN_NODE's value, then a bit per rank of [first_rank, first_rank + count): a node leader
+ * (rt_node.h) joins the rendezvous named by key for its node's ranks over its one connection. Its
+ * first request joins with the ranks it gathered so far; later ones on the same connection add
+ * ranks that came since (event ARRIVED) or fail the rendezvous for every rank, naming rank `who`
+ * that left its leader or came to it twice. The store answers once, with the same verdict JOIN
+ * gets (requests after it are ignored); a node's connection that closes before then fails the
+ * rendezvous naming the leader and its node's ranks. */
+enum rt_node_event { RT_NODE_ARRIVED = 0, RT_NODE_LEFT = 1, RT_NODE_TWICE = 2 };
+struct rt_store_join_node {
+	uint32_t first_rank, count, event, who;
 	double timeout_s;
 };
 
@@ -112,6 +127,8 @@ typedef struct rt_store_conn {
 	char *wait_key; /* a GET parked until the key is set */
 	struct barrier *join; /* a JOIN parked until the rendezvous completes or fails */
 	uint32_t join_rank;
+	struct barrier *node_join; /* the rendezvous this connection joined as a node leader */
+	uint32_t node_count;	   /* ... for ranks [join_rank, join_rank + node_count) */
 	rt_store_core *core;
 	unsigned char expect[RT_MAC_LEN]; /* the rank's proof, computed when the challenge went out */
 	unsigned char answer[RT_MAC_LEN]; /* the server's proof, sent once the rank's checked out */

@@ -212,6 +212,11 @@ tests_unit_test_rt_reduce_LDADD = libtrainrt_core.la $(UNIT_LDADD) -lm
 tests_unit_test_rt_store_SOURCES = tests/unit/test_rt_store.c tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_rt_store_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_rt_store_LDADD = libtrainrt_core.la $(UNIT_LDADD)
+# The rendezvous through node leaders (runtime/comm/rt_node.c).
+check_PROGRAMS += tests/unit/test_rt_node
+tests_unit_test_rt_node_SOURCES = tests/unit/test_rt_node.c tests/unit/cunit_main.c tests/unit/cunit_main.h
+tests_unit_test_rt_node_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_rt_node_LDADD = libtrainrt_core.la $(UNIT_LDADD)
 endif
 
 # trainer: model math, optimizer, data, bucket/shard plans, checkpoints

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static float input(int rank, size_t i)
@@ -556,6 +557,70 @@ static void test_settings_disagree(void)
 	CU_ASSERT_EQUAL(run_world(&spec, rank_all_must_fail, "rank 0: TRAINRT_BACKEND='carrier-pigeon' is not one of"), 0);
 }
 
+/* A small world's checks after either start: an all-reduce of the ranks, and a key one rank sets
+ * through its own (lazily opened) store connection that the others read. */
+static int rank_sum_and_store(trainrt_comm *c, const char *initerr, void *arg)
+{
+	int n = trainrt_world_size(c ? c : NULL), r;
+	float x;
+	char v[8] = "";
+	size_t len = 0;
+
+	(void)arg;
+	if (!c)
+		return fprintf(stderr, "init failed: %s\n", initerr), 1;
+	r = trainrt_rank(c);
+	x = (float)r;
+	if (trainrt_allreduce(c, &x, &x, 1, TRAINRT_FLOAT32, TRAINRT_SUM) != 0 || x != (float)(n * (n - 1) / 2))
+		return fprintf(stderr, "rank %d: sum %g, not %d\n", r, x, n * (n - 1) / 2), 1;
+	if (r == n - 1 && trainrt_store_set(c, "modes", "ok", 3) != 0)
+		return 1;
+	if (trainrt_store_get(c, "modes", v, sizeof(v), &len) != 0 || strcmp(v, "ok") != 0)
+		return fprintf(stderr, "rank %d: store read '%s'\n", r, v), 1;
+	return 0;
+}
+
+/* The start through node leaders (TRAINRT_RENDEZVOUS=node, the default with two ranks a node) and
+ * the flat one: both start a world and name a follower's differing setting to every rank; so is a
+ * rank whose TRAINRT_RENDEZVOUS differs from rank 0's, or is not a mode. */
+static void test_rendezvous_modes(void)
+{
+	static const char *const modes[] = { "flat", "node", "auto" };
+	world_spec spec = { .n = 6, .local = 3, .backend = "auto", .timeout = "60", .kill_after_s = 30 };
+
+	for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+		setenv("TRAINRT_RENDEZVOUS", modes[m], 1);
+		CU_ASSERT_EQUAL(run_world(&spec, rank_sum_and_store, NULL), 0);
+		spec.env_override[4] = "TRAINRT_SHM_ARENA_MB=32";
+		CU_ASSERT_EQUAL(run_world(&spec, rank_all_must_fail, "rank 4: TRAINRT_SHM_ARENA_MB 32 differs from rank 0's 64"),
+				0);
+		spec.env_override[4] = NULL;
+	}
+	unsetenv("TRAINRT_RENDEZVOUS");
+	/* Two worlds of one job step (one key) at once on this host: their node sockets differ. */
+	{
+		pid_t w[2];
+		int status, ok = 0;
+
+		for (int i = 0; i < 2; i++)
+			if ((w[i] = fork()) == 0)
+				_exit(run_world(&spec, rank_sum_and_store, NULL) == 0 ? 0 : 1);
+		for (int i = 0; i < 2; i++)
+			ok += w[i] > 0 && waitpid(w[i], &status, 0) == w[i] && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+		CU_ASSERT_EQUAL(ok, 2);
+	}
+	spec.env_override[5] = "TRAINRT_RENDEZVOUS=sideways";
+	CU_ASSERT_EQUAL(run_world(&spec, rank_all_must_fail, "rank 5: TRAINRT_RENDEZVOUS='sideways' is not auto, node or flat"),
+			0);
+	spec.env_override[5] = "TRAINRT_RENDEZVOUS=flat";
+	CU_ASSERT_EQUAL(run_world(&spec, rank_all_must_fail, "rank 5: TRAINRT_RENDEZVOUS=flat differs from"), 0);
+	spec.env_override[5] = NULL;
+	spec.env_override[0] = "TRAINRT_RENDEZVOUS=flat";
+	spec.env_override[1] = "TRAINRT_RENDEZVOUS=flat";
+	spec.env_override[2] = "TRAINRT_RENDEZVOUS=flat";
+	CU_ASSERT_EQUAL(run_world(&spec, rank_all_must_fail, "TRAINRT_RENDEZVOUS=node differs from rank 0's flat"), 0);
+}
+
 /* The buffers' place rules the backend: host memory never goes to NCCL, GPU memory only to it. */
 static void test_buffers_place_rules_backend(void)
 {
@@ -644,6 +709,7 @@ int tt_register_suites(void)
 	CU_add_test(s, "shm: 1M+3 staged and direct", test_shm_large_staged_and_direct);
 	CU_add_test(s, "tcp ring", test_tcp_ring);
 	CU_add_test(s, "settings that differ fail every rank at once, naming the rank", test_settings_disagree);
+	CU_add_test(s, "the start through node leaders and the flat one", test_rendezvous_modes);
 	CU_add_test(s, "tcp recursive doubling vs ring", test_tcp_doubling);
 	CU_add_test(s, "hierarchical shm+tcp", test_hierarchical);
 	CU_add_test(s, "async matrix", test_async_in_order);
