@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
@@ -712,13 +713,51 @@ void tt_ctl_resumed(struct tt_ctl *c)
 		c->peers[i].last_heard_ms = now;
 }
 
+/* After the byes: reads and drops what the peers still send (their pings) until each one closes,
+ * TT_CTL_BYE_MS at most. Closing a socket with unread bytes sends a reset, and a reset can reach
+ * the peer before it read the bye, which then reads as a lost node (seen in ft.sh's suspend case:
+ * node 0 stopped its last worker, "node ft-b lost (its connection failed: Connection reset by
+ * peer)"). A peer closes as soon as it reads a bye, so the wait is one round trip. */
+static void await_closes(struct tt_ctl *c)
+{
+	long deadline = tt_now_ms() + TT_CTL_BYE_MS;
+	struct pollfd *p = calloc(c->npeers, sizeof(*p));
+	char sink[512];
+
+	for (;;) {
+		nfds_t n = 0;
+		long left = deadline - tt_now_ms();
+
+		for (uint32_t i = 0; p && i < c->npeers; i++)
+			if (c->peers[i].fd >= 0)
+				p[n++] = (struct pollfd){ .fd = c->peers[i].fd, .events = POLLIN };
+		if (!n || left <= 0 || poll(p, n, (int)left) <= 0)
+			break;
+		for (uint32_t i = 0; i < c->npeers; i++) {
+			ssize_t got;
+
+			if (c->peers[i].fd < 0)
+				continue;
+			while ((got = recv(c->peers[i].fd, sink, sizeof(sink), 0)) > 0)
+				;
+			if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+				peer_close(&c->peers[i]);	/* closed (or failed): nothing left to wait for */
+		}
+	}
+	free(p);
+}
+
 void tt_ctl_close(struct tt_ctl *c)
 {
 	const struct tt_ctl_msg bye = { .kind = TT_CTL_BYE };
 
+	for (uint32_t i = 0; c->peers && i < c->npeers; i++)
+		if (c->peers[i].fd >= 0 && (peer_send(c, &c->peers[i], &bye) != 0 ||
+					    shutdown(c->peers[i].fd, SHUT_WR) != 0))
+			peer_close(&c->peers[i]);
+	if (c->peers)
+		await_closes(c);
 	for (uint32_t i = 0; c->peers && i < c->npeers; i++) {
-		if (c->peers[i].fd >= 0)
-			(void)peer_send(c, &c->peers[i], &bye);
 		peer_close(&c->peers[i]);
 		free(c->peers[i].buf);
 	}

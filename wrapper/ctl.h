@@ -43,6 +43,7 @@
 
 #define TT_CTL_PING_MS 1000	/* keepalive interval */
 #define TT_CTL_LOST_MS 5000	/* a peer silent this long is lost */
+#define TT_CTL_BYE_MS 1000	/* after its bye, a node waits this long at most for the peer to close */
 /* Every node's step times reach node 0 this often: a p50 over the last TT_HB_WINDOW steps moves
  * slowly, a minute is how often a person reads a straggler line, and a rank's line a minute is
  * nothing next to the pings. */
