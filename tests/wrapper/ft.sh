@@ -92,6 +92,18 @@ launch_dir() {
 	free_port >"$WORK/$1/port"
 }
 
+# Both nodes of launch $1 with train-run options $2..., run to their end: exits in rc0, rc1.
+both_nodes() {
+	bd=$1
+	shift
+	node "$bd" 0 "$@"
+	node "$bd" 1 "$@"
+	wait "$(cat "$bd/pid.0")"
+	rc0=$?
+	wait "$(cat "$bd/pid.1")"
+	rc1=$?
+}
+
 # Sorted starts of launch $1, one "RANK ROUND" per line joined by ';'.
 starts() { sort "$1/starts" | tr '\n' ';'; }
 
@@ -103,12 +115,7 @@ t_fault_restarts_every_node() {
 		d="$WORK/$action"
 		launch_dir "$action"
 		export ACTION=$action SECS=3
-		node "$d" 0 --max-restarts 2 --hang-timeout 2
-		node "$d" 1 --max-restarts 2 --hang-timeout 2
-		wait "$(cat "$d/pid.0")"
-		rc0=$?
-		wait "$(cat "$d/pid.1")"
-		rc1=$?
+		both_nodes "$d" --max-restarts 2 --hang-timeout 2
 		[ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] || fail "$action: exits $rc0 $rc1: $(cat "$d"/err.*)"
 		# Every worker started twice, in rounds 0 and 1: the ranks of node 0 too, though they
 		# never heard of rank 3's fate through any collective.
@@ -132,12 +139,7 @@ t_victim_waits_for_the_culprit() {
 	d="$WORK/victim"
 	launch_dir victim
 	export ACTION=victim SECS=4
-	node "$d" 0 --max-restarts 2 --hang-timeout 2
-	node "$d" 1 --max-restarts 2 --hang-timeout 2
-	wait "$(cat "$d/pid.0")"
-	rc0=$?
-	wait "$(cat "$d/pid.1")"
-	rc1=$?
+	both_nodes "$d" --max-restarts 2 --hang-timeout 2
 	unset ACTION SECS
 	[ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] || fail "victim: exits $rc0 $rc1: $(cat "$d"/err.*)"
 	[ "$(starts "$d")" = "0 0;0 1;1 0;1 1;2 0;2 1;3 0;3 1;" ] || fail "victim: starts $(starts "$d")"
