@@ -10,9 +10,12 @@
 # equals an uninterrupted run's resumed from a copy of that checkpoint, and the final weights are
 # equal. Bit-equal, not within a tolerance: the example's batches are a function of the seed and
 # the step, its checkpoint holds the model and AdamW's state exactly, and gloo's all-reduce at a
-# fixed world size adds in the same order every time (its ring depends on the ranks, not on
-# timing); 'loss %.9g' names a float32 uniquely. The oracle is that second run, not a stored
-# number. No timing asserts; every wait is bounded.
+# fixed world size and bucket layout adds in the same order every time (its ring depends on the
+# ranks and offsets, not on timing); both runs start from the checkpoint, so both take DDP's
+# first-iteration bucket layout at the same step. (An uninterrupted run would not do: at 4 ranks
+# its step 101 sums in DDP's rebuilt layout, 1 ulp away; BENCHMARKS.md.) 'loss %.9g' names a
+# float32 uniquely. The oracle is that second run, not a stored number. No timing asserts;
+# every wait is bounded.
 
 # The example, slowed to 0.05 s a step so the fault finds it training between two checkpoints.
 FT_PT=(/usr/bin/python3 "${TT_EXAMPLES:-$TT_SRCDIR/examples}/pytorch_ddp.py" --samples 1024 --log-every 1
