@@ -2,7 +2,7 @@
 # shellcheck shell=bash
 # t_ft_pytorch.sh — the PyTorch example (examples/pytorch_ddp.py, gloo on the CPUs) under
 # train-run --max-restarts 1 on 2 nodes x 2 ranks, checkpointing every 100 steps, with one fault
-# on node2's second worker (global rank 3) after step 110 (issue #29):
+# on node2's second worker (global rank 3) once it logged step 110 (issue #29):
 #  - kill -9: one restart decision (the line naming rank 3 on node2, once per node), every rank
 #    started exactly twice (rounds 0 and 1);
 #  - SIGSTOP: the heartbeat timeout names rank 3 as hung in one line on node2, then the same.
@@ -75,9 +75,10 @@ ft_pt_fault() {
 	# One decision: one line per node, both naming rank 3 on node2 and restart 1.
 	expect_eq "restart lines, those naming rank 3 on node2 in restart 1" "2 2" \
 		"$(grep -c 'every node restarts' err.txt) $(grep -c '^train-run: host node[12]: rank 3 on host node2 .*: every node restarts its workers (restart 1 of 1;' err.txt)"
-	[ "$newest" = ckpt/step-00000100.pt ] || fail "newest checkpoint at the fault: '$newest', not step 100 (a slow start?)"
+	[ -n "$newest" ] || fail "no checkpoint at the fault"
 	step=${newest#ckpt/step-}
 	step=$((10#${step%.pt}))
+	[ "$step" -lt 300 ] || fail "the fault came after the last checkpoint ($newest)"
 	expect_eq "resumed from the newest checkpoint" 1 \
 		"$(grep -c "^pytorch_ddp: resumed from $PWD/$newest at step $step$" out.txt)"
 	# The oracle: an uninterrupted run on the same 2 x 2 ranks from a copy of that checkpoint.
@@ -85,7 +86,7 @@ ft_pt_fault() {
 	cp "$newest" ref/
 	timeout 150 srun -N2 --ntasks-per-node=1 --export=ALL train-run --nproc-per-node 2 -- \
 		"${FT_PT[@]}" --ckpt-dir "$PWD/ref" >ref.out 2>ref.err || { cat ref.err; fail "the reference run failed"; }
-	expect_eq "loss lines after the restart point" 200 "$(ft_pt_losses out.txt | wc -l)"
+	expect_eq "loss lines after the restart point" $((300 - step)) "$(ft_pt_losses out.txt | wc -l)"
 	expect_eq "losses after the restart point vs the uninterrupted run's" "$(ft_pt_losses ref.out)" "$(ft_pt_losses out.txt)"
 	expect_eq "final weights and optimizer state vs the uninterrupted run's" equal "$(/usr/bin/python3 -c '
 import sys, torch
