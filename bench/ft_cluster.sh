@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # ft_cluster.sh — fault recovery across nodes (issue #29) on the embedded test cluster: train-mlp,
 # 2 nodes x 2 ranks, checkpoints, one fault on node 2 after warm-up; train-run's control plane
-# against torchrun's elastic agents (c10d rendezvous) on the same program in the same run.
+# against torchrun's elastic agents (c10d rendezvous) on the same program in the same run; then
+# the same for the PyTorch example (examples/pytorch_ddp.py, gloo), less the lost node.
 #   train-run --max-restarts 1: kill -9 of a worker on node 2 (global rank 3); a hung worker
 #             there (kill -STOP); kill -9 of node 2's train-run (a lost node: node 1 must stop
 #             with the one-line sbatch --exclude verdict);
@@ -13,15 +14,17 @@
 # the stamped srun output lines (both nodes' launchers and rank 0's step lines). After each row,
 # the processes still holding the row's directory in their command line are counted (orphans)
 # and killed, and the row's job is cancelled. A recovered row's final weights_crc32 (train-mlp
-# --summary) is compared with an uninterrupted run's of the same arguments: train-mlp resumes a
-# checkpoint bit-exactly, so they must be equal.
+# --summary; the example's: a CRC-32 of the model tensors in its last checkpoint) is compared
+# with an uninterrupted run's of the same arguments: both resume a checkpoint bit-exactly, so
+# they must be equal.
 # Needs root and the cluster lock; brings a 2-node cluster up (and down again) when none is up.
 # Usage: bench/ft_cluster.sh PATH/TO/train-run PATH/TO/train-mlp PLUGIN.so
 # (make bench-ft-cluster). FT_BOUND (60 s): how long a row may take to train again after the fault.
+# FT_PROGRAMS ("train-mlp pytorch"): whose rows run.
 set -eu
 BOUND=${FT_BOUND:-60}
 if [ -z "${FT_BOUNDED:-}" ]; then
-	FT_BOUNDED=1 exec timeout -k 10 $((6 * 3 * BOUND + 300)) sh "$0" "$@"
+	FT_BOUNDED=1 exec timeout -k 10 $((10 * 3 * BOUND + 600)) sh "$0" "$@"
 fi
 TRAIN_RUN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 TRAIN_MLP=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
@@ -29,6 +32,7 @@ PLUGIN=$3
 HERE=$(cd "$(dirname "$0")" && pwd)
 CLUSTER=$HERE/../tests/cluster/cluster.sh
 PY=/usr/bin/python3
+EXAMPLE=$HERE/../examples/pytorch_ddp.py
 # The nodes have a private /tmp: the work directory lives beside the build.
 WORK=$(mktemp -d "$(dirname "$TRAIN_RUN")/bench-ft-cluster.XXXXXX")
 started=0
@@ -60,24 +64,43 @@ TC_DETECT='failed \(exitcode'
 MLP_STEP='train-mlp: .*step ([0-9]+)/'
 MLP_RESUME='resumed from .*\(step ([0-9]+)'
 MLP_ARGS="--layers 256,256,10 --data synthetic --synthetic-samples 16384,256 --epochs ${FT_EPOCHS:-12} --batch 64 --log-every 10 --ckpt-every 500 --seed 7"
-WARM=${FT_WARM:-1200}
+PT_STEP='pytorch_ddp: step ([0-9]+) loss'
+PT_RESUME='pytorch_ddp: resumed from .* at step ([0-9]+)'
+PT_STEPS=${FT_PT_STEPS:-1500}
+PT_ARGS="--samples 4096 --steps $PT_STEPS --batch 64 --log-every 10 --ckpt-every 200"
 
-# crc FILE: the weights_crc32 of a train-mlp --summary file ("-" when there is none).
-crc() { sed -n 's/.*"weights_crc32": "\([0-9a-f]*\)".*/\1/p' "$1" 2>/dev/null | grep . || echo -; }
+# weights_mlp DIR: the weights_crc32 of the train-mlp --summary file in DIR ("-" when there is none).
+weights_mlp() { sed -n 's/.*"weights_crc32": "\([0-9a-f]*\)".*/\1/p' "$1/summary.json" 2>/dev/null | grep . || echo -; }
+# weights_pt DIR: a CRC-32 of the model tensors in the example's final checkpoint in DIR/ckpt ("-"
+# when there is none).
+weights_pt() {
+	$PY -c '
+import sys, zlib, torch
+m = torch.load(sys.argv[1], map_location="cpu")["model"]
+c = 0
+for k in sorted(m):
+    c = zlib.crc32(m[k].contiguous().numpy().tobytes(), c)
+print(f"{c:08x}")' "$1/ckpt/step-$(printf %08d "$PT_STEPS").pt" 2>/dev/null || echo -
+}
 
-# the reference: the same run without a fault
-mkdir -p "$WORK/ref"
-t0=$(date +%s%N)
-# shellcheck disable=SC2086 # the arguments are words on purpose
-timeout 300 srun -J ftc-ref -N2 --ntasks-per-node=1 --export=ALL "$TRAIN_RUN" --nproc-per-node 2 -- \
-	"$TRAIN_MLP" $MLP_ARGS --ckpt-dir "$WORK/ref/ckpt" --summary "$WORK/ref/summary.json" >"$WORK/ref/log" 2>&1 ||
-	{ tail -n 20 "$WORK/ref/log"; echo "ft_cluster.sh: the uninterrupted run failed" >&2; exit 1; }
-REF_S=$(( ($(date +%s%N) - t0) / 1000000 ))
-REF_CRC=$(crc "$WORK/ref/summary.json")
+# reference DIR CMD...: the program's run without a fault, its files in DIR, into REF_CRC; prints
+# its line.
+reference() {
+	dir=$1
+	shift
+	mkdir -p "$dir"
+	t0=$(date +%s%N)
+	timeout 300 srun -J ftc-ref -N2 --ntasks-per-node=1 --export=ALL "$TRAIN_RUN" --nproc-per-node 2 -- \
+		"$@" >"$dir/log" 2>&1 ||
+		{ tail -n 20 "$dir/log"; echo "ft_cluster.sh: the uninterrupted run of $PROG failed" >&2; exit 1; }
+	REF_CRC=$($WEIGHTS "$dir")
+	echo "uninterrupted run of $PROG: $(( ($(date +%s%N) - t0) / 1000000 )) ms, weights crc32 $REF_CRC"
+}
 
 n=0
 # row LAUNCHER FAULT TARGET DETECT_RE RESTART_RE -- CMD... (CKPT, SUMMARY and JOB in CMD become the
-# row's checkpoint directory, summary file and job name)
+# row's checkpoint directory, summary file and job name); the program's STEP_RE, RESUME_RE,
+# WARM, WEIGHTS, REF_CRC and PROG come from its *_rows function.
 row() {
 	launcher=$1 fault=$2 target=$3 detect_re=$4 restart_re=$5
 	shift 6
@@ -94,7 +117,7 @@ row() {
 		esac
 	done
 	res=$(FT_ROW=row$n FT_TARGET="FT_ROW=row$n,$target" timeout -k 5 $((3 * BOUND + 60)) $PY "$HERE/ft_drive.py" \
-		"$dir/log" "$fault" "$WARM" "$BOUND" "$MLP_STEP" "$detect_re" "$restart_re" "$MLP_RESUME" -- "$@") ||
+		"$dir/log" "$fault" "$WARM" "$BOUND" "$STEP_RE" "$detect_re" "$restart_re" "$RESUME_RE" -- "$@") ||
 		res="-	-	-	-	driver failed ($?)	-"
 	scancel -n "ftc-row$n" 2>/dev/null || true
 	sleep 1
@@ -111,62 +134,107 @@ row() {
 		grep -q -E 'failed \(exitcode.*' "$dir/log" && grep -q -E 'rank: 3|local_rank: 1' "$dir/log" && named="local rank only"
 	fi
 	verdict=$(grep -o -m1 -E 'train-run: node node2 lost.*resubmit with: sbatch --exclude=node2' "$dir/log" || true)
-	c=$(crc "$dir/summary.json")
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$launcher" "$fault$target" "$res" "$named" "$left" "$c" "$verdict" >>"$WORK/rows"
+	c=$($WEIGHTS "$dir")
+	same="no ($c)"
+	[ "$c" != - ] || same="- (no final weights)"
+	[ "$c" != "$REF_CRC" ] || same="yes ($c)"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$launcher" "$fault$target" "$res" "$named" "$left" "$same" "$verdict" \
+		"$PROG" >>"$WORK/rows"
 	cp "$dir/log" "${FT_LOGS:-$WORK}/ftc-row$n.log" 2>/dev/null || true
 }
 
 TR_CMD="srun -J JOB -N2 --ntasks-per-node=1 --export=ALL $TRAIN_RUN --nproc-per-node 2 --max-restarts 1 --"
-echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $CPUS CPUs, Linux $(uname -r); embedded cluster, 2 nodes"
-echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg); $(date -u '+%Y-%m-%d %H:%M UTC')"
-echo "uninterrupted run: $REF_S ms, weights_crc32 $REF_CRC"
-: >"$WORK/rows"
-for f in kill stop; do
-	# shellcheck disable=SC2086 # word splitting of the command and arguments is meant
-	row train-run $f ",RANK=3" "$TR_DETECT" "$TR_RESTART" -- $TR_CMD \
-		"$TRAIN_MLP" $MLP_ARGS --ckpt-dir CKPT --summary SUMMARY
-done
-# shellcheck disable=SC2086 # word splitting of the command and arguments is meant
-row train-run kill ",SLURM_NODEID=1,comm=train-run" "$TR_DETECT" "$TR_RESTART" -- $TR_CMD "$TRAIN_MLP" $MLP_ARGS --ckpt-dir CKPT --summary SUMMARY
-if $PY -c 'import torch.distributed.run' 2>/dev/null; then
+HAVE_TORCH=0
+! $PY -c 'import torch.distributed.run' 2>/dev/null || HAVE_TORCH=1
+
+# torchrun_rows PROGRAM-ARGS...: torchrun's kill and hang rows (PROGRAM-ARGS start with
+# --no_python for a program that is no Python script).
+torchrun_rows() {
+	if [ $HAVE_TORCH = 0 ]; then
+		echo "torchrun rows of $PROG: skipped ($PY cannot import torch.distributed.run; apt-get install python3-torch)"
+		return
+	fi
 	for f in kill stop; do
-		# shellcheck disable=SC2086 # word splitting of the command and arguments is meant
 		row torchrun $f ",RANK=3" "$TC_DETECT" "$TC_DETECT" -- srun -J JOB -N2 --ntasks-per-node=1 \
 			--export=ALL $PY "$HERE/torchrun_py311.py" --nnodes 2 --nproc_per_node 2 --rdzv_backend c10d \
-			--rdzv_endpoint node1:29411 --rdzv_id "ftc$((n + 1))" --max_restarts 1 --no_python \
+			--rdzv_endpoint node1:29411 --rdzv_id "ftc$((n + 1))" --max_restarts 1 "$@"
+	done
+}
+
+# mlp_rows: train-mlp: train-run's kill, hang and lost node; torchrun's kill and hang.
+mlp_rows() {
+	PROG=train-mlp STEP_RE=$MLP_STEP RESUME_RE=$MLP_RESUME WARM=${FT_WARM:-1200} WEIGHTS=weights_mlp
+	# shellcheck disable=SC2086 # word splitting of the arguments is meant
+	reference "$WORK/ref-mlp" "$TRAIN_MLP" $MLP_ARGS --ckpt-dir "$WORK/ref-mlp/ckpt" --summary "$WORK/ref-mlp/summary.json"
+	for f in kill stop; do
+		# shellcheck disable=SC2086 # word splitting of the command and arguments is meant
+		row train-run $f ",RANK=3" "$TR_DETECT" "$TR_RESTART" -- $TR_CMD \
 			"$TRAIN_MLP" $MLP_ARGS --ckpt-dir CKPT --summary SUMMARY
 	done
-else
-	echo "torchrun rows: skipped ($PY cannot import torch.distributed.run; apt-get install python3-torch)"
-fi
+	# shellcheck disable=SC2086 # word splitting of the command and arguments is meant
+	row train-run kill ",SLURM_NODEID=1,comm=train-run" "$TR_DETECT" "$TR_RESTART" -- $TR_CMD "$TRAIN_MLP" $MLP_ARGS --ckpt-dir CKPT --summary SUMMARY
+	# shellcheck disable=SC2086 # word splitting of the arguments is meant
+	torchrun_rows --no_python "$TRAIN_MLP" $MLP_ARGS --ckpt-dir CKPT --summary SUMMARY
+}
+
+# pt_rows: the PyTorch example (gloo, checkpoints every 200 steps): train-run's and torchrun's
+# kill and hang.
+pt_rows() {
+	PROG=pytorch_ddp.py STEP_RE=$PT_STEP RESUME_RE=$PT_RESUME WARM=${FT_PT_WARM:-500} WEIGHTS=weights_pt
+	if [ $HAVE_TORCH = 0 ]; then
+		echo "rows of $PROG: skipped ($PY cannot import torch; apt-get install python3-torch)"
+		return
+	fi
+	# shellcheck disable=SC2086 # word splitting of the arguments is meant
+	reference "$WORK/ref-pt" $PY "$EXAMPLE" $PT_ARGS --ckpt-dir "$WORK/ref-pt/ckpt"
+	for f in kill stop; do
+		# shellcheck disable=SC2086 # word splitting of the command and arguments is meant
+		row train-run $f ",RANK=3" "$TR_DETECT" "$TR_RESTART" -- $TR_CMD $PY "$EXAMPLE" $PT_ARGS --ckpt-dir CKPT
+	done
+	# shellcheck disable=SC2086 # word splitting of the arguments is meant
+	torchrun_rows "$EXAMPLE" $PT_ARGS --ckpt-dir CKPT
+}
+
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $CPUS CPUs, Linux $(uname -r); embedded cluster, 2 nodes"
+echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg); $(date -u '+%Y-%m-%d %H:%M UTC')"
+: >"$WORK/rows"
+for p in ${FT_PROGRAMS:-train-mlp pytorch}; do
+	case $p in
+	train-mlp) mlp_rows ;;
+	pytorch) pt_rows ;;
+	*) echo "ft_cluster.sh: FT_PROGRAMS: unknown program '$p'; use train-mlp and/or pytorch" >&2; exit 2 ;;
+	esac
+done
 
 echo
-echo "| launcher | fault on node 2 | fault -> detection | detection -> training (or verdict) | fault -> training | last step before fault | resumed from | steps lost | culprit named | orphans | weights = uninterrupted | outcome |"
+echo "| launcher, program | fault on node 2 | fault -> detection | detection -> training (or verdict) | fault -> training | last step before fault | resumed from | steps lost | culprit named | orphans | weights = uninterrupted | outcome |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
-awk -F'\t' -v ref="$REF_CRC" '{
+awk -F'\t' '{
 	f = $2 ~ /comm=train-run/ ? "kill -9 of train-run (node lost)" : $2 ~ /^kill/ ? "kill -9 of a worker" : "hang (SIGSTOP) of a worker"
 	tot = ($3 != "-" && $4 != "-") ? sprintf("%.2f s", $3 + $4) : "-"
 	lost = ($5 != "-" && $6 != "-") ? $5 - $6 : "-"
-	same = $11 == "-" ? "- (no final weights)" : ($11 == ref ? "yes (" $11 ")" : "no (" $11 ")")
 	out = $12 != "" ? "verdict: " $12 : $7
 	again = $12 != "" ? "0 s (the detection line is the verdict)" : $4 == "-" ? "-" : $4 " s"
-	printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, f,
-		$3 == "-" ? "-" : $3 " s", again, tot, $5, $6, lost, $9, $10, same, out
+	printf "| %s, %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $13, f,
+		$3 == "-" ? "-" : $3 " s", again, tot, $5, $6, lost, $9, $10, $11, out
 }' "$WORK/rows"
 echo
 awk -F'\t' -v bound="$BOUND" '
-$7 == "recovered" { t[$1 "/" substr($2, 1, 4)] = $3 + $4 }
-$7 ~ /^not recovered/ { lost[$1 "/" substr($2, 1, 4)] = 1 }
+!($13 in seen) { seen[$13] = 1; progs[np++] = $13 }
+$7 == "recovered" { t[$13 "/" $1 "/" substr($2, 1, 4)] = $3 + $4 }
+$7 ~ /^not recovered/ { lost[$13 "/" $1 "/" substr($2, 1, 4)] = 1 }
 END {
-	for (i = 1; i <= 2; i++) {
-		f = (i == 1) ? "kill" : "stop"
-		a = "train-run/" f
-		b = "torchrun/" f
-		if ((a in t) && (b in t) && t[a] > 0)
-			printf "%s: torchrun / train-run = %.1fx fault -> training\n", f, t[b] / t[a]
-		else if ((a in t) && (b in lost) && t[a] > 0)
-			printf "%s: torchrun did not recover in %d s, train-run in %.2f s (> %.0fx)\n", f, bound, t[a], bound / t[a]
-		else
-			printf "%s: no ratio (not both launchers ran and recovered)\n", f
-	}
+	for (p = 0; p < np; p++)
+		for (i = 1; i <= 2; i++) {
+			f = (i == 1) ? "kill" : "stop"
+			a = progs[p] "/train-run/" f
+			b = progs[p] "/torchrun/" f
+			if ((a in t) && (b in t) && t[a] > 0)
+				printf "%s, %s: torchrun / train-run = %.1fx fault -> training\n", progs[p], f, t[b] / t[a]
+			else if ((a in t) && (b in lost) && t[a] > 0)
+				printf "%s, %s: torchrun did not recover in %d s, train-run in %.2f s (> %.0fx)\n", progs[p], f,
+					bound, t[a], bound / t[a]
+			else
+				printf "%s, %s: no ratio (not both launchers ran and recovered)\n", progs[p], f
+		}
 }' "$WORK/rows"
