@@ -1,0 +1,43 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=bash
+# t_straggle.sh — a slow node named by train-run (issue #29), 2 nodes x 2 ranks of train-mlp:
+#  - node2's workers under a cgroup v1 CPU quota (cpu.cfs_quota_us inside node2's own subtree of
+#    the cpu hierarchy, tests/cluster/cluster.sh): in a data-parallel job every rank's step takes
+#    as long as the slowest's, so only the busy times on the heartbeats (the step without the
+#    waits in collectives) can tell; node 0's final summary names node 2 and its ranks 2 and 3
+#    exactly once each and nobody else, and --report's JSON holds the same.
+# No timing asserts; every wait is bounded.
+
+# The worker: on node2, first into the cgroup "tt-slow" of its cpu hierarchy (15% of one CPU
+# for both ranks), then train-mlp.
+STRAGGLE_WORKER='if [ "$(hostname)" = node2 ]; then
+	d=/sys/fs/cgroup/cpu/tt-slow
+	mkdir -p "$d" && echo 100000 >"$d/cpu.cfs_period_us" && echo 15000 >"$d/cpu.cfs_quota_us" &&
+		echo $$ >"$d/tasks" || { echo "cannot put rank $RANK into $d" >&2; exit 1; }
+fi
+exec train-mlp "$@"'
+
+test_straggle_slow_node_named_by_busy_time() {
+	# shellcheck disable=SC2054 # the commas are inside values (--layers A,B,C), not between elements
+	local args=(--layers 784,1024,1024,10 --data synthetic --synthetic-samples 10240,256 --batch 256 --epochs 1
+		--seed 5 --log-every 1000)
+	local rc=0
+	timeout 300 srun -N2 --ntasks-per-node=1 --export=ALL train-run --nproc-per-node 2 --report "$PWD/report.json" \
+		-- bash -c "$STRAGGLE_WORKER" _ "${args[@]}" >out.txt 2>err.txt || rc=$?
+	srun -N1 -w node2 rmdir /sys/fs/cgroup/cpu/tt-slow || true
+	cat err.txt
+	expect_eq "the step's exit" 0 "$rc"
+	expect_eq "the summary judges busy times" 1 "$(grep -c '^train-run: job: busy times of 4 ranks on 2 nodes: ' err.txt)"
+	expect_eq "node 2 named" 1 "$(grep -c '^train-run: job: straggler node 1 (host node2): median busy p50 ' err.txt)"
+	expect_eq "rank 2 named" 1 "$(grep -c '^train-run: job: straggler: rank 2 on host node2 (node 1) busy p50 ' err.txt)"
+	expect_eq "rank 3 named" 1 "$(grep -c '^train-run: job: straggler: rank 3 on host node2 (node 1) busy p50 ' err.txt)"
+	expect_eq "straggler lines" 3 "$(grep -c '^train-run: job: straggler' err.txt)"
+	python3 - report.json <<'EOF' || fail "report.json: $(cat report.json 2>&1)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["judged"] == "busy", r
+assert r["stragglers"] == {"ranks": [2, 3], "nodes": [1]}, r["stragglers"]
+assert sorted((x["rank"], x["host"]) for x in r["ranks"]) == [(0, "node1"), (1, "node1"), (2, "node2"), (3, "node2")], r
+assert all(x["busy_samples"] > 0 for x in r["ranks"]), r
+EOF
+}
