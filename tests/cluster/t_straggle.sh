@@ -5,7 +5,12 @@
 #    the cpu hierarchy, tests/cluster/cluster.sh): in a data-parallel job every rank's step takes
 #    as long as the slowest's, so only the busy times on the heartbeats (the step without the
 #    waits in collectives) can tell; node 0's final summary names node 2 and its ranks 2 and 3
-#    exactly once each and nobody else, and --report's JSON holds the same.
+#    exactly once each and nobody else, and --report's JSON holds the same;
+#  - node4's link shaped (tc tbf on its eth0, 64 Mbit/s out: netem is not available here), 4
+#    nodes: preflight's TCP probe names node 4 with its bandwidth and the sbatch --exclude on
+#    every node before any worker starts (and unshaped, the same launch passes). The nodes share
+#    one kernel, so their memory numbers and round trips are not judged; their links'
+#    bandwidths are, against 0.5 / 4 nodes on the machine (wrapper/preflight.h).
 # No timing asserts; every wait is bounded.
 
 # The worker: on node2, first into the cgroup "tt-slow" of its cpu hierarchy (15% of one CPU
@@ -40,4 +45,20 @@ assert r["stragglers"] == {"ranks": [2, 3], "nodes": [1]}, r["stragglers"]
 assert sorted((x["rank"], x["host"]) for x in r["ranks"]) == [(0, "node1"), (1, "node1"), (2, "node2"), (3, "node2")], r
 assert all(x["busy_samples"] > 0 for x in r["ranks"]), r
 EOF
+}
+
+test_n4_straggle_slow_link_named_by_preflight() {
+	local rc=0
+	# Unshaped first: the same four links pass (no false positive on a shared, busy machine).
+	timeout 60 srun -N4 --ntasks-per-node=1 train-run -- bash -c 'echo started' >out.txt 2>err.txt || rc=$?
+	cat err.txt
+	expect_eq "unshaped: the step's exit" 0 "$rc"
+	expect_eq "unshaped: workers started" 4 "$(grep -c started out.txt)"
+	ip netns exec tt-node4 tc qdisc add dev eth0 root tbf rate 64mbit burst 32kb latency 50ms
+	timeout 60 srun -N4 --ntasks-per-node=1 train-run -- bash -c 'echo started' >out.txt 2>err.txt || rc=$?
+	ip netns exec tt-node4 tc qdisc del dev eth0 root
+	cat err.txt
+	[ "$rc" -ne 0 ] || fail "the step with a slow link passed preflight"
+	expect_eq "workers started" 0 "$(grep -c started out.txt)"
+	expect_eq "the line, once on each node" 4 "$(grep -c -E '^train-run: node 3 \(node4\) failed preflight: network bandwidth to node 0 [0-9.]+ GB/s < 0.125 x median [0-9.]+ GB/s; resubmit with sbatch --exclude=node4$' err.txt)"
 }
