@@ -13,14 +13,8 @@
 #    bandwidths are, against 0.5 / 4 nodes on the machine (wrapper/preflight.h).
 # No timing asserts; every wait is bounded.
 
-# The worker: on node2, first into the cgroup "tt-slow" of its cpu hierarchy (15% of one CPU
-# for both ranks), then train-mlp.
-STRAGGLE_WORKER='if [ "$(hostname)" = node2 ]; then
-	d=/sys/fs/cgroup/cpu/tt-slow
-	mkdir -p "$d" && echo 100000 >"$d/cpu.cfs_period_us" && echo 15000 >"$d/cpu.cfs_quota_us" &&
-		echo $$ >"$d/tasks" || { echo "cannot put rank $RANK into $d" >&2; exit 1; }
-fi
-exec train-mlp "$@"'
+# node2's workers: 15% of one CPU for both ranks (bin/cpu-quota.sh).
+SLOW_NODE=$TT_SRCDIR/tests/cluster/bin/cpu-quota.sh
 
 test_straggle_slow_node_named_by_busy_time() {
 	# shellcheck disable=SC2054 # the commas are inside values (--layers A,B,C), not between elements
@@ -28,7 +22,7 @@ test_straggle_slow_node_named_by_busy_time() {
 		--seed 5 --log-every 1000)
 	local rc=0
 	timeout 300 srun -N2 --ntasks-per-node=1 --export=ALL train-run --nproc-per-node 2 --report "$PWD/report.json" \
-		-- bash -c "$STRAGGLE_WORKER" _ "${args[@]}" >out.txt 2>err.txt || rc=$?
+		-- "$SLOW_NODE" node2 15000 train-mlp "${args[@]}" >out.txt 2>err.txt || rc=$?
 	srun -N1 -w node2 rmdir /sys/fs/cgroup/cpu/tt-slow || true
 	cat err.txt
 	expect_eq "the step's exit" 0 "$rc"
