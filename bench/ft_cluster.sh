@@ -16,7 +16,8 @@
 # and killed, and the row's job is cancelled. A recovered row's final weights_crc32 (train-mlp
 # --summary; the example's: a CRC-32 of the model tensors in its last checkpoint) is compared
 # with an uninterrupted run's of the same arguments: both resume a checkpoint bit-exactly, so
-# they must be equal.
+# they must be equal. Then bench/ft_straggle.sh's table: a slow node (cgroup CPU quota) and a
+# slow link (tc tbf), how long until train-run names them and how.
 # Needs root and the cluster lock; brings a 2-node cluster up (and down again) when none is up.
 # Usage: bench/ft_cluster.sh PATH/TO/train-run PATH/TO/train-mlp PLUGIN.so
 # (make bench-ft-cluster). FT_BOUND (60 s): how long a row may take to train again after the fault.
@@ -238,3 +239,7 @@ END {
 				printf "%s, %s: no ratio (not both launchers ran and recovered)\n", progs[p], f
 		}
 }' "$WORK/rows"
+
+# The slow node and slow link rows: a table of their own (what is named, not a recovery).
+echo
+sh "$HERE/ft_straggle.sh" "$TRAIN_RUN" "$TRAIN_MLP"

@@ -173,9 +173,10 @@ dist_noinst_SCRIPTS += bench/preflight.sh
 # bench-ft-cluster: fault recovery across 2 nodes of the test cluster (issue #29), train-mlp and
 # examples/pytorch_ddp.py: a worker on node 2 killed or hung, node 2's train-run killed (train-mlp);
 # train-run against torchrun (bench/ft_cluster.sh; needs root and the cluster lock; brings a 2-node
-# cluster up when none is). About 8 minutes; FT_PROGRAMS=pytorch runs only the example's rows.
+# cluster up when none is). About 8 minutes; FT_PROGRAMS=pytorch runs only the example's rows. Then
+# a slow node and a slow link, what names them (bench/ft_straggle.sh; the link needs 4 nodes up).
 BENCH_TARGETS += bench-ft-cluster
 bench-ft-cluster: train-run$(EXEEXT) train-mlp train_topo.la
 	$(SHELL) $(srcdir)/bench/ft_cluster.sh ./train-run$(EXEEXT) ./train-mlp $(abs_top_builddir)/.libs/train_topo.so
-dist_noinst_SCRIPTS += bench/ft_cluster.sh
+dist_noinst_SCRIPTS += bench/ft_cluster.sh bench/ft_straggle.sh
 .PHONY: bench-ft-cluster

@@ -20,7 +20,11 @@ What it shows, each in one place below:
   ($TRAIN_CKPT_DIR) that loads; a torn or corrupt one is skipped with a line saying so.
 - Progress heartbeats for train-run's hang detection (heartbeat() below: 'step N' after each
   step, 'section NAME' around the rest), so a rank stuck in a collective is named and the group
-  restarted in seconds, not after NCCL's timeout; outside train-run they cost nothing.
+  restarted in seconds, not after NCCL's timeout; outside train-run they cost nothing. The line
+  may also carry the rank's busy time ('step N busy US', its step without the waits for other
+  ranks), which train-run's straggler report judges when every rank gives one; DDP overlaps its
+  all-reduce with the backward pass, so this example cannot tell its waits apart and gives none
+  (its stragglers are judged by step times).
 - The result line a sweep ranks points by: TRAIN_RESULT {"metric": "val_loss", ...}, also
   written to $TRAIN_TOPO_RESULT_FILE when set.
 Rank 0 prints 'step N loss X' every --log-every steps (X with 9 significant digits: a resumed

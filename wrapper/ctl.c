@@ -59,6 +59,9 @@ int tt_ctl_format(const struct tt_ctl_msg *m, uint64_t seq, char *buf, size_t le
 	case TT_CTL_STEPS:
 		n = snprintf(buf, len, "%" PRIu64 " steps %" PRId32 " %" PRId64 " %" PRId64 " %" PRIu64, seq,
 			     m->rank, m->p50_us, m->p99_us, m->samples);
+		if (n >= 0 && (size_t)n < len && m->busy_samples)
+			n += snprintf(buf + n, len - (size_t)n, " busy %" PRId64 " %" PRId64 " %" PRIu64,
+				      m->busy_p50_us, m->busy_p99_us, m->busy_samples);
 		break;
 	default:
 		n = snprintf(buf, len, "%" PRIu64 " %s", seq, kinds[m->kind]);
@@ -96,6 +99,24 @@ static int word(const char **p, const char *end, char *out, size_t size)
 		return -1;
 	memcpy(out, tok, n);
 	out[n] = '\0';
+	return 0;
+}
+
+/* "P50 P99 SAMPLES" of a steps message (SAMPLES at least min_samples). */
+static int times(const char **p, const char *end, int64_t *p50, int64_t *p99, uint64_t *samples,
+		 long long min_samples)
+{
+	long long v;
+
+	if (number(p, end, 0, INT64_MAX, &v) != 0)
+		return -1;
+	*p50 = v;
+	if (number(p, end, 0, INT64_MAX, &v) != 0)
+		return -1;
+	*p99 = v;
+	if (number(p, end, min_samples, INT64_MAX, &v) != 0)
+		return -1;
+	*samples = (uint64_t)v;
 	return 0;
 }
 
@@ -148,15 +169,13 @@ int tt_ctl_parse(const char *body, size_t len, uint64_t *seq, struct tt_ctl_msg 
 		if (number(&p, end, 0, INT32_MAX, &v) != 0)
 			goto bad;
 		m->rank = (int32_t)v;
-		if (number(&p, end, 0, INT64_MAX, &v) != 0)
+		if (times(&p, end, &m->p50_us, &m->p99_us, &m->samples, 0) != 0)
 			goto bad;
-		m->p50_us = v;
-		if (number(&p, end, 0, INT64_MAX, &v) != 0)
+		if (p == end)
+			break;
+		if (token(&p, end, &tok, &n) != 0 || n != 4 || memcmp(tok, "busy", 4) ||
+		    times(&p, end, &m->busy_p50_us, &m->busy_p99_us, &m->busy_samples, 1) != 0)
 			goto bad;
-		m->p99_us = v;
-		if (number(&p, end, 0, INT64_MAX, &v) != 0)
-			goto bad;
-		m->samples = (uint64_t)v;
 		break;
 	default:
 		break;
@@ -555,7 +574,8 @@ static int lose(struct tt_ctl *c, struct tt_ctl_peer *p, const char *why, struct
 static void put_steps(struct tt_ctl *c, const struct tt_ctl_peer *p, const struct tt_ctl_msg *m)
 {
 	struct tt_step_row r = { .node = p ? p->node : 0, .rank = m->rank, .p50_us = m->p50_us,
-				 .p99_us = m->p99_us, .samples = m->samples };
+				 .p99_us = m->p99_us, .samples = m->samples, .busy_p50_us = m->busy_p50_us,
+				 .busy_p99_us = m->busy_p99_us, .busy_samples = m->busy_samples };
 
 	snprintf(r.host, sizeof(r.host), "%s", p ? p->host : c->host ? c->host : "?");
 	if (c->steps && tt_steps_put(c->steps, &r) != 0)
@@ -653,7 +673,8 @@ void tt_ctl_steps(struct tt_ctl *c, const struct tt_step_row *rows, int n)
 	for (int i = 0; i < n; i++) {
 		struct tt_ctl_msg m = { .kind = TT_CTL_STEPS, .rank = rows[i].rank,
 					.p50_us = rows[i].p50_us, .p99_us = rows[i].p99_us,
-					.samples = rows[i].samples };
+					.samples = rows[i].samples, .busy_p50_us = rows[i].busy_p50_us,
+					.busy_p99_us = rows[i].busy_p99_us, .busy_samples = rows[i].busy_samples };
 
 		if (is_server(c))
 			put_steps(c, NULL, &m);

@@ -70,6 +70,8 @@ struct tt_ctl_msg {
 	char what[TT_CTL_WHAT];		/* fault, restart, stop: what it did; lost: how it was lost */
 	int64_t p50_us, p99_us;		/* steps (>= 0) */
 	uint64_t samples;		/* steps */
+	int64_t busy_p50_us, busy_p99_us;	/* steps, when busy_samples > 0 (an older node */
+	uint64_t busy_samples;			/* never sends them: "busy ..." is optional) */
 };
 
 /* "SEQ BODY" of m into buf (len bytes); host and what made one token / one printable line. */

@@ -14,6 +14,8 @@
 #define MAX_TIMEOUT_S 604800.0
 /* The timeout is recalculated every this many new samples (a sort of the window each time). */
 #define RECALC_EVERY 16
+/* The largest busy time per step a step line may carry: an hour. */
+#define MAX_BUSY_US 3600000000LL
 
 static int valid_name(const char *s, size_t len)
 {
@@ -91,12 +93,13 @@ int tt_hb_init(struct tt_hb *hb, int nworkers, const struct tt_hb_config *cfg, t
 		return tt_err_errno(err, "allocating the heartbeat state of %d workers", nworkers);
 	hb->n = nworkers;
 	for (i = 0; i < nworkers; i++) {
-		hb->w[i].gap_us = calloc(2 * TT_HB_WINDOW, sizeof(int64_t));
+		hb->w[i].gap_us = calloc(3 * TT_HB_WINDOW, sizeof(int64_t));
 		if (!hb->w[i].gap_us) {
 			tt_hb_free(hb);
 			return tt_err_errno(err, "allocating the step times of %d workers", nworkers);
 		}
 		hb->w[i].step_us = hb->w[i].gap_us + TT_HB_WINDOW;
+		hb->w[i].busy_us = hb->w[i].gap_us + 2 * TT_HB_WINDOW;
 	}
 	return 0;
 }
@@ -191,18 +194,42 @@ static void leave_section(struct tt_hb_worker *w, int64_t now_us)
 		w->finished[k].timeout_us = took;
 }
 
+/* "N" or "N busy US" of a step line (len bytes): the step and the busy time (-1: none). */
+static int parse_step(const char *s, size_t len, long long *step, long long *busy)
+{
+	const char *sp = memchr(s, ' ', len);
+	size_t n = sp ? (size_t)(sp - s) : len;
+
+	*busy = -1;
+	if (tt_parse_int_span(s, n, -(1LL << 62), 1LL << 62, step) != 0)
+		return -1;
+	if (!sp)
+		return 0;
+	if (len - n <= 6 || memcmp(sp, " busy ", 6) ||
+	    tt_parse_int_span(sp + 6, len - n - 6, 0, MAX_BUSY_US, busy) != 0)
+		return -1;
+	return 0;
+}
+
 int tt_hb_line(struct tt_hb *hb, int i, const char *line, size_t len, int64_t now_us)
 {
 	struct tt_hb_worker *w = &hb->w[i];
-	long long step;
+	long long step, busy;
 
 	if (len > 5 && !memcmp(line, "step ", 5)) {
-		if (tt_parse_int_span(line + 5, len - 5, -(1LL << 62), 1LL << 62, &step) != 0)
+		if (parse_step(line + 5, len - 5, &step, &busy) != 0)
 			return -1;
 		/* A step line right after a step line closes an interval; the warm-up's are not
 		 * observed, and neither is one that spans a section (a checkpoint, an eval). */
 		if (w->active && w->prev_step && w->steps_round >= TT_HB_WARMUP)
 			add_sample(w, now_us - w->last_us, step - w->last_step);
+		/* A busy time is the worker's own measure: only the warm-up's are left out. */
+		if (busy >= 0 && w->steps_round >= TT_HB_WARMUP) {
+			w->busy_us[w->busy_head] = busy;
+			w->busy_head = (w->busy_head + 1) % TT_HB_WINDOW;
+			if (w->nbusy < TT_HB_WINDOW)
+				w->nbusy++;
+		}
 		leave_section(w, now_us);
 		w->steps_round++;
 		w->prev_step = 1;
@@ -324,14 +351,22 @@ int tt_hb_culprit(const struct tt_hb *hb, int64_t now_us, const char *states)
 	return best;
 }
 
-int64_t tt_hb_step_percentile(const struct tt_hb *hb, int i, double p)
+/* Percentile p of a window's n samples; -1 when there are none. */
+static int64_t window_percentile(const int64_t *v, int n, double p)
 {
 	int64_t tmp[TT_HB_WINDOW];
-	const struct tt_hb_worker *w = &hb->w[i];
 
-	if (w->nsamples == 0)
-		return -1;
-	return tt_hb_percentile(w->step_us, w->nsamples, p, tmp);
+	return n ? tt_hb_percentile(v, n, p, tmp) : -1;
+}
+
+int64_t tt_hb_step_percentile(const struct tt_hb *hb, int i, double p)
+{
+	return window_percentile(hb->w[i].step_us, hb->w[i].nsamples, p);
+}
+
+int64_t tt_hb_busy_percentile(const struct tt_hb *hb, int i, double p)
+{
+	return window_percentile(hb->w[i].busy_us, hb->w[i].nbusy, p);
 }
 
 void tt_hb_put(char *out, size_t len, size_t *used, const char *fmt, ...)
@@ -354,13 +389,20 @@ const char *tt_hb_ms(int64_t us, char *buf, size_t len)
 	return buf;
 }
 
+/* Worker i's p50 the report judges: its busy time's (busy) or its step time's. */
+static int64_t judged_p50(const struct tt_hb *hb, int i, int busy)
+{
+	return busy ? tt_hb_busy_percentile(hb, i, 50.0) : tt_hb_step_percentile(hb, i, 50.0);
+}
+
 int tt_hb_report(const struct tt_hb *hb, const int *ranks, const char *host, char *out, size_t len)
 {
 	int64_t *p50 = calloc((size_t)hb->n + 1, sizeof(*p50)), *tmp = calloc((size_t)hb->n + 1, sizeof(*tmp));
-	int i, n = 0, stragglers = 0;
+	int i, n = 0, stragglers = 0, busy = 1;
 	int64_t median;
 	size_t used = 0;
 	char x[32], y[32];
+	const char *what;
 
 	if (len)
 		out[0] = '\0';
@@ -368,6 +410,7 @@ int tt_hb_report(const struct tt_hb *hb, const int *ranks, const char *host, cha
 		goto out;
 	for (i = 0; i < hb->n; i++) {
 		int64_t a = tt_hb_step_percentile(hb, i, 50.0), b = tt_hb_step_percentile(hb, i, 99.0);
+		int64_t c = tt_hb_busy_percentile(hb, i, 50.0);
 
 		if (a < 0)
 			continue;
@@ -375,21 +418,29 @@ int tt_hb_report(const struct tt_hb *hb, const int *ranks, const char *host, cha
 			tt_hb_put(out, len, &used, "train-run: host %s: step times (last %d per rank):", host, TT_HB_WINDOW);
 		tt_hb_put(out, len, &used, "%s rank %d p50 %s p99 %s", n ? "," : "", ranks[i], tt_hb_ms(a, x, sizeof(x)),
 		    tt_hb_ms(b, y, sizeof(y)));
-		p50[n++] = a;
+		if (c >= 0)
+			tt_hb_put(out, len, &used, " busy p50 %s", tt_hb_ms(c, x, sizeof(x)));
+		busy &= c >= 0;
+		n++;
 	}
 	if (!n)
 		goto out;
 	tt_hb_put(out, len, &used, "\n");
 	if (n < 2)
 		goto out;
+	/* The busy times when every observed rank has them: in step, the fast wait for the slow. */
+	what = busy ? "busy p50" : "p50";
+	for (i = n = 0; i < hb->n; i++)
+		if (tt_hb_step_percentile(hb, i, 50.0) >= 0)
+			p50[n++] = judged_p50(hb, i, busy);
 	median = tt_hb_percentile(p50, n, 50.0, tmp);
 	for (i = 0; i < hb->n; i++) {
-		int64_t a = tt_hb_step_percentile(hb, i, 50.0);
+		int64_t a = judged_p50(hb, i, busy);
 
-		if (a < 0 || (double)a <= TT_HB_STRAGGLER * (double)median)
+		if (tt_hb_step_percentile(hb, i, 50.0) < 0 || (double)a <= TT_HB_STRAGGLER * (double)median)
 			continue;
-		tt_hb_put(out, len, &used, "train-run: host %s: straggler: rank %d p50 %s is %.1fx the node's median %s\n",
-		    host, ranks[i], tt_hb_ms(a, x, sizeof(x)), median ? (double)a / (double)median : 0.0,
+		tt_hb_put(out, len, &used, "train-run: host %s: straggler: rank %d %s %s is %.1fx the node's median %s\n",
+		    host, ranks[i], what, tt_hb_ms(a, x, sizeof(x)), median ? (double)a / (double)median : 0.0,
 		    tt_hb_ms(median, y, sizeof(y)));
 		stragglers++;
 	}

@@ -8,6 +8,12 @@
  * The protocol (one ASCII line per event, at most TT_HB_LINE_MAX bytes, anything else ignored):
  *   step N          the worker finished step N (any integer; steps may be skipped): progress,
  *                   and the worker is in the section "step"
+ *   step N busy US  the same, with the worker's own busy time per step in microseconds (0 up to
+ *                   an hour): its step time minus the time it waited for other ranks in
+ *                   collectives, the mean over the steps since its previous step line. In a
+ *                   data-parallel job every rank's step time is the slowest rank's; the busy
+ *                   time is what names the slow one. Optional: without it the step times are
+ *                   judged.
  *   section NAME    the worker enters section NAME ([A-Za-z0-9_.-], at most 31 characters),
  *                   e.g. setup, checkpoint, eval: progress too
  * A worker that never writes a line is never declared hung. */
@@ -38,7 +44,8 @@
  * rendezvous with slower nodes), hence the wider margin; a section never finished has none. */
 #define TT_HB_SECTION_FACTOR 5.0
 #define TT_HB_SECTION_FLOOR_US 30000000LL
-/* A rank whose median step time is this much above the node's median is named a straggler. */
+/* A rank whose median step time (busy time when every rank wrote one) is this much above the
+ * median is named a straggler. */
 #define TT_HB_STRAGGLER 1.5
 
 struct tt_hb_section {
@@ -70,6 +77,9 @@ struct tt_hb_worker {
 	 * steps it covered (the program may write fewer lines than steps). */
 	int64_t *gap_us, *step_us;
 	int nsamples, head;
+	/* The last TT_HB_WINDOW busy times per step its step lines carried after the warm-up. */
+	int64_t *busy_us;
+	int nbusy, busy_head;
 	long long total_samples;
 	int64_t calc_timeout_us;	/* the calculated step timeout, 0 until there are enough */
 	int64_t section_us;		/* when it entered its current section other than step */
@@ -140,9 +150,13 @@ void tt_hb_put(char *out, size_t len, size_t *used, const char *fmt, ...) __attr
  * has no samples. */
 int64_t tt_hb_step_percentile(const struct tt_hb *hb, int i, double p);
 
-/* The straggler report of this node: one line of every observed rank's p50/p99 step time, then
- * one line per rank whose p50 is above TT_HB_STRAGGLER x the node's median p50 (with at least two
- * ranks observed). Lines end in \n, each starts "train-run: host HOST: ". ranks[i] is worker i's
+/* Percentile p (0-100, nearest rank) of worker i's busy times per step; -1 when it has none. */
+int64_t tt_hb_busy_percentile(const struct tt_hb *hb, int i, double p);
+
+/* The straggler report of this node: one line of every observed rank's p50/p99 step time (and
+ * busy p50 where it has one), then one line per rank whose p50 is above TT_HB_STRAGGLER x the
+ * node's median p50 (with at least two ranks observed); the busy p50s are judged instead when
+ * every observed rank has one. Lines end in \n, each starts "train-run: host HOST: ". ranks[i] is worker i's
  * global rank. Writes "" when no worker had step samples. Returns the number of stragglers. */
 int tt_hb_report(const struct tt_hb *hb, const int *ranks, const char *host, char *out, size_t len);
 

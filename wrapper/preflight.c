@@ -29,7 +29,8 @@ static int printable(const char *s)
 /* ---- the words ------------------------------------------------------------------------------ */
 
 /* The numbers of a result: its word, what it is in a verdict, whether less is better (a time),
- * and how a verdict shows it. */
+ * how a verdict shows it, and whether it is judged on nodes that share a machine (the node's own
+ * link is what differs there; see tt_preflight_judge). */
 static const struct metric {
 	const char *word;
 	size_t offset;
@@ -38,11 +39,12 @@ static const struct metric {
 	double divisor;
 	const char *unit;
 	const char *format;
+	int shared;
 } metrics[] = {
-	{ "mem=", offsetof(struct tt_preflight, mem_mbps), "memory bandwidth", 0, 1000, "GB/s", "%.1f" },
+	{ "mem=", offsetof(struct tt_preflight, mem_mbps), "memory bandwidth", 0, 1000, "GB/s", "%.1f", 0 },
 	{ "net=", offsetof(struct tt_preflight, net_mbps), "network bandwidth to node 0", 0, 1000, "GB/s",
-	  "%.2f" },
-	{ "rtt=", offsetof(struct tt_preflight, rtt_us), "round trip to node 0", 1, 1, "us", "%.0f" },
+	  "%.2f", 1 },
+	{ "rtt=", offsetof(struct tt_preflight, rtt_us), "round trip to node 0", 1, 1, "us", "%.0f", 0 },
 };
 #define NMETRICS (sizeof(metrics) / sizeof(metrics[0]))
 
@@ -208,6 +210,8 @@ static int64_t across(const struct tt_preflight *pf, uint32_t n, const struct me
 int tt_preflight_judge(const struct tt_preflight *pf, uint32_t n, double fraction, uint32_t *bad,
 		       char *why, size_t len)
 {
+	uint32_t shared = 1;	/* the most nodes on one machine */
+
 	for (uint32_t k = 0; k < n; k++) {
 		if (pf[k].gpu_fail[0]) {
 			*bad = k;
@@ -215,13 +219,21 @@ int tt_preflight_judge(const struct tt_preflight *pf, uint32_t n, double fractio
 			return 1;
 		}
 	}
-	for (uint32_t k = 0; k < n; k++)
-		for (uint32_t j = 0; j < k; j++)
-			if (pf[k].boot_id[0] && !strcmp(pf[k].boot_id, pf[j].boot_id))
-				return 0;	/* one machine: the numbers measure each other */
-	for (size_t i = 0; i < NMETRICS; i++) {
-		int64_t k = across(pf, n, &metrics[i], fraction, why, len);
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t same = 1;
 
+		for (uint32_t j = k + 1; pf[k].boot_id[0] && j < n; j++)
+			same += !strcmp(pf[k].boot_id, pf[j].boot_id);
+		if (same > shared)
+			shared = same;
+	}
+	for (size_t i = 0; i < NMETRICS; i++) {
+		int64_t k;
+
+		if (shared > 1 && !metrics[i].shared)
+			continue;	/* one machine: these numbers measure each other */
+		/* k nodes on one machine time-share its CPUs: a probe may get 1/k of them. */
+		k = across(pf, n, &metrics[i], fraction / shared, why, len);
 		if (k >= 0) {
 			*bad = (uint32_t)k;
 			return 1;

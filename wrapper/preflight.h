@@ -58,8 +58,13 @@ int tt_preflight_parse(const char *words, struct tt_preflight *pf, tt_err *err);
  * fraction x the median of the nodes that measured it, or a round trip above both median /
  * fraction and TT_PF_RTT_FLOOR_US, with both numbers. A number exactly at the line passes;
  * fewer than two measured numbers are not compared. When two nodes share a machine (one boot
- * id: namespaced nodes of a test cluster, containers) no number is compared at all: they
- * compete for the same memory and CPUs, so their numbers measure each other, not the nodes. */
+ * id: namespaced nodes of a test cluster, containers) only the network bandwidth is compared:
+ * they compete for the same memory and CPUs, so the memory bandwidth and the round trip (a
+ * one-byte ping's wake-ups on a shared, busy kernel) measure each other, not the nodes, while
+ * each node's own link (its veth, a shaped interface) is still what its bandwidth to node 0
+ * goes through. k nodes on one machine time-share its CPUs, so a probe may get 1/k of them: the
+ * bandwidth is judged against fraction / k there (a shaped link is orders of magnitude
+ * slower, the CPU share at most k times). */
 int tt_preflight_judge(const struct tt_preflight *pf, uint32_t n, double fraction, uint32_t *bad,
 		       char *why, size_t len);
 

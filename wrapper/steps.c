@@ -42,14 +42,21 @@ void tt_steps_free(struct tt_steps *t)
 
 /* The medians of t: of every rank's p50 (-1: no rank has samples; 0 stragglers judged with
  * fewer than two), each node's in node_med[] (nodes[] its node numbers, *nnodes of them) and
- * of those (-1 with fewer than two nodes). */
+ * of those (-1 with fewer than two nodes); of the busy times' p50s when busy (every rank with
+ * samples has them). */
 struct medians {
 	int64_t ranks, nodes;
-	int nranks, nnodes;
+	int nranks, nnodes, busy;
 	uint32_t *node;
 	int64_t *node_med;
 	const char **node_host;
 };
+
+/* The p50 row r is judged by. */
+static int64_t judged(const struct tt_step_row *r, int busy)
+{
+	return busy ? r->busy_p50_us : r->p50_us;
+}
 
 static int medians(const struct tt_steps *t, struct medians *m)
 {
@@ -57,15 +64,21 @@ static int medians(const struct tt_steps *t, struct medians *m)
 	int64_t *v = calloc(n, sizeof(*v)), *tmp = calloc(n, sizeof(*tmp));
 	int i, rc = -1;
 
-	*m = (struct medians){ .ranks = -1, .nodes = -1 };
+	*m = (struct medians){ .ranks = -1, .nodes = -1, .busy = 1 };	/* busy until a rank has none */
 	m->node = calloc(n, sizeof(*m->node));
 	m->node_med = calloc(n, sizeof(*m->node_med));
 	m->node_host = calloc(n, sizeof(*m->node_host));
 	if (!v || !tmp || !m->node || !m->node_med || !m->node_host)
 		goto out;
 	for (i = 0; i < t->n; i++)
+		if (t->rows[i].samples) {
+			m->busy &= t->rows[i].busy_samples > 0;
+			m->nranks++;
+		}
+	m->busy &= m->nranks > 0;
+	for (i = m->nranks = 0; i < t->n; i++)
 		if (t->rows[i].samples)
-			v[m->nranks++] = t->rows[i].p50_us;
+			v[m->nranks++] = judged(&t->rows[i], m->busy);
 	if (m->nranks)
 		m->ranks = tt_hb_percentile(v, m->nranks, 50.0, tmp);
 	/* The rows are sorted by node: each node's run of rows. */
@@ -74,7 +87,7 @@ static int medians(const struct tt_steps *t, struct medians *m)
 
 		for (; j < t->n && t->rows[j].node == t->rows[i].node; j++)
 			if (t->rows[j].samples)
-				v[k++] = t->rows[j].p50_us;
+				v[k++] = judged(&t->rows[j], m->busy);
 		if (k) {
 			m->node[m->nnodes] = t->rows[i].node;
 			m->node_host[m->nnodes] = t->rows[i].host;
@@ -114,30 +127,33 @@ int tt_steps_report(const struct tt_steps *t, double factor, int summary, char *
 	size_t used = 0;
 	int i, found = 0;
 	char x[32], y[32], z[32];
+	const char *what;
 
 	if (len)
 		out[0] = '\0';
 	if (medians(t, &m) != 0 || m.nranks == 0)
 		goto out;
+	what = m.busy ? "busy p50" : "p50";
 	if (summary)
-		tt_hb_put(out, len, &used, "train-run: job: step times of %d ranks on %d nodes: median p50 %s\n",
-			  m.nranks, m.nnodes, tt_hb_ms(m.ranks, x, sizeof(x)));
+		tt_hb_put(out, len, &used, "train-run: job: %s times of %d ranks on %d nodes: median %s %s\n",
+			  m.busy ? "busy" : "step", m.nranks, m.nnodes, what, tt_hb_ms(m.ranks, x, sizeof(x)));
 	for (i = 0; i < t->n; i++) {
 		const struct tt_step_row *r = &t->rows[i];
 
-		if (!r->samples || !slow(r->p50_us, m.ranks, m.nranks, factor))
+		if (!r->samples || !slow(judged(r, m.busy), m.ranks, m.nranks, factor))
 			continue;
 		tt_hb_put(out, len, &used, "train-run: job: straggler: rank %" PRId32 " on host %s (node %" PRIu32
-			  ") p50 %s p99 %s is %.1fx the job's median %s\n", r->rank, r->host, r->node,
-			  tt_hb_ms(r->p50_us, x, sizeof(x)), tt_hb_ms(r->p99_us, y, sizeof(y)),
-			  ratio(r->p50_us, m.ranks), tt_hb_ms(m.ranks, z, sizeof(z)));
+			  ") %s %s p99 %s is %.1fx the job's median %s\n", r->rank, r->host, r->node, what,
+			  tt_hb_ms(judged(r, m.busy), x, sizeof(x)),
+			  tt_hb_ms(m.busy ? r->busy_p99_us : r->p99_us, y, sizeof(y)),
+			  ratio(judged(r, m.busy), m.ranks), tt_hb_ms(m.ranks, z, sizeof(z)));
 		found++;
 	}
 	for (i = 0; i < m.nnodes; i++) {
 		if (!slow(m.node_med[i], m.nodes, m.nnodes, factor))
 			continue;
-		tt_hb_put(out, len, &used, "train-run: job: straggler node %" PRIu32 " (host %s): median p50 %s is "
-			  "%.1fx the median of nodes %s\n", m.node[i], m.node_host[i],
+		tt_hb_put(out, len, &used, "train-run: job: straggler node %" PRIu32 " (host %s): median %s %s is "
+			  "%.1fx the median of nodes %s\n", m.node[i], m.node_host[i], what,
 			  tt_hb_ms(m.node_med[i], x, sizeof(x)), ratio(m.node_med[i], m.nodes),
 			  tt_hb_ms(m.nodes, y, sizeof(y)));
 		found++;
@@ -174,7 +190,8 @@ int tt_steps_json(const struct tt_steps *t, double factor, int restarts, char *o
 		out[0] = '\0';
 	if (medians(t, &m) != 0)
 		goto out;
-	tt_hb_put(out, len, &used, "{\"factor\":%g,\"restarts\":%d,\"median_p50_ms\":", factor, restarts);
+	tt_hb_put(out, len, &used, "{\"factor\":%g,\"restarts\":%d,\"judged\":\"%s\",\"median_p50_ms\":", factor,
+		  restarts, m.busy ? "busy" : "step");
 	if (m.nranks)
 		tt_hb_put(out, len, &used, "%.3f", (double)m.ranks / 1e3);
 	else
@@ -188,14 +205,18 @@ int tt_steps_json(const struct tt_steps *t, double factor, int restarts, char *o
 		tt_hb_put(out, len, &used, "%s{\"host\":", first ? "" : ",");
 		json_string(out, len, &used, r->host);
 		tt_hb_put(out, len, &used, ",\"node\":%" PRIu32 ",\"rank\":%" PRId32 ",\"p50_ms\":%.3f,"
-			  "\"p99_ms\":%.3f,\"samples\":%" PRIu64 "}", r->node, r->rank,
+			  "\"p99_ms\":%.3f,\"samples\":%" PRIu64, r->node, r->rank,
 			  (double)r->p50_us / 1e3, (double)r->p99_us / 1e3, r->samples);
+		if (r->busy_samples)
+			tt_hb_put(out, len, &used, ",\"busy_p50_ms\":%.3f,\"busy_p99_ms\":%.3f,\"busy_samples\":%" PRIu64,
+				  (double)r->busy_p50_us / 1e3, (double)r->busy_p99_us / 1e3, r->busy_samples);
+		tt_hb_put(out, len, &used, "}");
 		first = 0;
 	}
 	tt_hb_put(out, len, &used, "],\"stragglers\":{\"ranks\":[");
 	first = 1;
 	for (i = 0; i < t->n; i++)
-		if (t->rows[i].samples && slow(t->rows[i].p50_us, m.ranks, m.nranks, factor)) {
+		if (t->rows[i].samples && slow(judged(&t->rows[i], m.busy), m.ranks, m.nranks, factor)) {
 			tt_hb_put(out, len, &used, "%s%" PRId32, first ? "" : ",", t->rows[i].rank);
 			first = 0;
 		}

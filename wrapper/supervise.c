@@ -584,6 +584,9 @@ static void share_steps(struct tt_supervisor *s, int final)
 			continue;
 		r->p99_us = tt_hb_step_percentile(&s->hb, i, 99.0);
 		r->samples = (uint64_t)s->hb.w[i].nsamples;
+		r->busy_p50_us = tt_hb_busy_percentile(&s->hb, i, 50.0);
+		r->busy_p99_us = tt_hb_busy_percentile(&s->hb, i, 99.0);
+		r->busy_samples = (uint64_t)s->hb.w[i].nbusy;
 		r->rank = rank_of(s, i);
 		snprintf(r->host, sizeof(r->host), "%s", s->host ? s->host : "?");
 		n++;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* heartbeat.c — trainrt_heartbeat_step/_section (trainrt.h): progress lines for train-run's hang
+/* heartbeat.c — trainrt_heartbeat_step/_step_busy/_section (trainrt.h): progress lines for train-run's hang
  * detection on the fd named in TRAIN_HEARTBEAT_FD. No communicator is needed, so a program may
  * write them before trainrt_init and without one. */
 #include "trainrt.h"
@@ -21,6 +21,9 @@
 
 static int hb_fd = -2;		/* -2: not looked up yet, -1: none or broken */
 static int64_t last_us = -1;
+/* The busy times of the steps not written yet (the rate limit held their lines back). */
+static double busy_sum;
+static long long busy_steps;
 
 static int channel(void)
 {
@@ -53,9 +56,10 @@ static int put(const char *line, size_t len)
 	return n < 0 ? -1 : 0;
 }
 
-int trainrt_heartbeat_step(long long step)
+/* A step line, with the mean busy time of the steps since the last one when busy. */
+static int step_line(long long step, int busy)
 {
-	char line[32];
+	char line[64];
 	int64_t t;
 	int n;
 
@@ -65,8 +69,29 @@ int trainrt_heartbeat_step(long long step)
 	if (last_us >= 0 && t - last_us < MIN_STEP_GAP_US)
 		return 0;
 	last_us = t;
-	n = snprintf(line, sizeof(line), "step %lld\n", step);
+	if (busy && busy_steps > 0)
+		n = snprintf(line, sizeof(line), "step %lld busy %lld\n", step,
+			     (long long)(busy_sum / (double)busy_steps * 1e6 + 0.5));
+	else
+		n = snprintf(line, sizeof(line), "step %lld\n", step);
+	busy_sum = 0.0;
+	busy_steps = 0;
 	return put(line, (size_t)n);
+}
+
+int trainrt_heartbeat_step(long long step)
+{
+	return step_line(step, 0);
+}
+
+int trainrt_heartbeat_step_busy(long long step, double busy_seconds)
+{
+	/* Up to an hour per step, as train-run takes it. */
+	if (busy_seconds >= 0.0 && busy_seconds <= 3600.0) {
+		busy_sum += busy_seconds;
+		busy_steps++;
+	}
+	return step_line(step, 1);
 }
 
 int trainrt_heartbeat_section(const char *name)
@@ -79,7 +104,10 @@ int trainrt_heartbeat_section(const char *name)
 	n = snprintf(line, sizeof(line), "section %s\n", name);
 	if (n < 0 || (size_t)n >= sizeof(line))
 		return -1;
-	/* The next step line closes the section: it must not be held back by the rate limit. */
+	/* The next step line closes the section: it must not be held back by the rate limit, and
+	 * its busy time is of the steps after the section. */
 	last_us = -1;
+	busy_sum = 0.0;
+	busy_steps = 0;
 	return put(line, (size_t)n);
 }

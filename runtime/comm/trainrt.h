@@ -231,10 +231,14 @@ int trainrt_store_add(trainrt_comm *comm, const char *key, int64_t delta, int64_
  * TOLERANCE): a line "step N" after step N, or "section NAME" on entering a phase that is not a
  * training step (setup, checkpoint, eval: letters, digits, _ . - , at most 31 characters), on the
  * fd named in TRAIN_HEARTBEAT_FD. Step lines are written at most every 10 ms; a section line
- * always. Neither blocks nor needs a communicator. Return 0, or -1 when there is no channel
+ * always. trainrt_heartbeat_step_busy also gives step N's busy time: its seconds (0 to 3600)
+ * without the time the rank waited for the others in collectives; the line carries the mean of
+ * the steps since the last line ("step N busy US"), and the straggler report judges it, since in
+ * a data-parallel job every rank's step takes as long as the slowest rank's. Neither blocks nor needs a communicator. Return 0, or -1 when there is no channel
  * (not under train-run: nothing to do) or it is gone. Not thread-safe: call them from the
  * training loop's thread. */
 int trainrt_heartbeat_step(long long step);
+int trainrt_heartbeat_step_busy(long long step, double busy_seconds);
 int trainrt_heartbeat_section(const char *name);
 
 #ifdef __cplusplus

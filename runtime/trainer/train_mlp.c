@@ -484,6 +484,7 @@ static int run(train *t, tt_err *err)
 	t->last_ckpt_time = now();
 	while (t->step < t->total_steps) {
 		double loss = 0.0, t0 = now(), busy0, input0, wait0;
+		double waited0 = t->dp.comm_wait_seconds + t->dp.pp_wait_seconds;
 		long correct = 0;
 		float stats[4];
 		int got_signal, timed;
@@ -509,8 +510,11 @@ static int run(train *t, tt_err *err)
 		if (got_signal)
 			signal_seen = 0;
 		t->step++;
-		/* Progress for train-run's hang detection (a no-op elsewhere). */
-		trainrt_heartbeat_step(t->step);
+		/* Progress for train-run's hang detection, and the step's time without the waits for
+		 * other ranks (collectives, pipeline stages) for its straggler report (a no-op
+		 * elsewhere). */
+		trainrt_heartbeat_step_busy(t->step, now() - t0 -
+					    (t->dp.comm_wait_seconds + t->dp.pp_wait_seconds - waited0));
 		t->train_seconds += now() - t0;
 		iv_busy += now() - busy0 - (t->dp.input_seconds - input0);
 		iv_loss += stats[0] / (double)t->o.batch;

@@ -60,6 +60,10 @@ static void test_messages_both_ways(void)
 				 .p99_us = INT64_MAX, .samples = INT64_MAX };
 	roundtrip(&m, 11, "11 steps 2147483647 9223372036854775807 9223372036854775807 "
 		  "9223372036854775807");
+	/* With the busy times (optional: an older node sends none, as above). */
+	m = (struct tt_ctl_msg){ .kind = TT_CTL_STEPS, .rank = 7, .p50_us = 102400, .p99_us = 410431,
+				 .samples = 1024, .busy_p50_us = 20000, .busy_p99_us = 0, .busy_samples = 3 };
+	roundtrip(&m, 12, "12 steps 7 102400 410431 1024 busy 20000 0 3");
 	CU_ASSERT_EQUAL(tt_ctl_parse("5 fault 2 13 gpu-7 x", 20, &seq, &got, &err), 0);
 	CU_ASSERT_STRING_EQUAL(got.host, "gpu-7");
 	CU_ASSERT_STRING_EQUAL(got.what, "x");
@@ -70,6 +74,9 @@ static void test_messages_both_ways(void)
 		"1 restart 2 -2 h w", "1  ping", "1 join 1 h extra", "1 join 1 h\xd4", "1 lost 1 h a\tb",
 		"1 steps", "1 steps 1 2 3", "1 steps -1 2 3 4", "1 steps 1 -2 3 4", "1 steps 1 2 3 x",
 		"1 steps 1 2 3 4 5", "1 steps 1 2 3 4 ", "1 steps 2147483648 2 3 4",
+		"1 steps 1 2 3 4 busy", "1 steps 1 2 3 4 busy 1 2", "1 steps 1 2 3 4 busy 1 2 0",
+		"1 steps 1 2 3 4 busy -1 2 3", "1 steps 1 2 3 4 idle 1 2 3", "1 steps 1 2 3 4 busy 1 2 3 4",
+		"1 steps 1 2 3 4 busy 1 2 3 ",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		int rc = tt_ctl_parse(bad[i], strlen(bad[i]), &seq, &got, &err);

@@ -364,6 +364,53 @@ static void test_report_names_stragglers(void)
 	tt_hb_free(&hb);
 }
 
+/* Worker i writes steps first..last every gap us from t0, each with busy time busy. */
+static void busy_steps(int i, int first, int last, int64_t t0, int64_t gap, int64_t busy)
+{
+	char buf[64];
+
+	for (int k = first; k <= last; k++) {
+		snprintf(buf, sizeof(buf), "step %d busy %lld", k, (long long)busy);
+		CU_ASSERT_EQUAL(line(i, buf, t0 + (k - first) * gap), 0);
+	}
+}
+
+/* "step N busy US": the warm-up's busy times are left out, the rest kept as they are; a busy
+ * part that is not one is the whole line ignored. In step (every step time the same), the
+ * report judges the busy times when every rank has them, and the step times otherwise. */
+static void test_busy_times(void)
+{
+	static const char *const bad[] = { "step 1 busy", "step 1 busy x", "step 1 busy -1",
+		"step 1 idle 5", "step 1 busy 3600000001", "step 1 busy 5 6", "step 1  busy 5", NULL };
+	int ranks[3] = { 4, 5, 6 };
+	char out[1024];
+
+	init(3, NULL);
+	for (int k = 0; bad[k]; k++)
+		CU_ASSERT_EQUAL(line(0, bad[k], 10), -1);
+	CU_ASSERT_FALSE(hb.w[0].active);
+	busy_steps(0, 1, 26, 0, 10000, 2000);
+	busy_steps(1, 1, 26, 0, 10000, 2000);
+	busy_steps(2, 1, 26, 0, 10000, 9000);	/* the slow one: the others wait for it */
+	CU_ASSERT_EQUAL(hb.w[0].nbusy, 26 - TT_HB_WARMUP);
+	CU_ASSERT_EQUAL(tt_hb_busy_percentile(&hb, 2, 50.0), 9000);
+	CU_ASSERT_EQUAL(tt_hb_step_percentile(&hb, 2, 50.0), 10000);
+	CU_ASSERT_EQUAL(tt_hb_report(&hb, ranks, "h1", out, sizeof(out)), 1);
+	CU_ASSERT_STRING_EQUAL(out, "train-run: host h1: step times (last 1024 per rank): rank 4 p50 10.0 ms p99 10.0 ms"
+			       " busy p50 2.00 ms, rank 5 p50 10.0 ms p99 10.0 ms busy p50 2.00 ms, rank 6 p50 10.0 ms"
+			       " p99 10.0 ms busy p50 9.00 ms\n"
+			       "train-run: host h1: straggler: rank 6 busy p50 9.00 ms is 4.5x the node's median 2.00 ms\n");
+	tt_hb_free(&hb);
+	/* One rank without busy times: the step times are judged, all equal, nobody is named. */
+	init(3, NULL);
+	busy_steps(0, 1, 26, 0, 10000, 2000);
+	steps(1, 1, 26, 0, 10000);
+	busy_steps(2, 1, 26, 0, 10000, 9000);
+	CU_ASSERT_EQUAL(tt_hb_busy_percentile(&hb, 1, 50.0), -1);
+	CU_ASSERT_EQUAL(tt_hb_report(&hb, ranks, "h1", out, sizeof(out)), 0);
+	tt_hb_free(&hb);
+}
+
 int tt_register_suites(void)
 {
 	CU_pSuite s = CU_add_suite("heartbeat", NULL, NULL);
@@ -382,5 +429,6 @@ int tt_register_suites(void)
 	CU_add_test(s, "config rejects bad values", test_config_rejects_bad_values);
 	CU_add_test(s, "culprit", test_culprit);
 	CU_add_test(s, "report names stragglers", test_report_names_stragglers);
+	CU_add_test(s, "busy times", test_busy_times);
 	return 0;
 }

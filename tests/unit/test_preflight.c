@@ -168,8 +168,10 @@ static void test_judge_network(void)
 	expect_bad(" net=x", "expected net=MB/s");
 }
 
-/* Two nodes on one machine (one boot id) compete for its memory and CPUs: no number is
- * compared, a device still is. Distinct boot ids are compared as ever. */
+/* Two nodes on one machine (one boot id) compete for its memory and CPUs: their memory
+ * bandwidths and round trips are not compared, their network bandwidths (each node's own link,
+ * against the fraction over the nodes sharing the machine) and devices are. Distinct boot ids
+ * are compared as ever. */
 static void test_judge_one_machine(void)
 {
 	struct tt_preflight pf[3] = { { .mem_mbps = 9000, .boot_id = "a" }, { .mem_mbps = 100, .boot_id = "b" },
@@ -183,6 +185,21 @@ static void test_judge_one_machine(void)
 	CU_ASSERT_EQUAL(bad, 1);
 	snprintf(pf[2].boot_id, sizeof(pf[2].boot_id), "b");
 	CU_ASSERT_EQUAL(tt_preflight_judge(pf, 3, 0.5, &bad, why, sizeof(why)), 0);
+	/* A round trip 10x the others' on the shared machine: not judged; a link a tenth as fast
+	 * (a shaped veth): named with its numbers, against 0.5 / 2 nodes on machine b. */
+	pf[0].rtt_us = pf[2].rtt_us = 2000;
+	pf[1].rtt_us = 20000;
+	pf[2].net_mbps = 1000;	/* node 0 probes no link of its own */
+	for (uint32_t link = 100; link <= 200; link += 100) {
+		pf[1].net_mbps = link;
+		/* 200: a fifth of the other's, 0.33 x their median, which 0.5 alone would fail,
+		 * passes: on one machine that is the CPUs' share, not the link. */
+		CU_ASSERT_EQUAL(tt_preflight_judge(pf, 3, 0.5, &bad, why, sizeof(why)), link == 100);
+	}
+	CU_ASSERT_EQUAL(bad, 1);
+	CU_ASSERT_STRING_EQUAL(why, "network bandwidth to node 0 0.10 GB/s < 0.25 x median 0.55 GB/s");
+	pf[2].net_mbps = pf[1].net_mbps = 0;
+	pf[0].rtt_us = pf[2].rtt_us = pf[1].rtt_us = 0;
 	snprintf(pf[0].gpu_fail, sizeof(pf[0].gpu_fail), "/dev/nvidia0 does not open (No such device)");
 	CU_ASSERT_EQUAL(tt_preflight_judge(pf, 3, 0.5, &bad, why, sizeof(why)), 1);
 	CU_ASSERT_EQUAL(bad, 0);

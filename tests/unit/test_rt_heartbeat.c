@@ -82,6 +82,45 @@ static void test_lines_and_rate_limit(void)
 	CU_ASSERT_STRING_EQUAL(drain(), "step -4000000000\n");
 }
 
+/* The busy time: the mean of the steps since the last line, in whole microseconds; the steps
+ * held back by the limit count into the next line's, a section starts the mean afresh, and a
+ * time out of range (negative, over an hour) is left out of it. */
+static void test_busy_times(void)
+{
+	long long t0;
+
+	CU_ASSERT_EQUAL(trainrt_heartbeat_section("setup"), 0);
+	CU_ASSERT_EQUAL(trainrt_heartbeat_step_busy(1, 0.0015), 0);
+	CU_ASSERT_STRING_EQUAL(drain(), "section setup\nstep 1 busy 1500\n");
+	pause_past_limit();
+	t0 = now_ns();
+	CU_ASSERT_EQUAL(trainrt_heartbeat_step_busy(2, 0.004), 0);
+	CU_ASSERT_EQUAL(trainrt_heartbeat_step_busy(3, 0.002), 0);
+	CU_ASSERT_EQUAL(trainrt_heartbeat_step_busy(4, -1.0), 0);
+	CU_ASSERT_EQUAL(trainrt_heartbeat_step_busy(5, 4000.0), 0);
+	if (now_ns() - t0 < 10000000) {	/* as above: a stalled thread may write more lines */
+		CU_ASSERT_STRING_EQUAL(drain(), "step 2 busy 4000\n");
+		pause_past_limit();
+		CU_ASSERT_EQUAL(trainrt_heartbeat_step_busy(6, 0.006), 0);
+		CU_ASSERT_STRING_EQUAL(drain(), "step 6 busy 4000\n");	/* (2 + 6) / 2 ms */
+	} else {
+		drain();
+	}
+	/* Held back (or, on a stalled machine, written): either way not in the mean after the
+	 * section. */
+	CU_ASSERT_EQUAL(trainrt_heartbeat_step_busy(7, 0.1), 0);
+	CU_ASSERT_EQUAL(trainrt_heartbeat_section("eval"), 0);
+	CU_ASSERT_EQUAL(trainrt_heartbeat_step_busy(8, 0.001), 0);
+	{
+		const char *got = drain(), *want = "section eval\nstep 8 busy 1000\n";
+
+		CU_ASSERT(strlen(got) >= strlen(want) && !strcmp(got + strlen(got) - strlen(want), want));
+	}
+	pause_past_limit();
+	CU_ASSERT_EQUAL(trainrt_heartbeat_step(9), 0);		/* without: no busy time */
+	CU_ASSERT_STRING_EQUAL(drain(), "step 9\n");
+}
+
 static void test_long_name_refused(void)
 {
 	char name[80];
@@ -129,6 +168,7 @@ int tt_register_suites(void)
 	if (!s)
 		return -1;
 	CU_add_test(s, "lines and the 10 ms limit", test_lines_and_rate_limit);
+	CU_add_test(s, "busy times per step", test_busy_times);
 	CU_add_test(s, "a name too long is refused", test_long_name_refused);
 	CU_add_test(s, "a full pipe drops lines", test_full_pipe_drops);
 	CU_add_test(s, "a gone channel is given up", test_gone_channel_given_up);

@@ -82,6 +82,57 @@ static void test_report(void)
 	CU_ASSERT_STRING_EQUAL(out, "");
 }
 
+/* The busy times when every rank with samples has them: step times all 400 ms (a data-parallel
+ * step), busy p50s 100 100 | 300 300: median 100 ms, node b at 3x. One rank without busy times:
+ * the step times are judged, nobody is slower. */
+static void busy_job(struct tt_steps *t, int all)
+{
+	static const int64_t busy[] = { 100000, 100000, 300000, 300000 };
+
+	for (int32_t r = 0; r < 4; r++) {
+		struct tt_step_row row = { .node = (uint32_t)r / 2, .rank = r, .p50_us = 400000, .p99_us = 410000,
+					   .samples = 20, .busy_p50_us = busy[r], .busy_p99_us = busy[r] + 5000,
+					   .busy_samples = all || r != 1 ? 20 : 0 };
+
+		strcpy(row.host, r < 2 ? "a" : "b");
+		CU_ASSERT_EQUAL_FATAL(tt_steps_put(t, &row), 0);
+	}
+}
+
+static void test_busy(void)
+{
+	struct tt_steps t = { 0 };
+	char out[TT_STEPS_ROW_MAX * 6];
+
+	busy_job(&t, 1);
+	CU_ASSERT_EQUAL(tt_steps_report(&t, 1.5, 1, out, sizeof(out)), 3);
+	CU_ASSERT_STRING_EQUAL(out,
+		"train-run: job: busy times of 4 ranks on 2 nodes: median busy p50 100.0 ms\n"
+		"train-run: job: straggler: rank 2 on host b (node 1) busy p50 300.0 ms p99 305.0 ms is 3.0x the job's median 100.0 ms\n"
+		"train-run: job: straggler: rank 3 on host b (node 1) busy p50 300.0 ms p99 305.0 ms is 3.0x the job's median 100.0 ms\n"
+		"train-run: job: straggler node 1 (host b): median busy p50 300.0 ms is 3.0x the median of nodes 100.0 ms\n");
+	CU_ASSERT_EQUAL(tt_steps_json(&t, 1.5, 0, out, sizeof(out)), 0);
+	CU_ASSERT_STRING_EQUAL(out,
+		"{\"factor\":1.5,\"restarts\":0,\"judged\":\"busy\",\"median_p50_ms\":100.000,\"ranks\":["
+		"{\"host\":\"a\",\"node\":0,\"rank\":0,\"p50_ms\":400.000,\"p99_ms\":410.000,\"samples\":20,"
+		"\"busy_p50_ms\":100.000,\"busy_p99_ms\":105.000,\"busy_samples\":20},"
+		"{\"host\":\"a\",\"node\":0,\"rank\":1,\"p50_ms\":400.000,\"p99_ms\":410.000,\"samples\":20,"
+		"\"busy_p50_ms\":100.000,\"busy_p99_ms\":105.000,\"busy_samples\":20},"
+		"{\"host\":\"b\",\"node\":1,\"rank\":2,\"p50_ms\":400.000,\"p99_ms\":410.000,\"samples\":20,"
+		"\"busy_p50_ms\":300.000,\"busy_p99_ms\":305.000,\"busy_samples\":20},"
+		"{\"host\":\"b\",\"node\":1,\"rank\":3,\"p50_ms\":400.000,\"p99_ms\":410.000,\"samples\":20,"
+		"\"busy_p50_ms\":300.000,\"busy_p99_ms\":305.000,\"busy_samples\":20}],"
+		"\"stragglers\":{\"ranks\":[2,3],\"nodes\":[1]}}\n");
+	tt_steps_free(&t);
+	busy_job(&t, 0);
+	CU_ASSERT_EQUAL(tt_steps_report(&t, 1.5, 1, out, sizeof(out)), 0);
+	CU_ASSERT_STRING_EQUAL(out, "train-run: job: step times of 4 ranks on 2 nodes: median p50 400.0 ms\n");
+	CU_ASSERT_EQUAL(tt_steps_json(&t, 1.5, 0, out, sizeof(out)), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"judged\":\"step\",\"median_p50_ms\":400.000,"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"stragglers\":{\"ranks\":[],\"nodes\":[]}}"));
+	tt_steps_free(&t);
+}
+
 static void test_json(void)
 {
 	struct tt_steps t = { 0 };
@@ -90,7 +141,7 @@ static void test_json(void)
 	job(&t);
 	CU_ASSERT_EQUAL(tt_steps_json(&t, 1.5, 2, out, sizeof(out)), 0);
 	CU_ASSERT_STRING_EQUAL(out,
-		"{\"factor\":1.5,\"restarts\":2,\"median_p50_ms\":100.000,\"ranks\":["
+		"{\"factor\":1.5,\"restarts\":2,\"judged\":\"step\",\"median_p50_ms\":100.000,\"ranks\":["
 		"{\"host\":\"a\",\"node\":0,\"rank\":0,\"p50_ms\":100.000,\"p99_ms\":110.000,\"samples\":20},"
 		"{\"host\":\"a\",\"node\":0,\"rank\":1,\"p50_ms\":100.000,\"p99_ms\":120.000,\"samples\":20},"
 		"{\"host\":\"b\",\"node\":1,\"rank\":2,\"p50_ms\":400.000,\"p99_ms\":500.000,\"samples\":20},"
@@ -108,7 +159,7 @@ static void test_json(void)
 	tt_steps_free(&t);
 	put(&t, 0, 0, "q\"b\\\n", 1500, 2500, 1);
 	CU_ASSERT_EQUAL(tt_steps_json(&t, 2, 0, out, sizeof(out)), 0);
-	CU_ASSERT_STRING_EQUAL(out, "{\"factor\":2,\"restarts\":0,\"median_p50_ms\":1.500,\"ranks\":["
+	CU_ASSERT_STRING_EQUAL(out, "{\"factor\":2,\"restarts\":0,\"judged\":\"step\",\"median_p50_ms\":1.500,\"ranks\":["
 			       "{\"host\":\"q\\\"b\\\\\\u000a\",\"node\":0,\"rank\":0,\"p50_ms\":1.500,"
 			       "\"p99_ms\":2.500,\"samples\":1}],\"stragglers\":{\"ranks\":[],\"nodes\":[]}}\n");
 	/* The worst host (every byte escaped, the longest numbers) fits the room promised. */
@@ -118,14 +169,19 @@ static void test_json(void)
 
 		memset(host, '\x01', sizeof(host) - 1);
 		host[sizeof(host) - 1] = '\0';
-		put(&t, UINT32_MAX, INT32_MIN, host, INT64_MAX, INT64_MAX, UINT64_MAX);
+		struct tt_step_row r = { .node = UINT32_MAX, .rank = INT32_MIN, .p50_us = INT64_MAX,
+					 .p99_us = INT64_MAX, .samples = UINT64_MAX, .busy_p50_us = INT64_MAX,
+					 .busy_p99_us = INT64_MAX, .busy_samples = UINT64_MAX };
+
+		strcpy(r.host, host);
+		CU_ASSERT_EQUAL_FATAL(tt_steps_put(&t, &r), 0);
 		CU_ASSERT_EQUAL(tt_steps_json(&t, 1.5, INT32_MAX, out, TT_STEPS_ROW_MAX * 3), 0);
 		CU_ASSERT(tt_steps_report(&t, 1.5, 1, out, TT_STEPS_ROW_MAX * 3) == 0 &&
 			  strlen(out) < TT_STEPS_ROW_MAX);
 	}
 	tt_steps_free(&t);
 	CU_ASSERT_EQUAL(tt_steps_json(&t, 1.5, 0, out, sizeof(out)), 0);
-	CU_ASSERT_STRING_EQUAL(out, "{\"factor\":1.5,\"restarts\":0,\"median_p50_ms\":null,\"ranks\":[],"
+	CU_ASSERT_STRING_EQUAL(out, "{\"factor\":1.5,\"restarts\":0,\"judged\":\"step\",\"median_p50_ms\":null,\"ranks\":[],"
 			       "\"stragglers\":{\"ranks\":[],\"nodes\":[]}}\n");
 }
 
@@ -138,5 +194,6 @@ int tt_register_suites(void)
 	CU_add_test(s, "one row per node and rank, in order", test_table);
 	CU_add_test(s, "the report names slow ranks and nodes", test_report);
 	CU_add_test(s, "the JSON, exact and escaped", test_json);
+	CU_add_test(s, "busy times judged when every rank has them", test_busy);
 	return 0;
 }

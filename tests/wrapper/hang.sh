@@ -174,7 +174,8 @@ pipe" ] || fail "flags: TRAIN_HEARTBEAT_FD is not a pipe in every worker: $out $
 	pass "--hang-timeout SECTION=S detects in that section, off disables, 0 refused; TRAIN_HEARTBEAT_FD a pipe"
 }
 
-# train-mlp writes its heartbeats through libtrainrt: the summary has both ranks' step times.
+# train-mlp writes its heartbeats through libtrainrt: the summary has both ranks' step times
+# and busy times.
 # 8192 steps, a few seconds: enough lines past the warm-up at one line per 10 ms.
 t_train_mlp() {
 	[ -x "$TRAIN_MLP" ] || { skip "train-mlp: $TRAIN_MLP not built"; return; }
@@ -183,7 +184,7 @@ t_train_mlp() {
 		--batch 16 --epochs 2 --log-every 10000 >"$d/out" 2>"$d/err"
 	rc=$?
 	[ $rc -eq 0 ] || fail "train-mlp: exit $rc: $(cat "$d/err")"
-	grep -Eq "step times \(last 1024 per rank\): rank 0 p50 [0-9.]+ ms p99 [0-9.]+ ms, rank 1 p50 [0-9.]+ ms" "$d/err" ||
+	grep -Eq "step times \(last 1024 per rank\): rank 0 p50 [0-9.]+ ms p99 [0-9.]+ ms busy p50 [0-9.]+ ms, rank 1 p50 [0-9.]+ ms p99 [0-9.]+ ms busy p50 [0-9.]+ ms$" "$d/err" ||
 		fail "train-mlp: no step times from its heartbeats: $(cat "$d/err")"
 	pass "train-mlp under train-run: heartbeats from libtrainrt, both ranks' step times"
 }
