@@ -120,6 +120,11 @@ static int fill_step(const struct tt_step_facts *f, struct tt_task_env *out, tt_
 	memset(out, 0, sizeof(*out));
 	if (tt_hostlist_first(f->nodelist, first, sizeof(first), &nnodes, err) != 0)
 		return tt_err_wrap(err, "step nodelist");
+	if (f->nactive > nnodes)
+		return tt_err_set(err, "%u nodes of the program's world, but nodelist '%s' has %zu",
+				  f->nactive, f->nodelist, nnodes);
+	if (f->nactive)
+		nnodes = f->nactive;
 	if (f->node_index >= nnodes)
 		return tt_err_set(err, "node index %u (SLURM_NODEID) is outside the %zu nodes of "
 				  "nodelist '%s'", f->node_index, nnodes, f->nodelist);

@@ -75,6 +75,9 @@ struct tt_step_facts {
 	/* The rendezvous point a launcher resolved for its workers (tt_rendezvous_resolve with its
 	 * options); port 0: the step's own, from nodelist, resv_ports and ports (the plugin's). */
 	struct tt_rendezvous rdzv;
+	/* The nodes of the program's world: the first nactive of nodelist (train-run --spares keeps
+	 * the others as spares); 0: all of them. */
+	uint32_t nactive;
 };
 
 /* The contract for one process. Numbers are kept as numbers; tt_task_env_foreach formats them. */
