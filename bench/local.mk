@@ -171,8 +171,9 @@ dist_noinst_SCRIPTS += bench/preflight.sh
 .PHONY: bench-preflight
 
 # bench-ft-cluster: fault recovery across 2 nodes of the test cluster (issue #29): a worker on node 2
-# killed or hung, node 2's train-run killed; train-run against torchrun (bench/ft_cluster.sh; needs
-# root and the cluster lock; brings a 2-node cluster up when none is). About 4 minutes.
+# killed or hung, node 2's train-run killed, with and without a spare (3rd node); train-run against
+# torchrun (bench/ft_cluster.sh; needs root and the cluster lock; brings a 3-node cluster up when
+# none is). About 5 minutes.
 BENCH_TARGETS += bench-ft-cluster
 bench-ft-cluster: train-run$(EXEEXT) train-mlp train_topo.la
 	$(SHELL) $(srcdir)/bench/ft_cluster.sh ./train-run$(EXEEXT) ./train-mlp $(abs_top_builddir)/.libs/train_topo.so
