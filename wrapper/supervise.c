@@ -450,8 +450,6 @@ static int assign_ranks(struct tt_supervisor *s, tt_err *err)
 	return 0;
 }
 
-static int apply(struct tt_supervisor *s, enum tt_pt_action act, tt_err *err);
-
 /* This spare takes the lost node's NODE_RANK (v, a replace) and starts its workers in v's
  * round. Returns 1 when the loop is over (the contracts could not be made: this node ends, and
  * node 0 takes that for its loss). */
