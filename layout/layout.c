@@ -314,13 +314,17 @@ static int emit_slurm_view(const struct tt_task_env *e, env_fn fn, void *ctx)
 		{"SLURM_STEP_NUM_TASKS", e->world_size},
 		{"SLURM_NTASKS_PER_NODE", e->local_world_size},
 	};
+	char buf[16];
 	int rc;
 
 	if ((rc = emit_numbers(numbers, sizeof(numbers) / sizeof(numbers[0]), fn, ctx)) != 0 ||
 	    (rc = fn(ctx, "SLURM_TASKS_PER_NODE", e->slurm_tasks_per_node)) != 0 ||
-	    (rc = fn(ctx, "SLURM_STEP_TASKS_PER_NODE", e->slurm_tasks_per_node)) != 0)
+	    (rc = fn(ctx, "SLURM_STEP_TASKS_PER_NODE", e->slurm_tasks_per_node)) != 0 ||
+	    (rc = emit_gtids(e, fn, ctx)) != 0)
 		return rc;
-	return emit_gtids(e, fn, ctx);
+	/* Slurm's own but for a spare that took a lost node's rank (train-run --spares). */
+	snprintf(buf, sizeof(buf), "%u", e->node_rank);
+	return fn(ctx, "SLURM_NODEID", buf);
 }
 
 int tt_task_env_foreach(const struct tt_task_env *e,

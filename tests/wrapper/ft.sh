@@ -53,7 +53,8 @@ write_worker() {
 #!/bin/sh
 d=$(dirname "$0")
 echo "$RANK $TRAIN_RESTART_COUNT" >>"$d/starts"
-echo "$RANK $TRAIN_RESTART_COUNT $SLURMD_NODENAME $NODE_RANK $WORLD_SIZE" >>"$d/where"
+echo "$RANK $TRAIN_RESTART_COUNT $SLURMD_NODENAME $NODE_RANK $WORLD_SIZE $SLURM_NODEID" >>"$d/where"
+env | sort >"$d/env.$RANK.$TRAIN_RESTART_COUNT"
 hb() { printf 'step %d\n' "$1" >>"/proc/self/fd/$TRAIN_HEARTBEAT_FD"; }
 i=0
 while [ $i -lt $((${SECS:-3} * 10)) ]; do
@@ -316,8 +317,15 @@ t_spare_replaces_lost_node() {
 	wait "$(cat "$d/pid.1")"
 	[ $rc0 -eq 0 ] && [ $rc2 -eq 0 ] || fail "spare: exits $rc0 $rc2: $(cat "$d"/err.*)"
 	[ "$(starts "$d")" = "0 0;0 1;1 0;1 1;2 0;2 1;3 0;3 1;" ] || fail "spare: starts $(starts "$d")"
-	[ "$(awk '$2 == 1' "$d/where" | sort | tr '\n' ';')" = "0 1 ft-a 0 4;1 1 ft-a 0 4;2 1 ft-c 1 4;3 1 ft-c 1 4;" ] ||
+	[ "$(awk '$2 == 1' "$d/where" | sort | tr '\n' ';')" = "0 1 ft-a 0 4 0;1 1 ft-a 0 4 0;2 1 ft-c 1 4 1;3 1 ft-c 1 4 1;" ] ||
 		fail "spare: round 1 ran $(sort "$d/where" | tr '\n' ';')"
+	# The spare's workers get what node 1's got, but for the host's own and the round's values
+	# (the exclude file differs per node here only).
+	for r in 2 3; do
+		diff_env=$(diff "$d/env.$r.0" "$d/env.$r.1" | grep '^[<>]' |
+			grep -v -E '^. (SLURMD_NODENAME|TRAIN_TOPO_EXCLUDE_FILE|TRAIN_RESTART_COUNT|TORCHELASTIC_RESTART_COUNT)=')
+		[ -z "$diff_env" ] || fail "spare: rank $r's environment differs from node 1's: $diff_env"
+	done
 	! grep -q '^[0-9]* 0 ft-c ' "$d/where" || fail "spare: the spare ran a worker in round 0: $(cat "$d/where")"
 	for n in 0 2; do
 		[ "$(grep -c "^train-run: host .*: node ft-b lost (.*); spare node 2 (ft-c) takes its node rank 1: every node restarts its workers (round 1;" "$d/err.$n")" -eq 1 ] ||
