@@ -7,6 +7,8 @@
 #   train-run --max-restarts 1: kill -9 of a worker on node 2 (global rank 3); a hung worker
 #             there (kill -STOP); kill -9 of node 2's train-run (a lost node: node 1 must stop
 #             with the one-line sbatch --exclude verdict);
+#   train-run --spares 1 on 3 nodes (node 3 stands by): kill -9 of node 2's train-run, the
+#             spare takes node rank 1 and training goes on from the checkpoint (spare_row);
 #   torchrun  --max-restarts 1 (Debian's python3-torch through bench/torchrun_py311.py, one agent
 #             per node, --rdzv-backend c10d on node1, --no-python train-mlp): kill -9, hang.
 # Each row is one bench/ft_drive.py run around `srun -N2` (FT_TARGET picks the process on node 2
@@ -18,14 +20,15 @@
 # with an uninterrupted run's of the same arguments: both resume a checkpoint bit-exactly, so
 # they must be equal. Then bench/ft_straggle.sh's table: a slow node (cgroup CPU quota) and a
 # slow link (tc tbf), how long until train-run names them and how.
-# Needs root and the cluster lock; brings a 2-node cluster up (and down again) when none is up.
+# Needs root and the cluster lock; brings a 3-node cluster up (and down again) when none is up
+# (a 2-node one runs every row but the spare's).
 # Usage: bench/ft_cluster.sh PATH/TO/train-run PATH/TO/train-mlp PLUGIN.so
 # (make bench-ft-cluster). FT_BOUND (60 s): how long a row may take to train again after the fault.
 # FT_PROGRAMS ("train-mlp pytorch"): whose rows run.
 set -eu
 BOUND=${FT_BOUND:-60}
 if [ -z "${FT_BOUNDED:-}" ]; then
-	FT_BOUNDED=1 exec timeout -k 10 $((10 * 3 * BOUND + 600)) sh "$0" "$@"
+	FT_BOUNDED=1 exec timeout -k 10 $((11 * 3 * BOUND + 600)) sh "$0" "$@"
 fi
 TRAIN_RUN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 TRAIN_MLP=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
@@ -44,7 +47,7 @@ cleanup() {
 }
 trap cleanup EXIT
 if ! "$CLUSTER" status >/dev/null 2>&1; then
-	"$CLUSTER" up --nodes 2 --plugin "$PLUGIN" >/dev/null
+	"$CLUSTER" up --nodes 3 --plugin "$PLUGIN" >/dev/null
 	started=1
 fi
 export SLURM_CONF="${TT_CLUSTER_DIR:-/var/lib/traintopo-cluster}/etc/slurm.conf"
@@ -162,7 +165,22 @@ torchrun_rows() {
 	done
 }
 
-# mlp_rows: train-mlp: train-run's kill, hang and lost node; torchrun's kill and hang.
+# spare_row: 2 nodes x 2 ranks train as in every row, node 3 stands by (--spares 1, srun --no-kill
+# so that the step outlives the lost train-run); node 2's train-run killed -9: node 1 gives node 3
+# node rank 1 and both train again. FT_SPARE=1 marks the row's processes (and the table's row).
+spare_row() {
+	if [ "$(sinfo -h -N -o %N 2>/dev/null | sort -u | grep -c .)" -lt 3 ]; then
+		echo "spare row: skipped (the cluster that is up has fewer than 3 nodes)"
+		return
+	fi
+	# shellcheck disable=SC2086 # word splitting of the command and arguments is meant
+	row train-run kill ",SLURM_NODEID=1,comm=train-run,FT_SPARE=1" 'train-run: host .*: node .* lost .*spare node' \
+		"$TR_RESTART" -- env FT_SPARE=1 srun -J JOB -N3 --ntasks-per-node=1 --no-kill --export=ALL "$TRAIN_RUN" \
+		--nproc-per-node 2 --spares 1 --max-restarts 1 -- "$TRAIN_MLP" $MLP_ARGS --ckpt-dir CKPT --summary SUMMARY
+}
+
+# mlp_rows: train-mlp: train-run's kill, hang, lost node and lost node with a spare; torchrun's
+# kill and hang.
 mlp_rows() {
 	PROG=train-mlp STEP_RE=$MLP_STEP RESUME_RE=$MLP_RESUME WARM=${FT_WARM:-1200} WEIGHTS=weights_mlp
 	# shellcheck disable=SC2086 # word splitting of the arguments is meant
@@ -174,6 +192,7 @@ mlp_rows() {
 	done
 	# shellcheck disable=SC2086 # word splitting of the command and arguments is meant
 	row train-run kill ",SLURM_NODEID=1,comm=train-run" "$TR_DETECT" "$TR_RESTART" -- $TR_CMD "$TRAIN_MLP" $MLP_ARGS --ckpt-dir CKPT --summary SUMMARY
+	spare_row
 	# shellcheck disable=SC2086 # word splitting of the arguments is meant
 	torchrun_rows --no_python "$TRAIN_MLP" $MLP_ARGS --ckpt-dir CKPT --summary SUMMARY
 }
@@ -196,7 +215,7 @@ pt_rows() {
 	torchrun_rows "$EXAMPLE" $PT_ARGS --ckpt-dir CKPT
 }
 
-echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $CPUS CPUs, Linux $(uname -r); embedded cluster, 2 nodes"
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $CPUS CPUs, Linux $(uname -r); embedded cluster, $(sinfo -h -N -o %N 2>/dev/null | sort -u | grep -c .) nodes"
 echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg); $(date -u '+%Y-%m-%d %H:%M UTC')"
 : >"$WORK/rows"
 for p in ${FT_PROGRAMS:-train-mlp pytorch}; do
@@ -210,8 +229,8 @@ done
 echo
 echo "| launcher, program | fault on node 2 | fault -> detection | detection -> training (or verdict) | fault -> training | last step before fault | resumed from | steps lost | culprit named | orphans | weights = uninterrupted | outcome |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
-awk -F'\t' '{
-	f = $2 ~ /comm=train-run/ ? "kill -9 of train-run (node lost)" : $2 ~ /^kill/ ? "kill -9 of a worker" : "hang (SIGSTOP) of a worker"
+awk -F'\t' -v '{
+	f = $2 ~ /FT_SPARE/ ? "kill -9 of train-run (node lost, 1 spare)" : $2 ~ /comm=train-run/ ? "kill -9 of train-run (node lost)" : $2 ~ /^kill/ ? "kill -9 of a worker" : "hang (SIGSTOP) of a worker"
 	tot = ($3 != "-" && $4 != "-") ? sprintf("%.2f s", $3 + $4) : "-"
 	lost = ($5 != "-" && $6 != "-") ? $5 - $6 : "-"
 	out = $12 != "" ? "verdict: " $12 : $7
@@ -238,6 +257,18 @@ END {
 			else
 				printf "%s, %s: no ratio (not both launchers ran and recovered)\n", progs[p], f
 		}
+}' "$WORK/rows"
+
+# The spare's row against a worker killed (train-run, train-mlp, the same run): what the loss and
+# the replacement cost beyond a restart.
+awk -F'\t' '
+$7 == "recovered" && $2 ~ /FT_SPARE/ { spare = $3 + $4 }
+$7 == "recovered" && $1 == "train-run" && $13 == "train-mlp" && $2 ~ /^kill,RANK=3/ { worker = $3 + $4 }
+END {
+	if (spare > 0 && worker > 0)
+		printf "node lost, 1 spare: fault -> training %.2f s = %.1fx a worker killed (%.2f s)\n", spare, spare / worker, worker
+	else
+		print "node lost, 1 spare: no ratio (the spare row or the worker row did not recover)"
 }' "$WORK/rows"
 
 # The slow node and slow link rows: a table of their own (what is named, not a recovery).

@@ -170,11 +170,12 @@ bench-preflight: train-run$(EXEEXT)
 dist_noinst_SCRIPTS += bench/preflight.sh
 .PHONY: bench-preflight
 
-# bench-ft-cluster: fault recovery across 2 nodes of the test cluster (issue #29), train-mlp and
-# examples/pytorch_ddp.py: a worker on node 2 killed or hung, node 2's train-run killed (train-mlp);
-# train-run against torchrun (bench/ft_cluster.sh; needs root and the cluster lock; brings a 2-node
-# cluster up when none is). About 8 minutes; FT_PROGRAMS=pytorch runs only the example's rows. Then
-# a slow node and a slow link, what names them (bench/ft_straggle.sh; the link needs 4 nodes up).
+# bench-ft-cluster: fault recovery across the nodes of the test cluster (issue #29), train-mlp and
+# examples/pytorch_ddp.py: a worker on node 2 killed or hung, node 2's train-run killed with and
+# without a spare (3rd node; train-mlp); train-run against torchrun (bench/ft_cluster.sh; needs root
+# and the cluster lock; brings a 3-node cluster up when none is). About 9 minutes;
+# FT_PROGRAMS=pytorch runs only the example's rows. Then a slow node and a slow link, what names
+# them (bench/ft_straggle.sh; the link needs 4 nodes up).
 BENCH_TARGETS += bench-ft-cluster
 bench-ft-cluster: train-run$(EXEEXT) train-mlp train_topo.la
 	$(SHELL) $(srcdir)/bench/ft_cluster.sh ./train-run$(EXEEXT) ./train-mlp $(abs_top_builddir)/.libs/train_topo.so

@@ -120,6 +120,11 @@ static int fill_step(const struct tt_step_facts *f, struct tt_task_env *out, tt_
 	memset(out, 0, sizeof(*out));
 	if (tt_hostlist_first(f->nodelist, first, sizeof(first), &nnodes, err) != 0)
 		return tt_err_wrap(err, "step nodelist");
+	if (f->nactive > nnodes)
+		return tt_err_set(err, "%u nodes of the program's world, but nodelist '%s' has %zu",
+				  f->nactive, f->nodelist, nnodes);
+	if (f->nactive)
+		nnodes = f->nactive;
 	if (f->node_index >= nnodes)
 		return tt_err_set(err, "node index %u (SLURM_NODEID) is outside the %zu nodes of "
 				  "nodelist '%s'", f->node_index, nnodes, f->nodelist);
@@ -309,13 +314,17 @@ static int emit_slurm_view(const struct tt_task_env *e, env_fn fn, void *ctx)
 		{"SLURM_STEP_NUM_TASKS", e->world_size},
 		{"SLURM_NTASKS_PER_NODE", e->local_world_size},
 	};
+	char buf[16];
 	int rc;
 
 	if ((rc = emit_numbers(numbers, sizeof(numbers) / sizeof(numbers[0]), fn, ctx)) != 0 ||
 	    (rc = fn(ctx, "SLURM_TASKS_PER_NODE", e->slurm_tasks_per_node)) != 0 ||
-	    (rc = fn(ctx, "SLURM_STEP_TASKS_PER_NODE", e->slurm_tasks_per_node)) != 0)
+	    (rc = fn(ctx, "SLURM_STEP_TASKS_PER_NODE", e->slurm_tasks_per_node)) != 0 ||
+	    (rc = emit_gtids(e, fn, ctx)) != 0)
 		return rc;
-	return emit_gtids(e, fn, ctx);
+	/* Slurm's own but for a spare that took a lost node's rank (train-run --spares). */
+	snprintf(buf, sizeof(buf), "%u", e->node_rank);
+	return fn(ctx, "SLURM_NODEID", buf);
 }
 
 int tt_task_env_foreach(const struct tt_task_env *e,

@@ -75,6 +75,9 @@ struct tt_step_facts {
 	/* The rendezvous point a launcher resolved for its workers (tt_rendezvous_resolve with its
 	 * options); port 0: the step's own, from nodelist, resv_ports and ports (the plugin's). */
 	struct tt_rendezvous rdzv;
+	/* The nodes of the program's world: the first nactive of nodelist (train-run --spares keeps
+	 * the others as spares); 0: all of them. */
+	uint32_t nactive;
 };
 
 /* The contract for one process. Numbers are kept as numbers; tt_task_env_foreach formats them. */
@@ -145,8 +148,9 @@ int tt_layout_compute_worker(const struct tt_step_facts *f, uint32_t nproc,
  * CUDA_VISIBLE_DEVICES, OMP_NUM_THREADS and TRAIN_CPU_LIST when they are to be set, then for a
  * worker under Slurm SLURM_PROCID (= RANK), SLURM_LOCALID (= LOCAL_RANK), SLURM_NTASKS,
  * SLURM_NPROCS, SLURM_STEP_NUM_TASKS (= WORLD_SIZE), SLURM_NTASKS_PER_NODE (= LOCAL_WORLD_SIZE),
- * SLURM_TASKS_PER_NODE, SLURM_STEP_TASKS_PER_NODE ("8(x2)" as Slurm writes it) and SLURM_GTIDS
- * (the ranks on this node). Stops at and returns the first non-zero value fn returns; 0 when
+ * SLURM_TASKS_PER_NODE, SLURM_STEP_TASKS_PER_NODE ("8(x2)" as Slurm writes it), SLURM_GTIDS
+ * (the ranks on this node) and SLURM_NODEID (= NODE_RANK: a spare's is the rank it took).
+ * Stops at and returns the first non-zero value fn returns; 0 when
  * all were applied. */
 int tt_task_env_foreach(const struct tt_task_env *e,
 			int (*fn)(void *ctx, const char *name, const char *value), void *ctx);

@@ -26,6 +26,7 @@
 #   TRAIN_MAX_REQUEUES  requeues before giving up           [3]
 #   TRAIN_CKPT_DIR checkpoints, exported to your program  [$SLURM_SUBMIT_DIR/checkpoints/$SLURM_JOB_ID]
 #   TRAIN_RUN_ARGS more train-run options              []
+#   TRAIN_SPARES   nodes that stand by as spares (sbatch --no-kill -N n+K)  [0]
 # and, for train-mlp only, as in job.sh:
 #   TRAIN_LAYERS   model widths                        [784,256,10]
 #   TRAIN_DATA     IDX directory or "synthetic"        [/usr/share/datasets/fashion-mnist]
@@ -83,8 +84,17 @@ export TRAIN_TOPO_EXCLUDE_FILE=$lost_file
 # The checkpoint signal must not end this shell (the relay hands it to the step too): note it.
 signalled=0
 trap 'signalled=1; echo "requeue.sh: checkpoint signal: the workers checkpoint and stop"' USR1
+# Spares (TRAIN_SPARES=K): the last K nodes stand by to take a lost node's place (train-run
+# --spares, man 1 train-run, FAULT TOLERANCE). The step must outlive a lost node then: srun
+# --no-kill instead of --kill-on-bad-exit, and submit the job with sbatch --no-kill.
+step_opts=(--kill-on-bad-exit=1)
+spares=()
+if [ "${TRAIN_SPARES:-0}" != 0 ]; then
+	step_opts=(--no-kill)
+	spares=(--spares "$TRAIN_SPARES")
+fi
 # shellcheck disable=SC2086 # TRAIN_RUN_ARGS is split into train-run's options on purpose
-srun --kill-on-bad-exit=1 train-run --tag-output ${TRAIN_RUN_ARGS:-} -- "${program[@]}" &
+srun "${step_opts[@]}" train-run --tag-output "${spares[@]}" ${TRAIN_RUN_ARGS:-} -- "${program[@]}" &
 pid=$!
 # A trapped signal ends `wait` early; wait again until the step really ended.
 while :; do

@@ -21,7 +21,8 @@
 static const char *const kinds[] = {
 	[TT_CTL_JOIN] = "join", [TT_CTL_PING] = "ping", [TT_CTL_FAULT] = "fault",
 	[TT_CTL_RESTART] = "restart", [TT_CTL_STOP] = "stop", [TT_CTL_LOST] = "lost",
-	[TT_CTL_BYE] = "bye", [TT_CTL_STEPS] = "steps",
+	[TT_CTL_BYE] = "bye", [TT_CTL_STEPS] = "steps", [TT_CTL_REPLACE] = "replace",
+	[TT_CTL_SPARE_LOST] = "spare-lost",
 };
 
 /* ---- the messages --------------------------------------------------------------------------- */
@@ -36,10 +37,12 @@ static void clean(char *s, int spaces)
 
 int tt_ctl_format(const struct tt_ctl_msg *m, uint64_t seq, char *buf, size_t len)
 {
-	char host[TT_CTL_HOST], what[TT_CTL_WHAT];
+	char host[TT_CTL_HOST], spare_host[TT_CTL_HOST], what[TT_CTL_WHAT];
 	int n;
 
 	snprintf(host, sizeof(host), "%s", m->host[0] ? m->host : "?");
+	snprintf(spare_host, sizeof(spare_host), "%s", m->spare_host[0] ? m->spare_host : "?");
+	clean(spare_host, 0);
 	snprintf(what, sizeof(what), "%s", m->what[0] ? m->what : "?");
 	clean(host, 0);
 	clean(what, 1);
@@ -54,7 +57,13 @@ int tt_ctl_format(const struct tt_ctl_msg *m, uint64_t seq, char *buf, size_t le
 			     kinds[m->kind], m->round, m->rank, host, what);
 		break;
 	case TT_CTL_LOST:
-		n = snprintf(buf, len, "%" PRIu64 " lost %" PRIu32 " %s %s", seq, m->node, host, what);
+	case TT_CTL_SPARE_LOST:
+		n = snprintf(buf, len, "%" PRIu64 " %s %" PRIu32 " %s %s", seq, kinds[m->kind], m->node,
+			     host, what);
+		break;
+	case TT_CTL_REPLACE:
+		n = snprintf(buf, len, "%" PRIu64 " replace %" PRIu32 " %" PRIu32 " %s %" PRIu32 " %s %" PRId32
+			     " %s", seq, m->round, m->node, host, m->spare, spare_host, m->rank, what);
 		break;
 	case TT_CTL_STEPS:
 		n = snprintf(buf, len, "%" PRIu64 " steps %" PRId32 " %" PRId64 " %" PRId64 " %" PRIu64, seq,
@@ -143,11 +152,27 @@ int tt_ctl_parse(const char *body, size_t len, uint64_t *seq, struct tt_ctl_msg 
 	switch (m->kind) {
 	case TT_CTL_JOIN:
 	case TT_CTL_LOST:
+	case TT_CTL_SPARE_LOST:
 		if (number(&p, end, 0, UINT32_MAX, &v) != 0 || word(&p, end, m->host, sizeof(m->host)) != 0)
 			goto bad;
 		m->node = (uint32_t)v;
 		if (m->kind == TT_CTL_JOIN)
 			break;
+		goto what;
+	case TT_CTL_REPLACE:
+		if (number(&p, end, 0, UINT32_MAX, &v) != 0)
+			goto bad;
+		m->round = (uint32_t)v;
+		if (number(&p, end, 0, UINT32_MAX, &v) != 0 || word(&p, end, m->host, sizeof(m->host)) != 0)
+			goto bad;
+		m->node = (uint32_t)v;
+		if (number(&p, end, 0, UINT32_MAX, &v) != 0 ||
+		    word(&p, end, m->spare_host, sizeof(m->spare_host)) != 0)
+			goto bad;
+		m->spare = (uint32_t)v;
+		if (number(&p, end, 0, INT32_MAX, &v) != 0)
+			goto bad;
+		m->rank = (int32_t)v;
 		goto what;
 	case TT_CTL_FAULT:
 	case TT_CTL_RESTART:
@@ -227,6 +252,29 @@ int tt_ctl_decide(struct tt_ctl_rounds *r, const struct tt_ctl_msg *fault, struc
 	return 1;
 }
 
+int tt_ctl_replace(struct tt_ctl_rounds *r, uint32_t *role, const uint32_t *count, uint32_t nnodes,
+		   uint32_t lost, int may_replace, uint32_t *spare)
+{
+	uint32_t was;
+
+	if (lost >= nnodes)
+		return 0;
+	was = role[lost];
+	role[lost] = TT_CTL_GONE;
+	if (was == TT_CTL_SPARE)
+		return 2;
+	if (was == TT_CTL_GONE || was == 0 || r->over || !may_replace)
+		return 0;
+	for (uint32_t k = 0; k < nnodes; k++)
+		if (role[k] == TT_CTL_SPARE && count[k] == count[lost]) {
+			role[k] = was;
+			*spare = k;
+			r->round++;
+			return 1;
+		}
+	return 0;
+}
+
 void tt_ctl_lost_line(const struct tt_ctl_msg *lost, char *buf, size_t len)
 {
 	snprintf(buf, len, "node %s lost (%s); resubmit with: sbatch --exclude=%s ...", lost->host,
@@ -249,12 +297,12 @@ static void peer_close(struct tt_ctl_peer *p)
 }
 
 /* A body (its buffer in peer_send) and the nodechan framing fit in one line. */
-_Static_assert(TT_CTL_WHAT + TT_CTL_HOST + 64 + 2 * RT_MAC_LEN + 8 <= TT_CTL_LINE,
+_Static_assert(TT_CTL_WHAT + 2 * TT_CTL_HOST + 64 + 2 * RT_MAC_LEN + 8 <= TT_CTL_LINE,
 	       "a control line must hold the longest message");
 
 static int peer_send(struct tt_ctl *c, struct tt_ctl_peer *p, const struct tt_ctl_msg *m)
 {
-	char body[TT_CTL_WHAT + TT_CTL_HOST + 64], line[TT_CTL_LINE];
+	char body[TT_CTL_WHAT + 2 * TT_CTL_HOST + 64], line[TT_CTL_LINE];
 	tt_err err;
 
 	if (p->fd < 0)
@@ -517,6 +565,14 @@ int tt_ctl_connect(struct tt_ctl *c, uint16_t port, uint32_t max_restarts, tt_er
 	int rc;
 
 	c->rounds = (struct tt_ctl_rounds){ .max_restarts = max_restarts };
+	if (is_server(c) && c->nspares > 0) {
+		c->role = calloc(c->nnodes, sizeof(*c->role));
+		if (!c->role)
+			return tt_err_errno(err, "control plane: allocating the roles of %" PRIu32 " nodes",
+					    c->nnodes);
+		for (uint32_t k = 0; k < c->nnodes; k++)
+			c->role[k] = k + c->nspares < c->nnodes ? k : TT_CTL_SPARE;
+	}
 	if (!is_server(c)) {
 		if (port == 0)
 			return tt_err_set(err, "control plane: node 0 announced no control port: is it a "
@@ -547,24 +603,39 @@ int tt_ctl_pollfds(const struct tt_ctl *c, struct pollfd *p)
 	return n;
 }
 
-/* Node 0: a decision or a loss for every other node still connected. */
+/* Node 0: a decision or a loss for every other node still connected. A node the send fails to
+ * stays open: its hang-up is read next (tt_ctl_service) and judged a loss, which a spare may
+ * replace; closed here, it would be gone unjudged, and a round decided just as it died would
+ * wait for it forever. */
 static void broadcast(struct tt_ctl *c, const struct tt_ctl_msg *m)
 {
 	for (uint32_t i = 1; i < c->npeers; i++)
-		if (c->peers[i].fd >= 0 && peer_send(c, &c->peers[i], m) != 0)
-			peer_close(&c->peers[i]);	/* gone: its silence is judged no more */
+		if (c->peers[i].fd >= 0)
+			(void)peer_send(c, &c->peers[i], m);
 }
 
-/* Peer p is lost (why): the verdict, for every node. */
+/* Peer p is lost (why): the verdict, for every node: a spare takes its place (node 0 with
+ * spares: tt_ctl_replace), a spare standing by is gone, or the loss stops every node. */
 static int lose(struct tt_ctl *c, struct tt_ctl_peer *p, const char *why, struct tt_ctl_msg *v)
 {
+	uint32_t spare = 0;
+	int k = c->role ? tt_ctl_replace(&c->rounds, c->role, c->counts, c->nnodes, p->node,
+					 !c->draining, &spare) : 0;
+
 	memset(v, 0, sizeof(*v));
-	v->kind = TT_CTL_LOST;
+	v->kind = k == 1 ? TT_CTL_REPLACE : k == 2 ? TT_CTL_SPARE_LOST : TT_CTL_LOST;
 	v->node = p->node;
 	snprintf(v->host, sizeof(v->host), "%s", p->host);
 	snprintf(v->what, sizeof(v->what), "%s%s", p->node == 0 ? "the coordinator, node 0: " : "", why);
 	peer_close(p);
-	c->rounds.over = 1;
+	if (k == 1) {
+		v->round = c->rounds.round;
+		v->spare = spare;
+		v->rank = (int32_t)c->role[spare];
+		snprintf(v->spare_host, sizeof(v->spare_host), "%s", c->peers[spare].host);
+	}
+	if (k == 0)
+		c->rounds.over = 1;
 	if (is_server(c))
 		broadcast(c, v);
 	return 1;
@@ -599,6 +670,8 @@ static int said(struct tt_ctl *c, struct tt_ctl_peer *p, const struct tt_ctl_msg
 	case TT_CTL_RESTART:
 	case TT_CTL_STOP:
 	case TT_CTL_LOST:
+	case TT_CTL_REPLACE:
+	case TT_CTL_SPARE_LOST:
 		if (is_server(c))
 			return 0;	/* only the coordinator decides */
 		*v = *m;
@@ -683,10 +756,12 @@ void tt_ctl_steps(struct tt_ctl *c, const struct tt_step_row *rows, int n)
 	}
 }
 
+/* The peers node 0 waits for at the end: a spare standing by has no workers to end, and hears
+ * node 0's bye (tt_ctl_close). */
 static int peers_left(const struct tt_ctl *c)
 {
 	for (uint32_t i = 1; i < c->npeers; i++)
-		if (c->peers[i].fd >= 0)
+		if (c->peers[i].fd >= 0 && !(c->role && c->role[i] == TT_CTL_SPARE))
 			return 1;
 	return 0;
 }
@@ -710,6 +785,7 @@ void tt_ctl_drain(struct tt_ctl *c, int sigfd)
 	if (!is_server(c) || !p)
 		goto out;
 	c->rounds.max_restarts = c->rounds.round;	/* a fault now: no restart without node 0 */
+	c->draining = 1;				/* nor a spare taking a lost node's place */
 	while (peers_left(c)) {
 		struct tt_ctl_msg v;
 		int n;
@@ -724,6 +800,11 @@ void tt_ctl_drain(struct tt_ctl *c, int sigfd)
 	}
 out:
 	free(p);
+}
+
+int tt_ctl_coordinator_done(const struct tt_ctl *c)
+{
+	return !is_server(c) && !c->rounds.over && c->peers && c->peers[0].fd < 0;
 }
 
 void tt_ctl_resumed(struct tt_ctl *c)
@@ -784,6 +865,8 @@ void tt_ctl_close(struct tt_ctl *c)
 	}
 	free(c->peers);
 	c->peers = NULL;
+	free(c->role);
+	c->role = NULL;
 	c->npeers = 0;
 	if (c->timerfd >= 0)
 		close(c->timerfd);

@@ -23,12 +23,21 @@
  *   restart ROUND RANK HOST WHAT     coordinator: every node restarts into round ROUND
  *   stop ROUND RANK HOST WHAT        coordinator: no restart left; every node stops
  *   lost NODE HOST WHAT              coordinator: node NODE is gone; every node stops
+ *   replace ROUND NODE HOST SPARE SPAREHOST NODE_RANK WHAT
+ *                                    coordinator: node NODE is gone, spare SPARE takes its
+ *                                    NODE_RANK; every node restarts into round ROUND
+ *   spare-lost NODE HOST WHAT        coordinator: spare NODE, standing by, is gone; the job
+ *                                    goes on with one spare fewer
  *   steps RANK P50_US P99_US SAMPLES another node: one of its ranks' step times (heartbeat.h),
  *                                    every TT_CTL_STEPS_MS and before its bye (steps.h)
  *   bye                              this train-run ends in order: not a loss
  * A peer silent for TT_CTL_LOST_MS, or whose connection ends without a bye or with a line that
  * does not check out, is lost. The star is one level; the scale issue may make it a tree, with
- * the same messages relayed. */
+ * the same messages relayed.
+ *
+ * Spares (train-run --spares K): the last K nodes of the launch join the census and the control
+ * plane but run no worker until node 0 gives one the NODE_RANK of a lost node (tt_ctl_replace).
+ * Node 0 is the coordinator: its loss is not replaced. */
 #ifndef TT_CTL_H
 #define TT_CTL_H
 
@@ -58,13 +67,16 @@
 /* ---- the messages (pure: tests/unit/test_ctl.c, tests/fuzz/fuzz_nodechan.c) ----------------- */
 
 enum tt_ctl_kind { TT_CTL_JOIN, TT_CTL_PING, TT_CTL_FAULT, TT_CTL_RESTART, TT_CTL_STOP,
-		   TT_CTL_LOST, TT_CTL_BYE, TT_CTL_STEPS };
+		   TT_CTL_LOST, TT_CTL_BYE, TT_CTL_STEPS, TT_CTL_REPLACE, TT_CTL_SPARE_LOST };
 
 struct tt_ctl_msg {
 	enum tt_ctl_kind kind;
 	uint32_t round;			/* fault: the round that failed; restart: the new one; stop */
-	uint32_t node;			/* join, lost */
-	int32_t rank;			/* fault, restart, stop: the culprit's global rank; steps */
+	uint32_t node;			/* join, lost, replace, spare-lost: the lost node */
+	int32_t rank;			/* fault, restart, stop: the culprit's global rank; steps;
+					 * replace: the NODE_RANK the spare takes */
+	uint32_t spare;			/* replace: the spare that takes it */
+	char spare_host[TT_CTL_HOST];	/* replace: the spare's host */
 	char host[TT_CTL_HOST];		/* join: the node's; fault, restart, stop: the culprit's;
 					 * lost: the lost node's */
 	char what[TT_CTL_WHAT];		/* fault, restart, stop: what it did; lost: how it was lost */
@@ -102,6 +114,17 @@ struct tt_ctl_rounds {
  * nothing. */
 int tt_ctl_decide(struct tt_ctl_rounds *r, const struct tt_ctl_msg *fault, struct tt_ctl_msg *out);
 
+/* Node 0's spares: role[k] is node k's NODE_RANK, TT_CTL_SPARE while it stands by, TT_CTL_GONE
+ * once lost (or replaced); count[k] its workers. Node lost is gone: 1 when a spare standing by
+ * with lost's worker count takes lost's NODE_RANK (the first such, in *spare; r's round
+ * bumped: the new round, which needs no restart left), 2 when lost was a spare standing by, 0
+ * when no spare takes its place (node 0, none left or none with its worker count, a decision
+ * that was over, or !may_replace). role[lost] becomes TT_CTL_GONE in every case. */
+#define TT_CTL_SPARE UINT32_MAX
+#define TT_CTL_GONE (UINT32_MAX - 1)
+int tt_ctl_replace(struct tt_ctl_rounds *r, uint32_t *role, const uint32_t *count, uint32_t nnodes,
+		   uint32_t lost, int may_replace, uint32_t *spare);
+
 /* The verdict line's resubmission hint for a lost host. */
 void tt_ctl_lost_line(const struct tt_ctl_msg *lost, char *buf, size_t len);
 
@@ -125,6 +148,8 @@ struct tt_ctl {
 	const char *host;		/* this node's */
 	uint32_t nnodes, node;
 	const sigset_t *stop;		/* give up joining once one of these is pending; NULL */
+	uint32_t nspares;		/* the last nspares nodes are spares (--spares) */
+	const uint32_t *counts;		/* node 0 with spares: every node's worker count [nnodes] */
 	/* owned: lfd and timerfd -1, peers NULL before the first call */
 	int lfd;			/* node 0, until every node joined */
 	uint16_t port;			/* node 0's control port */
@@ -133,6 +158,8 @@ struct tt_ctl {
 	uint32_t npeers;
 	struct tt_ctl_rounds rounds;	/* node 0's decisions */
 	struct tt_steps *steps;		/* node 0: where the nodes' step times go; NULL: nowhere */
+	uint32_t *role;			/* node 0 with spares: [nnodes] (tt_ctl_replace); else NULL */
+	int draining;			/* node 0's workers are done: no spare takes a place now */
 };
 
 /* Node 0, before the census: listens on an ephemeral port (c->port). */
@@ -146,8 +173,8 @@ int tt_ctl_connect(struct tt_ctl *c, uint16_t port, uint32_t max_restarts, tt_er
 int tt_ctl_nfds(const struct tt_ctl *c);
 int tt_ctl_pollfds(const struct tt_ctl *c, struct pollfd *p);
 
-/* Handles what arrived, sends what is due, judges silences. 1 with a verdict (restart, stop or
- * lost) for this node in v, 0 when nothing to act on. */
+/* Handles what arrived, sends what is due, judges silences. 1 with a verdict (restart, stop,
+ * lost, replace or spare-lost) for this node in v, 0 when nothing to act on. */
 int tt_ctl_service(struct tt_ctl *c, struct tt_ctl_msg *v);
 
 /* This node's workers failed (m: a fault). Node 0 decides at once (1 with the verdict in v,
@@ -165,6 +192,9 @@ void tt_ctl_steps(struct tt_ctl *c, const struct tt_step_row *rows, int n);
  * stops every node: node 0 cannot restart with them. The step spans the slowest node's workers
  * anyway, so the wait does not lengthen it. */
 void tt_ctl_drain(struct tt_ctl *c, int sigfd);
+
+/* Whether this node's coordinator ended in order (said bye): a spare standing by is done. */
+int tt_ctl_coordinator_done(const struct tt_ctl *c);
 
 /* Continued after a stop (a suspended job): the peers were stopped too, their silence no loss. */
 void tt_ctl_resumed(struct tt_ctl *c);

@@ -57,6 +57,8 @@ const char tt_run_usage[] =
 	"                                   device files open, its memory bandwidth is at least\n"
 	"                                   --preflight-min-fraction x the nodes' median (default on)\n"
 	"  --preflight-min-fraction F       0 < F <= 1 (default 0.5)\n"
+	"  --spares K                       the step's last K nodes stand by, without workers, to\n"
+	"                                   take the NODE_RANK of a lost node (default 0)\n"
 	"  -h, --help; -V, --version\n"
 	"Underscore spellings (--nproc_per_node, --rdzv_endpoint, ...) are accepted too.\n";
 
@@ -65,7 +67,7 @@ enum {
 	OPT_MAX_RESTARTS, OPT_GRACE, OPT_TAG, OPT_RANK0, OPT_STANDALONE, OPT_TOPOLOGY, OPT_NO_PYTHON,
 	OPT_SIGNAL_SCOPE, OPT_RDZV_ENDPOINT, OPT_RDZV_BACKEND, OPT_RDZV_ID, OPT_RDZV_CONF,
 	OPT_MONITOR, OPT_START_METHOD, OPT_ROLE, OPT_RUN_PATH, OPT_LOG_DIR, OPT_FILTER,
-	OPT_LOCAL_ADDR, OPT_HANG_TIMEOUT, OPT_PREFLIGHT, OPT_PREFLIGHT_FRACTION, OPT_REPORT,
+	OPT_LOCAL_ADDR, OPT_HANG_TIMEOUT, OPT_PREFLIGHT, OPT_PREFLIGHT_FRACTION, OPT_REPORT, OPT_SPARES,
 	OPT_HELP = 'h', OPT_VERSION = 'V', OPT_MODULE = 'm', OPT_REDIRECTS = 'r', OPT_TEE = 't',
 };
 
@@ -103,6 +105,7 @@ static const struct option long_opts[] = {
 	{ "report", required_argument, NULL, OPT_REPORT },
 	{ "preflight", optional_argument, NULL, OPT_PREFLIGHT },
 	{ "preflight-min-fraction", required_argument, NULL, OPT_PREFLIGHT_FRACTION },
+	{ "spares", required_argument, NULL, OPT_SPARES },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -263,6 +266,7 @@ static int parse_one(struct tt_run_opts *o, int c, const char *arg, tt_err *err)
 	case OPT_MASTER_PORT: return parse_int("--master-port", arg, 1, 65535, &o->master_port, err);
 	case OPT_MAX_RESTARTS: return parse_int("--max-restarts", arg, 0, 1000000, &o->max_restarts, err);
 	case OPT_GRACE: return parse_int("--grace", arg, 0, 86400, &o->grace_s, err);
+	case OPT_SPARES: return parse_int("--spares", arg, 0, 999999, &o->spares, err);
 	case OPT_MASTER_ADDR:
 		return parse_nonempty("--master-addr", arg, "a host name or address", &o->master_addr, err);
 	case OPT_TOPOLOGY: return parse_nonempty("--topology", arg, "an hwloc XML file", &o->topology, err);
@@ -321,9 +325,22 @@ static int parse_one(struct tt_run_opts *o, int c, const char *arg, tt_err *err)
 	return tt_err_set(err, "internal: option code %d has no handler", c);
 }
 
+int tt_run_check_spares(int spares, int nnodes, tt_err *err)
+{
+	if (spares > 0 && nnodes == 1)
+		return tt_err_set(err, "--spares %d on a single node: a spare is another node of the "
+				  "launch; drop the option or run on more nodes", spares);
+	if (spares >= nnodes)
+		return tt_err_set(err, "--spares %d: must be below the launch's %d nodes (at least one "
+				  "runs the program)", spares, nnodes);
+	return 0;
+}
+
 /* Rules between options, checked once all are read. */
 static int check_combination(const struct tt_run_opts *o, tt_err *err)
 {
+	if (o->nnodes_max > 0 && tt_run_check_spares(o->spares, o->nnodes_min, err) != 0)
+		return -1;
 	if (o->node_rank >= 0 && o->nnodes_max > 0 && o->node_rank >= o->nnodes_max)
 		return tt_err_set(err, "--node-rank %d: must be below --nnodes %d", o->node_rank,
 				  o->nnodes_max);

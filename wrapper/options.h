@@ -47,6 +47,7 @@ struct tt_run_opts {
 	const char *report;	/* --report FILE: the step times as JSON (node 0); NULL: none */
 	int preflight;		/* --preflight: the node health check before the census (preflight.h) */
 	double preflight_min_fraction;	/* --preflight-min-fraction */
+	int spares;		/* --spares K: the launch's last K nodes stand by (ctl.h); 0: none */
 	int help;
 	int version;
 	char **argv;		/* PROGRAM ARGS..., NULL-terminated (points into the caller's argv) */
@@ -78,6 +79,10 @@ int tt_run_console_shows(const char *filter, int local_rank);
  * (LOCAL_RANK:VALUE pairs), naming the option, the rank and the node's worker count: such a
  * rank would silently select nothing. Returns 0 or -1 with err. */
 int tt_run_check_local_ranks(const struct tt_run_opts *opts, int nworkers, tt_err *err);
+
+/* --spares K on a launch of nnodes nodes: the active nodes need at least one, and a single
+ * node has no spare to stand by. Returns 0, or -1 with err naming the option. */
+int tt_run_check_spares(int spares, int nnodes, tt_err *err);
 
 /* The --help text. */
 extern const char tt_run_usage[];

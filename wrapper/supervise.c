@@ -402,8 +402,13 @@ static int apply(struct tt_supervisor *s, enum tt_pt_action act, tt_err *err)
 	case TT_ACT_RESTART:
 		drain_all_and_close(s);
 		disarm_grace(s);
-		fprintf(stderr, "train-run: restarting the %d workers (restart %d of %d)\n",
-			s->nworkers, s->pt.restarts, s->pt.max_restarts);
+		/* A round a spare's replacement added needs no restart left (ctl.h). */
+		if (s->pt.restarts <= s->pt.max_restarts)
+			fprintf(stderr, "train-run: restarting the %d workers (restart %d of %d)\n",
+				s->nworkers, s->pt.restarts, s->pt.max_restarts);
+		else
+			fprintf(stderr, "train-run: starting the %d workers of round %d\n", s->nworkers,
+				s->pt.restarts);
 		if (start_round(s, err) != 0) {
 			fprintf(stderr, "train-run: %s\n", err->msg);
 			tt_pt_abort(&s->pt, 1);
@@ -424,6 +429,40 @@ static int apply(struct tt_supervisor *s, enum tt_pt_action act, tt_err *err)
 		return 1;
 	}
 	return 1;
+}
+
+/* Every worker's global rank from its contract, into the table and the --tag-output prefixes. */
+static int assign_ranks(struct tt_supervisor *s, tt_err *err)
+{
+	int i;
+
+	for (i = 0; i < s->nworkers; i++)
+		s->pt.workers[i].rank = (int)s->setup[i].env.rank;
+	for (i = 0; i < 2 * s->nworkers; i++) {
+		char prefix[32] = "";
+
+		if (s->tag_output)
+			tt_out_rank_prefix(prefix, sizeof(prefix), (int)s->setup[i / 2].env.rank);
+		tt_out_free(&s->streams[i].lines);
+		if (tt_out_init(&s->streams[i].lines, prefix, err) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* This spare takes the lost node's NODE_RANK (v, a replace) and starts its workers in v's
+ * round. Returns 1 when the loop is over (the contracts could not be made: this node ends, and
+ * node 0 takes that for its loss). */
+static int take_role(struct tt_supervisor *s, const struct tt_ctl_msg *v, tt_err *err)
+{
+	if (s->take_role(s->role_arg, (uint32_t)v->rank, err) != 0 || assign_ranks(s, err) != 0) {
+		fprintf(stderr, "train-run: spare node %u cannot take node rank %d: %s\n", s->ctl->node,
+			v->rank, err->msg);
+		tt_pt_abort(&s->pt, 1);
+		return apply(s, TT_ACT_EXIT, err);
+	}
+	s->standby = 0;
+	return apply(s, tt_pt_decided(&s->pt, (int)v->round), err);
 }
 
 /* Appends a lost node's host to the exclude file, for the requeue template (one host a line). */
@@ -452,6 +491,8 @@ static int on_verdict(struct tt_supervisor *s, const struct tt_ctl_msg *v, tt_er
 
 	switch (v->kind) {
 	case TT_CTL_RESTART:
+		if (s->standby)
+			return 0;	/* another node's fault: a spare has no worker to restart */
 		fprintf(stderr, "train-run: host %s: rank %d on host %s %s: every node restarts its workers "
 			"(restart %u of %d; stopping %d here)\n", s->host, v->rank, v->host, v->what, v->round,
 			s->pt.max_restarts, here);
@@ -461,6 +502,19 @@ static int on_verdict(struct tt_supervisor *s, const struct tt_ctl_msg *v, tt_er
 			"node stops (stopping %d here)\n", s->host, v->rank, v->host, v->what,
 			s->pt.max_restarts, here);
 		return apply(s, tt_pt_decided(&s->pt, -1), err);
+	case TT_CTL_REPLACE:
+		fprintf(stderr, "train-run: host %s: node %s lost (%s); spare node %u (%s) takes its node rank "
+			"%d: every node restarts its workers (round %u; stopping %d here)\n", s->host, v->host,
+			v->what, v->spare, v->spare_host, v->rank, v->round, here);
+		note_exclusion(s, v->host);
+		if (v->spare == s->ctl->node)
+			return take_role(s, v, err);
+		return s->standby ? 0 : apply(s, tt_pt_decided(&s->pt, (int)v->round), err);
+	case TT_CTL_SPARE_LOST:
+		fprintf(stderr, "train-run: host %s: spare node %u (%s) lost while standing by (%s); the job "
+			"goes on with one spare fewer\n", s->host, v->node, v->host, v->what);
+		note_exclusion(s, v->host);
+		return 0;
 	default:
 		tt_ctl_lost_line(v, line, sizeof(line));
 		fprintf(stderr, "train-run: %s; stopping %d worker%s here\n", line, here, here == 1 ? "" : "s");
@@ -704,6 +758,9 @@ static int loop(struct tt_supervisor *s, tt_err *err)
 			on_hang_timer(s);
 		if (ctl_ready && tt_ctl_service(s->ctl, &v) && on_verdict(s, &v, err))
 			break;
+		/* A spare still standing by when node 0 ended in order: the job is done. */
+		if (s->standby && tt_ctl_coordinator_done(s->ctl))
+			break;
 		if (tt_now_ms() >= s->steps_due_ms)
 			share_steps(s, 0);
 	}
@@ -781,8 +838,6 @@ int tt_supervise(struct tt_supervisor *s, tt_err *err)
 		return -1;
 	if (s->ctl)
 		tt_pt_set_coordinated(&s->pt);
-	for (i = 0; i < s->nworkers; i++)
-		s->pt.workers[i].rank = (int)s->setup[i].env.rank;
 	s->streams = calloc((size_t)(2 * s->nworkers), sizeof(*s->streams));
 	s->hb_fds = calloc((size_t)s->nworkers, sizeof(*s->hb_fds));
 	if (!s->streams || !s->hb_fds) {
@@ -794,16 +849,13 @@ int tt_supervise(struct tt_supervisor *s, tt_err *err)
 	if (tt_hb_init(&s->hb, s->nworkers, s->hang, err) != 0)
 		goto out;
 	for (i = 0; i < 2 * s->nworkers; i++) {
-		char prefix[32] = "";
-
 		s->streams[i].fd = -1;
 		s->streams[i].log_fd = -1;
 		s->streams[i].dest = i % 2 ? STDERR_FILENO : STDOUT_FILENO;
-		if (s->tag_output)
-			tt_out_rank_prefix(prefix, sizeof(prefix), (int)s->setup[i / 2].env.rank);
-		if (tt_out_init(&s->streams[i].lines, prefix, err) != 0)
-			goto out;
 	}
+	/* A spare's ranks come with the NODE_RANK it takes (take_role). */
+	if (!s->standby && assign_ranks(s, err) != 0)
+		goto out;
 	s->devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (s->devnull < 0) {
 		tt_err_errno(err, "opening /dev/null");
@@ -821,7 +873,7 @@ int tt_supervise(struct tt_supervisor *s, tt_err *err)
 	}
 	tt_pt_set_ckpt_code(&s->pt, ckpt);
 	snprintf(s->ckpt_exit, sizeof(s->ckpt_exit), "%d", ckpt);
-	if (start_round(s, err) != 0) {
+	if (!s->standby && start_round(s, err) != 0) {
 		fprintf(stderr, "train-run: %s\n", err->msg);
 		tt_pt_abort(&s->pt, 1);
 		if (apply(s, tt_pt_running(&s->pt) ? TT_ACT_STOP_GROUP : TT_ACT_EXIT, err)) {

@@ -7,6 +7,7 @@
 
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 
 #include "ctl.h"
 #include "heartbeat.h"
@@ -58,6 +59,12 @@ struct tt_supervisor {
 	struct tt_ctl *ctl;		/* the control plane (ctl.h), connected; NULL: one node */
 	const char *exclude_file;	/* a lost node's host is appended here; NULL: nowhere */
 	const char *report_file;	/* --report: node 0 writes the step times as JSON; NULL */
+	int standby;			/* a spare standing by (ctl.h): no worker until node 0 gives
+					 * it a lost node's NODE_RANK */
+	/* A spare takes NODE_RANK node_rank: fills setup[] for it as for an original node of
+	 * that rank. 0, or -1 with err. */
+	int (*take_role)(void *arg, uint32_t node_rank, tt_err *err);
+	void *role_arg;
 	/* owned by the loop */
 	struct tt_proctable pt;
 	struct tt_stream *streams;	/* [2 * nworkers]: stdout, stderr of worker i at 2i, 2i+1 */

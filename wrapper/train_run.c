@@ -321,6 +321,7 @@ static int learn_node_counts(struct launch *l, uint32_t nnodes, const char *refu
 	*ctl = (struct tt_ctl){ .key = l->key, .id = l->chan_id, .server = r->node0,
 				.host = l->slurm && getenv("SLURMD_NODENAME") ? getenv("SLURMD_NODENAME") : l->host,
 				.nnodes = nnodes, .node = l->facts.node_index, .stop = &stop,
+				.nspares = (uint32_t)l->opts.spares, .counts = l->per_node,
 				.lfd = -1, .timerfd = -1 };
 	if (!refusal && ctl->node == 0 && tt_ctl_listen(ctl, err) != 0)
 		return -1;
@@ -338,16 +339,28 @@ static int learn_node_counts(struct launch *l, uint32_t nnodes, const char *refu
 	return rc;
 }
 
-/* Each worker's contract, computed once, at the rendezvous point resolved first (the census
- * meets there before the contracts can be known). */
+/* Whether this node is a spare standing by (--spares: the launch's last nodes): its workers'
+ * contracts wait for the NODE_RANK it takes (take_role). */
+static int standing_by(const struct launch *l)
+{
+	return l->facts.nactive && l->facts.node_index >= l->facts.nactive;
+}
+
+static int alloc_setup(struct launch *l, tt_err *err)
+{
+	l->setup = calloc((size_t)l->nproc, sizeof(*l->setup));
+	if (!l->setup)
+		return tt_err_errno(err, "allocating the setup of %d workers", l->nproc);
+	return 0;
+}
+
+/* Each worker's contract, computed once (a spare's: when it takes a NODE_RANK), at the
+ * rendezvous point resolved first (the census meets there before the contracts can be known). */
 static int compute_envs(struct launch *l, tt_err *err)
 {
 	int i;
 	size_t w;
 
-	l->setup = calloc((size_t)l->nproc, sizeof(*l->setup));
-	if (!l->setup)
-		return tt_err_errno(err, "allocating the setup of %d workers", l->nproc);
 	for (i = 0; i < l->nproc; i++)
 		if (tt_layout_compute_worker(&l->facts, (uint32_t)l->nproc, l->per_node, (uint32_t)i,
 					     &l->setup[i].env, err) != 0)
@@ -520,6 +533,8 @@ static int node_checks(struct launch *l, uint32_t nnodes, tt_err *err)
 	if (slurm_checks(l, err) != 0 || check_nnodes(l, err) != 0 || load_hardware(l, err) != 0 ||
 	    choose_nproc(l, err) != 0 || tt_run_check_local_ranks(&l->opts, l->nproc, err) != 0)
 		return -1;
+	if (tt_run_check_spares(l->opts.spares, (int)nnodes, err) != 0)
+		return -1;
 	if (l->opts.local_addr && nnodes > 1)
 		return tt_err_set(err, "--local-addr %s on %u nodes: train-run has no rendezvous through which "
 				  "the other nodes could learn it; pass --master-addr or --rdzv-endpoint",
@@ -558,10 +573,26 @@ static int prepare(struct launch *l, const tt_err *refused, tt_err *err)
 				err->msg);
 		return -2;
 	}
-	if (learn_node_counts(l, nnodes, NULL, err) != 0 || compute_envs(l, err) != 0 ||
-	    bind_workers(l, err) != 0 || group_env(l, err) != 0 || make_log_dir(l, err) != 0)
+	if (l->opts.spares)
+		l->facts.nactive = nnodes - (uint32_t)l->opts.spares;
+	if (learn_node_counts(l, nnodes, NULL, err) != 0 || alloc_setup(l, err) != 0 ||
+	    (!standing_by(l) && (compute_envs(l, err) != 0 || bind_workers(l, err) != 0)) ||
+	    group_env(l, err) != 0 || make_log_dir(l, err) != 0)
 		return -1;
+	if (standing_by(l))
+		fprintf(stderr, "train-run: host %s: spare node %u stands by (%d worker%s when it takes a "
+			"lost node's rank)\n", l->host, l->facts.node_index, l->nproc, l->nproc == 1 ? "" : "s");
 	return 0;
+}
+
+/* A spare takes NODE_RANK node_rank (supervise.h): the contracts an original node of that rank
+ * gets, with this node's own GPUs and CPUs. */
+static int take_role(void *arg, uint32_t node_rank, tt_err *err)
+{
+	struct launch *l = arg;
+
+	l->facts.node_index = node_rank;
+	return compute_envs(l, err) != 0 || bind_workers(l, err) != 0 ? -1 : 0;
 }
 
 /* Finds what to exec before any worker starts: PROGRAM, or python3 for a Python program
@@ -649,6 +680,9 @@ int main(int argc, char **argv)
 	s.hang = &l.opts.hang;
 	s.setup = l.setup;
 	s.ctl = l.ctl.peers ? &l.ctl : NULL;
+	s.standby = standing_by(&l);
+	s.take_role = take_role;
+	s.role_arg = &l;
 	s.report_file = l.opts.report;
 	s.exclude_file = getenv(TT_ENV_EXCLUDE_FILE) && *getenv(TT_ENV_EXCLUDE_FILE) ? getenv(TT_ENV_EXCLUDE_FILE) : NULL;
 	rc = tt_supervise(&s, &err);

@@ -8,6 +8,10 @@
 #  - kill -9 of node2's train-run: node1 stops within the loss bound with the line naming node2
 #    and the sbatch --exclude to resubmit with, notes node2 in TRAIN_TOPO_EXCLUDE_FILE, and no
 #    worker is left on either node.
+#  - 3 nodes with --spares 1, train-mlp on node1 and node2 (node3 stands by): node2's train-run
+#    killed -9 after the first checkpoint: node3 takes node rank 1, train-mlp resumes from its
+#    checkpoint and trains to its last step at the same world size; the replacement is named on
+#    every surviving node, node2 noted for exclusion, no worker left.
 # No timing asserts; every wait is bounded.
 
 # The worker: "RANK ROUND HOST" per start into starts.txt; train-run's pid into trpid.RANK; rank
@@ -54,5 +58,40 @@ test_ft_node_lost_names_it_for_exclusion() {
 	expect_eq "no restart" "0 0;1 0;2 0;3 0;" "$(cut -d' ' -f1,2 starts.txt | sort | tr '\n' ';')"
 	sleep 1
 	left=$(pgrep -f 'TRAIN_HEARTBEAT_FD' | wc -l)
+	expect_eq "workers left behind" 0 "$left"
+}
+
+test_ft_spare_takes_lost_node() {
+	local spid victim deadline left
+	# shellcheck disable=SC2054 # the commas are inside values (--layers A,B,C), not between elements
+	local args=(--layers 784,1024,1024,10 --data synthetic --synthetic-samples 4096,256 --batch 64 --epochs 100
+		--seed 3 --log-every 1000 --ckpt-every 5 --keep 2 --max-steps 200 --ckpt-dir ckpt --summary summary.json)
+	rm -rf starts.txt trpid.* exclude.txt ckpt summary.json
+	# srun --no-kill: the step outlives the killed train-run (sbatch-templates, TRAIN_SPARES).
+	TRAIN_TOPO_EXCLUDE_FILE=$PWD/exclude.txt timeout 150 srun -N3 --ntasks-per-node=1 --no-kill --export=ALL \
+		train-run --nproc-per-node 1 --spares 1 -- bash -c \
+		'echo "$RANK $TRAIN_RESTART_COUNT $NODE_RANK $WORLD_SIZE $(hostname)" >>starts.txt
+		echo $PPID >trpid.$NODE_RANK.$TRAIN_RESTART_COUNT; exec train-mlp "$@"' _ "${args[@]}" >out.txt 2>err.txt &
+	spid=$!
+	deadline=$((SECONDS + 90))
+	while [ $SECONDS -lt $deadline ] && { [ ! -s trpid.1.0 ] || ! compgen -G "ckpt/step-*/meta.txt" >/dev/null; }; do
+		sleep 0.1
+	done
+	victim=$(cat trpid.1.0 2>/dev/null)
+	[ -n "$victim" ] || { kill "$spid"; fail "node2's worker never started"; }
+	kill -9 "$victim"
+	wait "$spid" || true
+	cat err.txt
+	expect_eq "the replacement, named on node1 and node3" 2 \
+		"$(grep -c -E '^train-run: host [^ ]*: node node2 lost \(.*\); spare node 2 \(node3\) takes its node rank 1: every node restarts its workers' err.txt)"
+	expect_eq "round 0 (rank round node-rank world host)" "0 0 0 2 node1;1 0 1 2 node2;" \
+		"$(awk '$2 == 0' starts.txt | sort | tr '\n' ';')"
+	expect_eq "node rank 1 after the loss" "1 1 2 node3" "$(awk '$2 > 0 && $1 == 1 { print $1, $3, $4, $5 }' starts.txt)"
+	expect_eq "resumed from a checkpoint" 1 "$(grep -c 'train-mlp: \[rank 0\] resumed from ckpt/step-' err.txt)"
+	expect_eq "trained to the last step at world size 2" "200 2" \
+		"$(python3 -c 'import json; s = json.load(open("summary.json")); print(s["steps"], s["world_size"])')"
+	expect_eq "the exclude files" node2 "$(sort -u exclude.txt)"
+	sleep 1
+	left=$(pgrep -f 'train-mlp --layers' | wc -l)
 	expect_eq "workers left behind" 0 "$left"
 }

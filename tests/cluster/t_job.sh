@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 # t_job.sh — sbatch-templates/job.sh, the job users copy first: 2 nodes x 8 GPUs, 16 ranks train
-# Fashion-MNIST through srun --train-topo train-run train-mlp.
+# Fashion-MNIST through srun --train-topo train-run train-mlp; and with TRAIN_SPARES=1 on 3 nodes.
 
 test_job_template_trains_16_ranks_on_2_nodes() {
 	local id
@@ -26,4 +26,19 @@ test_job_template_trains_16_ranks_on_2_nodes() {
 	expect_eq "--device auto's CPU line" 1 "$(grep -c '^train-mlp: --device auto: using the CPU: ' "$out")"
 	expect_match "final accuracy" "test accuracy 0\\.[6-9][0-9]*" "$(cat "$out")"
 	expect_match "summary written" '"world_size": *16' "$(cat "train-mlp-$id.json")"
+}
+
+# TRAIN_SPARES=1 on 3 nodes (sbatch --no-kill, as the template's header says): the training step
+# runs with --spares 1 under srun --no-kill, node3 stands by, 2 nodes x 2 GPUs train 4 ranks, and
+# the job completes with the spare ending with node 0 (the replacement itself: t_ft.sh).
+test_job_template_with_a_spare() {
+	local id out
+	id=$(TRAIN_SPARES=1 TRAIN_MAX_STEPS=60 sbatch --parsable --no-kill --output=job-%j.out --nodes=3 --gres=gpu:2 \
+		"${TT_TEMPLATES:-$TT_SRCDIR/sbatch-templates}/job.sh")
+	expect_eq "job state" COMPLETED "$(job_wait "$id" 170)"
+	out="job-$id.out"
+	cat "$out"
+	expect_eq "the spare's line" 1 "$(grep -c "^train-run: host node3: spare node 2 stands by (2 workers when it takes a lost node's rank)$" "$out")"
+	expect_match "4 ranks trained" "4 rank\\(s\\)" "$(cat "$out")"
+	expect_match "summary written" '"world_size": *4' "$(cat "train-mlp-$id.json")"
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* test_ctl.c — the control plane's pure parts (wrapper/ctl.c): its messages both ways, the
  * proofs with sequence numbers (a replayed, reordered, reflected or foreign line does not check
- * out; a rank's step times too), the coordinator's one decision per round, and the lost node's resubmission line. The
+ * out; a rank's step times too), the coordinator's one decision per round, a spare taking a lost
+ * node's rank, and the lost node's resubmission line. The
  * connections themselves are tested end to end by tests/wrapper/ft.sh. */
 #include "cunit_main.h"
 #include "ctl.h"
@@ -30,6 +31,7 @@ static void roundtrip(const struct tt_ctl_msg *m, uint64_t seq, const char *want
 	CU_ASSERT_EQUAL(got.p50_us, m->p50_us);
 	CU_ASSERT_EQUAL(got.p99_us, m->p99_us);
 	CU_ASSERT_EQUAL(got.samples, m->samples);
+	CU_ASSERT_EQUAL(got.spare, m->spare);
 }
 
 static void test_messages_both_ways(void)
@@ -47,6 +49,14 @@ static void test_messages_both_ways(void)
 	roundtrip(&m, 7, "7 stop 2 13 gpu-7 was killed by SIGKILL (status 137)");
 	m = (struct tt_ctl_msg){ .kind = TT_CTL_LOST, .node = 3, .host = "n3", .what = "silent for 5.1 s" };
 	roundtrip(&m, 8, "8 lost 3 n3 silent for 5.1 s");
+	m = (struct tt_ctl_msg){ .kind = TT_CTL_SPARE_LOST, .node = 4, .host = "n4", .what = "silent" };
+	roundtrip(&m, 8, "8 spare-lost 4 n4 silent");
+	m = (struct tt_ctl_msg){ .kind = TT_CTL_REPLACE, .round = 3, .node = 1, .host = "n1", .spare = 4,
+				 .spare_host = "n 4", .rank = 1, .what = "silent for 5.1 s" };
+	roundtrip(&m, 9, "9 replace 3 1 n1 4 n?4 1 silent for 5.1 s");
+	CU_ASSERT_EQUAL(tt_ctl_parse("9 replace 3 1 n1 4 n4 1 w", 25, &seq, &got, &err), 0);
+	CU_ASSERT_STRING_EQUAL(got.spare_host, "n4");
+	CU_ASSERT_STRING_EQUAL(got.what, "w");
 	m = (struct tt_ctl_msg){ .kind = TT_CTL_JOIN, .node = 1, .host = "node one" };
 	roundtrip(&m, 1, "1 join 1 node?one");	/* a host is one token */
 	m = (struct tt_ctl_msg){ .kind = TT_CTL_PING };
@@ -77,6 +87,8 @@ static void test_messages_both_ways(void)
 		"1 steps 1 2 3 4 busy", "1 steps 1 2 3 4 busy 1 2", "1 steps 1 2 3 4 busy 1 2 0",
 		"1 steps 1 2 3 4 busy -1 2 3", "1 steps 1 2 3 4 idle 1 2 3", "1 steps 1 2 3 4 busy 1 2 3 4",
 		"1 steps 1 2 3 4 busy 1 2 3 ",
+		"1 replace 3 1 n1 4 n4 1", "1 replace 3 1 n1 4 n4 -1 w", "1 replace 3 1 n1 x n4 1 w",
+		"1 spare-lost 4 n4", "1 replace",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		int rc = tt_ctl_parse(bad[i], strlen(bad[i]), &seq, &got, &err);
@@ -163,6 +175,49 @@ static void test_one_decision_per_round(void)
 	CU_ASSERT_EQUAL(tt_ctl_decide(&r, &f, &out), 0);
 }
 
+/* Node 0's spares (tt_ctl_replace), with nodes 3 and 4 of 5 the spares standing by. */
+static void test_spare_takes_the_lost_rank(void)
+{
+	struct tt_ctl_rounds r = { .max_restarts = 0 };
+	uint32_t role[5] = { 0, 1, 2, TT_CTL_SPARE, TT_CTL_SPARE };
+	const uint32_t count[5] = { 8, 8, 4, 8, 4 };
+	uint32_t spare = 99;
+
+	/* Node 2 (4 workers) lost: the first spare with 4 workers, node 4, takes node rank 2 in
+	 * round 1, though no restart is left. */
+	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role, count, 5, 2, 1, &spare), 1);
+	CU_ASSERT_EQUAL(spare, 4);
+	CU_ASSERT_EQUAL(role[4], 2);
+	CU_ASSERT_EQUAL(role[2], TT_CTL_GONE);
+	CU_ASSERT_EQUAL(r.round, 1);
+	/* Lost again (its silence judged twice): nothing more. */
+	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role, count, 5, 2, 1, &spare), 0);
+	CU_ASSERT_EQUAL(r.round, 1);
+	/* The spare that took rank 2 lost: no spare with 4 workers left. */
+	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role, count, 5, 4, 1, &spare), 0);
+	/* Node 1 lost while draining: not replaced; then node 3, a spare standing by: 2. */
+	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role, count, 5, 1, 0, &spare), 0);
+	CU_ASSERT_EQUAL(role[3], TT_CTL_SPARE);
+	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role, count, 5, 3, 1, &spare), 2);
+	CU_ASSERT_EQUAL(role[3], TT_CTL_GONE);
+	/* Node 0, the coordinator, is never replaced; nor a node outside the launch. */
+	uint32_t role2[3] = { 0, 1, TT_CTL_SPARE };
+	const uint32_t count2[3] = { 2, 2, 2 };
+
+	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role2, count2, 3, 0, 1, &spare), 0);
+	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role2, count2, 3, 7, 1, &spare), 0);
+	CU_ASSERT_EQUAL(role2[2], TT_CTL_SPARE);
+	/* A decision that was over (a stop): nothing taken. */
+	r.over = 1;
+	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role2, count2, 3, 1, 1, &spare), 0);
+	CU_ASSERT_EQUAL(role2[2], TT_CTL_SPARE);
+	r.over = 0;
+	role2[1] = 1;
+	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role2, count2, 3, 1, 1, &spare), 1);
+	CU_ASSERT_EQUAL(spare, 2);
+	CU_ASSERT_EQUAL(role2[2], 1);
+}
+
 static void test_lost_line(void)
 {
 	const struct tt_ctl_msg lost = { .kind = TT_CTL_LOST, .node = 1, .host = "gpu-2",
@@ -184,5 +239,6 @@ int tt_register_suites(void)
 	CU_add_test(s, "proofs with sequence numbers", test_proofs_with_sequence_numbers);
 	CU_add_test(s, "one decision per round", test_one_decision_per_round);
 	CU_add_test(s, "the lost line", test_lost_line);
+	CU_add_test(s, "a spare takes the lost rank", test_spare_takes_the_lost_rank);
 	return 0;
 }

@@ -459,7 +459,7 @@ static void test_worker_variant(void)
 		 "CUDA_VISIBLE_DEVICES=5 OMP_NUM_THREADS=8 SLURM_PROCID=21 SLURM_LOCALID=5 "
 		 "SLURM_NTASKS=24 SLURM_NPROCS=24 SLURM_STEP_NUM_TASKS=24 SLURM_NTASKS_PER_NODE=8 "
 		 "SLURM_TASKS_PER_NODE=8(x3) SLURM_STEP_TASKS_PER_NODE=8(x3) "
-		 "SLURM_GTIDS=16,17,18,19,20,21,22,23", tt_master_port(1234, 0, f.ports));
+		 "SLURM_GTIDS=16,17,18,19,20,21,22,23 SLURM_NODEID=2", tt_master_port(1234, 0, f.ports));
 	CU_ASSERT_STRING_EQUAL(env_text(&e), want);
 	/* Standalone facts (not from Slurm) give no SLURM_* to contradict. */
 	f.from_slurm = false;

@@ -244,6 +244,37 @@ static void test_preflight(void)
 	expect_error(text, ARGC(text), "--preflight-min-fraction 'half'");
 }
 
+static void test_spares(void)
+{
+	char *dflt[] = { "train-run", "p", NULL };
+	char *two[] = { "train-run", "--nnodes", "3", "--spares", "2", "p", NULL };
+	char *slurm[] = { "train-run", "--spares=1", "p", NULL };
+	char *neg[] = { "train-run", "--spares", "-1", "p", NULL };
+	char *all[] = { "train-run", "--nnodes", "2", "--spares", "2", "p", NULL };
+	char *range[] = { "train-run", "--nnodes", "2:4", "--spares", "2", "p", NULL };
+	char *one[] = { "train-run", "--nnodes", "1", "--spares", "1", "p", NULL };
+	char *text[] = { "train-run", "--spares", "some", "p", NULL };
+	struct tt_run_opts o;
+	tt_err err;
+
+	CU_ASSERT_EQUAL_FATAL(tt_run_parse_args(&o, ARGC(dflt), dflt, NULL), 0);
+	CU_ASSERT_EQUAL(o.spares, 0);
+	CU_ASSERT_EQUAL_FATAL(tt_run_parse_args(&o, ARGC(two), two, NULL), 0);
+	CU_ASSERT_EQUAL(o.spares, 2);
+	/* Under Slurm the node count is known later: the same rule then (train_run.c). */
+	CU_ASSERT_EQUAL_FATAL(tt_run_parse_args(&o, ARGC(slurm), slurm, NULL), 0);
+	CU_ASSERT_EQUAL(o.spares, 1);
+	CU_ASSERT_EQUAL(tt_run_check_spares(1, 2, &err), 0);
+	CU_ASSERT_EQUAL(tt_run_check_spares(0, 1, &err), 0);
+	CU_ASSERT_EQUAL(tt_run_check_spares(3, 3, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "--spares 3: must be below the launch's 3 nodes"));
+	expect_error(neg, ARGC(neg), "--spares");
+	expect_error(all, ARGC(all), "--spares 2: must be below the launch's 2 nodes");
+	expect_error(range, ARGC(range), "--spares 2: must be below the launch's 2 nodes");
+	expect_error(one, ARGC(one), "--spares 1 on a single node");
+	expect_error(text, ARGC(text), "--spares");
+}
+
 static void test_bad_torchrun_flags_named(void)
 {
 	char *backend[] = { "train-run", "--rdzv-backend", "etcd", "p", NULL };
@@ -328,6 +359,7 @@ int tt_register_suites(void)
 	CU_add_test(s, "bad inputs named", test_bad_inputs_named);
 	CU_add_test(s, "--hang-timeout", test_hang_timeout);
 	CU_add_test(s, "--preflight", test_preflight);
+	CU_add_test(s, "--spares", test_spares);
 	CU_add_test(s, "help and version", test_help_and_version_need_no_program);
 	CU_add_test(s, "python scripts", test_python_scripts);
 	return 0;

@@ -17,6 +17,9 @@
 #  - rank 3 4x slower than the others: node 0 names it, on ft-b, node 1, once in the job's
 #    report, and --report's JSON holds every rank and it as the one straggler; a report that
 #    cannot be written: one line naming the file, nothing half-written.
+#  - three nodes with --spares 1 (ft-c at 127.0.0.2 the spare): node 1's train-run killed: the
+#    spare runs node rank 1 in round 1, each rank once on the right host, one line per node;
+#    the spare lost while standing by: named, the job goes on; then node 1 lost: the verdict.
 # No timing asserts: every wait is bounded generously (60 s; the loss bound is 5 s).
 # Run by `make check` from the build directory; TRAIN_RUN overrides the binary under test.
 # Exit 0 when all passed, 1 on a failure, 77 when a part could not run (its SKIP line says why).
@@ -50,6 +53,8 @@ write_worker() {
 #!/bin/sh
 d=$(dirname "$0")
 echo "$RANK $TRAIN_RESTART_COUNT" >>"$d/starts"
+echo "$RANK $TRAIN_RESTART_COUNT $SLURMD_NODENAME $NODE_RANK $WORLD_SIZE $SLURM_NODEID" >>"$d/where"
+env | sort >"$d/env.$RANK.$TRAIN_RESTART_COUNT"
 hb() { printf 'step %d\n' "$1" >>"/proc/self/fd/$TRAIN_HEARTBEAT_FD"; }
 i=0
 while [ $i -lt $((${SECS:-3} * 10)) ]; do
@@ -72,14 +77,16 @@ EOF
 	chmod +x "$1/worker.sh"
 }
 
-# Starts node $2 (0 or 1) of a launch in directory $1 with train-run options $3..., in the
-# background, bounded; its stderr in $1/err.$2, its pid in $1/pid.$2.
+# Starts node $2 (0, 1, or 2 of a launch of NODES=3) of a launch in directory $1 with
+# train-run options $3..., in the background, bounded; its stderr in $1/err.$2, its pid in
+# $1/pid.$2. Node 0 is ft-a at localhost, node 1 ft-b at 127.0.0.1, node 2 ft-c at 127.0.0.2.
 node() {
 	d=$1 n=$2
 	shift 2
-	host=$([ "$n" = 0 ] && echo ft-a || echo ft-b)
-	env SLURM_JOB_ID=4711 SLURM_STEP_ID=0 SLURM_STEP_NODELIST='localhost,127.0.0.1' SLURM_NODEID="$n" \
-		SLURM_STEP_TASKS_PER_NODE='1(x2)' SLURM_STEP_RESV_PORTS="$(cat "$d/port")" SLURMD_NODENAME="$host" \
+	host=$(echo "ft-a ft-b ft-c" | cut -d' ' -f$((n + 1)))
+	nodelist=$([ "${NODES:-2}" = 3 ] && echo localhost,127.0.0.1,127.0.0.2 || echo localhost,127.0.0.1)
+	env SLURM_JOB_ID=4711 SLURM_STEP_ID=0 SLURM_STEP_NODELIST="$nodelist" SLURM_NODEID="$n" \
+		SLURM_STEP_TASKS_PER_NODE="1(x${NODES:-2})" SLURM_STEP_RESV_PORTS="$(cat "$d/port")" SLURMD_NODENAME="$host" \
 		TRAIN_TOPO_EXCLUDE_FILE="$d/exclude.$n" \
 		timeout -k 5 60 "$TRAIN_RUN" --nproc-per-node 2 "$@" -- "$d/worker.sh" 2>"$d/err.$n" &
 	echo $! >"$d/pid.$n"
@@ -277,9 +284,97 @@ EOF
 	pass "a 4x slower rank: node 0 names it and its node once; the JSON report holds it; an unwritable one named"
 }
 
+# Waits (bounded) until file $1 has $2 lines.
+await_lines() {
+	i=0
+	while [ "$(cat "$1" 2>/dev/null | wc -l)" -lt "$2" ] && [ $i -lt 300 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
+# Kills (-9) the train-run of node $2 of launch $1; 1 with a failure of test $3 when none runs.
+kill_node() {
+	victim=$(train_run_of "$1" "$2")
+	[ -n "$victim" ] || { fail "$3: no train-run of node $2 to kill: $(cat "$1"/err.*)"; return 1; }
+	kill -9 "$victim"
+}
+
+# Three nodes, the last a spare (--spares 1): node 1's train-run killed -9 (its workers die with
+# it) once every worker of round 0 runs. Node 0 gives the spare node rank 1: each rank of round
+# 1 starts exactly once, ranks 2 and 3 on ft-c with NODE_RANK 1 and the world of 4; nodes 0 and
+# 2 say so in one line each, note ft-b for exclusion, end 0; nothing is left running.
+t_spare_replaces_lost_node() {
+	d="$WORK/spare"
+	launch_dir spare
+	for n in 0 1 2; do NODES=3 SECS=6 node "$d" $n --spares 1; done
+	await_lines "$d/starts" 4
+	kill_node "$d" 1 spare || return
+	wait "$(cat "$d/pid.0")"
+	rc0=$?
+	wait "$(cat "$d/pid.2")"
+	rc2=$?
+	wait "$(cat "$d/pid.1")"
+	[ $rc0 -eq 0 ] && [ $rc2 -eq 0 ] || fail "spare: exits $rc0 $rc2: $(cat "$d"/err.*)"
+	[ "$(starts "$d")" = "0 0;0 1;1 0;1 1;2 0;2 1;3 0;3 1;" ] || fail "spare: starts $(starts "$d")"
+	[ "$(awk '$2 == 1' "$d/where" | sort | tr '\n' ';')" = "0 1 ft-a 0 4 0;1 1 ft-a 0 4 0;2 1 ft-c 1 4 1;3 1 ft-c 1 4 1;" ] ||
+		fail "spare: round 1 ran $(sort "$d/where" | tr '\n' ';')"
+	# The spare's workers get what node 1's got, but for the host's own and the round's values
+	# (the exclude file differs per node here only).
+	for r in 2 3; do
+		diff_env=$(diff "$d/env.$r.0" "$d/env.$r.1" | grep '^[<>]' |
+			grep -v -E '^. (SLURMD_NODENAME|TRAIN_TOPO_EXCLUDE_FILE|TRAIN_RESTART_COUNT|TORCHELASTIC_RESTART_COUNT)=')
+		[ -z "$diff_env" ] || fail "spare: rank $r's environment differs from node 1's: $diff_env"
+	done
+	! grep -q '^[0-9]* 0 ft-c ' "$d/where" || fail "spare: the spare ran a worker in round 0: $(cat "$d/where")"
+	for n in 0 2; do
+		[ "$(grep -c "^train-run: host .*: node ft-b lost (.*); spare node 2 (ft-c) takes its node rank 1: every node restarts its workers (round 1;" "$d/err.$n")" -eq 1 ] ||
+			fail "spare: node $n did not name the replacement once: $(cat "$d/err.$n")"
+		[ "$(cat "$d/exclude.$n" 2>/dev/null)" = ft-b ] || fail "spare: exclude file of node $n: $(cat "$d/exclude.$n" 2>&1)"
+	done
+	sleep 0.5
+	left=$(pgrep -f "$d/worker.sh" | wc -l)
+	[ "$left" -eq 0 ] || fail "spare: $left workers left behind"
+	pass "node 1 lost with a spare standing by: the spare runs node rank 1 in round 1, each rank once, named on every node"
+}
+
+# Three nodes, the last a spare: the spare's train-run killed while it stands by: nodes 0 and 1
+# name it once and go on; then node 1's train-run killed: no spare left, node 0 stops with the
+# loss verdict as without spares, no worker restarted, nothing left running.
+t_spare_lost_then_no_spare() {
+	d="$WORK/nospare"
+	launch_dir nospare
+	for n in 0 1 2; do NODES=3 SECS=50 node "$d" $n --spares 1 --max-restarts 3; done
+	await_lines "$d/starts" 4
+	kill_node "$d" 2 "no spare" || return
+	wait "$(cat "$d/pid.2")"
+	i=0
+	while ! grep -q "spare node 2" "$d/err.1" && [ $i -lt 300 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	for n in 0 1; do
+		[ "$(grep -c "^train-run: host .*: spare node 2 (ft-c) lost while standing by (.*); the job goes on with one spare fewer$" "$d/err.$n")" -eq 1 ] ||
+			fail "no spare: node $n did not name the lost spare once: $(cat "$d/err.$n")"
+	done
+	kill_node "$d" 1 "no spare" || return
+	wait "$(cat "$d/pid.0")"
+	rc=$?
+	wait "$(cat "$d/pid.1")"
+	[ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "no spare: node 0 exit $rc: $(cat "$d/err.0")"
+	[ "$(grep -c "train-run: node ft-b lost (.*); resubmit with: sbatch --exclude=ft-b \.\.\.; stopping 2 workers here" "$d/err.0")" -eq 1 ] ||
+		fail "no spare: no verdict on node 0: $(cat "$d/err.0")"
+	[ "$(tr '\n' ' ' <"$d/exclude.0" 2>/dev/null)" = "ft-c ft-b " ] || fail "no spare: exclude file: $(cat "$d/exclude.0" 2>&1)"
+	[ "$(starts "$d")" = "0 0;1 0;2 0;3 0;" ] || fail "no spare: starts $(starts "$d")"
+	sleep 0.5
+	left=$(pgrep -f "$d/worker.sh" | wc -l)
+	[ "$left" -eq 0 ] || fail "no spare: $left workers left behind"
+	pass "a spare lost standing by: named, the job goes on; node 1 lost then: the verdict as without spares"
+}
+
 [ -x "$TRAIN_RUN" ] || { echo "FAIL: $TRAIN_RUN not built"; exit 1; }
 command -v pgrep >/dev/null 2>&1 || { echo "SKIP: pgrep not found (procps)"; exit 77; }
-for t in ${FT_TESTS:-t_fault_restarts_every_node t_victim_waits_for_the_culprit t_restarts_used_up t_node_lost t_suspend_is_no_loss t_job_stragglers}; do
+for t in ${FT_TESTS:-t_fault_restarts_every_node t_victim_waits_for_the_culprit t_restarts_used_up t_node_lost t_suspend_is_no_loss t_job_stragglers t_spare_replaces_lost_node t_spare_lost_then_no_spare}; do
 	f0=$failures
 	$t
 done
