@@ -8,7 +8,7 @@
 #  - kill -9 of node2's train-run: node1 stops within the loss bound with the line naming node2
 #    and the sbatch --exclude to resubmit with, notes node2 in TRAIN_TOPO_EXCLUDE_FILE, and no
 #    worker is left on either node.
-#  - 3 nodes with --spares 1, train-mlp on node1 and node2 (node3 stands by): node2's train-run
+#  - (4-node cluster) 3 nodes with --spares 1, train-mlp on node1 and node2 (node3 stands by): node2's train-run
 #    killed -9 after the first checkpoint: node3 takes node rank 1, train-mlp resumes from its
 #    checkpoint and trains to its last step at the same world size; the replacement is named on
 #    every surviving node, node2 noted for exclusion, no worker left.
@@ -61,7 +61,7 @@ test_ft_node_lost_names_it_for_exclusion() {
 	expect_eq "workers left behind" 0 "$left"
 }
 
-test_ft_spare_takes_lost_node() {
+test_n4_ft_spare_takes_lost_node() {
 	local spid victim deadline left
 	# shellcheck disable=SC2054 # the commas are inside values (--layers A,B,C), not between elements
 	local args=(--layers 784,1024,1024,10 --data synthetic --synthetic-samples 4096,256 --batch 64 --epochs 100

@@ -28,10 +28,11 @@ test_job_template_trains_16_ranks_on_2_nodes() {
 	expect_match "summary written" '"world_size": *16' "$(cat "train-mlp-$id.json")"
 }
 
-# TRAIN_SPARES=1 on 3 nodes (sbatch --no-kill, as the template's header says): the training step
-# runs with --spares 1 under srun --no-kill, node3 stands by, 2 nodes x 2 GPUs train 4 ranks, and
-# the job completes with the spare ending with node 0 (the replacement itself: t_ft.sh).
-test_job_template_with_a_spare() {
+# TRAIN_SPARES=1 on 3 nodes of the 4-node cluster (sbatch --no-kill, as the template's header
+# says): the training step runs with --spares 1 under srun --no-kill, node3 stands by, 2 nodes x 2
+# GPUs train 4 ranks, and the job completes with the spare ending with node 0 (the replacement
+# itself: t_ft.sh).
+test_n4_job_template_with_a_spare() {
 	local id out
 	id=$(TRAIN_SPARES=1 TRAIN_MAX_STEPS=60 sbatch --parsable --no-kill --output=job-%j.out --nodes=3 --gres=gpu:2 \
 		"${TT_TEMPLATES:-$TT_SRCDIR/sbatch-templates}/job.sh")
