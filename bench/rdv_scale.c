@@ -183,7 +183,7 @@ static void *followers_main(void *arg)
 		fd[i] = -1;
 		if (r % LOCAL == 0 || r == c->o->missing)
 			continue;
-		if (rt_node_follow_start(KEY, "", "rdv", r / LOCAL, r, leader, c->o->timeout, &fd[i], &err[i]) != 0)
+		if (rt_node_follow_start(KEY, "", "rdv", r / LOCAL, r, leader, c->o->timeout, NULL, NULL, &fd[i], &err[i]) != 0)
 			record(c, r, 0, err[i].msg);
 	}
 	for (int i = 0; i < a->count; i++)

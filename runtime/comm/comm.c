@@ -147,16 +147,11 @@ struct settings {
 	int32_t node_rdv; /* 1: the start goes through node leaders (TRAINRT_RENDEZVOUS) */
 };
 
-/* The mode when TRAINRT_RENDEZVOUS is unset or auto: flat for now. Through node leaders a rank
- * still opens its own store connection for the backends' addresses, so the start gains little
- * yet, and a follower whose leader died before listening (rank 0 refused MASTER_PORT, a squatter
- * there) waits TRAINRT_TIMEOUT for it instead of being told at once (the cluster suite's
- * test_chaos_squatter_on_master_port: 63 s against TRAINRT_TIMEOUT 60). node is opt-in until both
- * are fixed. */
+/* The mode when TRAINRT_RENDEZVOUS is unset or auto: through node leaders when a node runs more
+ * than one rank. */
 static int node_by_default(const rt_world *w)
 {
-	(void)w;
-	return 0;
+	return w->local_size > 1;
 }
 
 /* TRAINRT_RENDEZVOUS: "node" meets through node leaders (rt_node.h), "flat" has every rank meet
@@ -454,11 +449,14 @@ static int follow_start(trainrt_comm *c, const struct settings *mine, const char
 {
 	int leader = c->w.rank - c->w.local_rank;
 	struct settings theirs;
+	struct rt_node_whom whom;
 	char line[sizeof(err->msg) + 96];
 	size_t len;
 	tt_err why;
 
-	if (rt_node_follow_start(c->key, c->store_at, NODE_START, c->w.node, c->w.rank, leader, c->w.timeout, &c->node_fd, err) != 0)
+	rt_node_whom_init(&whom, c->w.rank, leader);
+	if (rt_node_follow_start(c->key, c->store_at, NODE_START, c->w.node, c->w.rank, leader, c->w.timeout,
+				 rt_node_leader_gone, &whom, &c->node_fd, err) != 0)
 		return -1;
 	if (rt_node_follow_verdict(c->node_fd, NODE_START, leader, c->w.timeout, 1, err) != 0) {
 		c->node_fd = -1;
@@ -779,13 +777,27 @@ int trainrt_barrier(trainrt_comm *c)
 
 /* ---- setup and teardown ------------------------------------------------------------------- */
 
+/* The world's name for the node sockets: the store's "host:port". */
+static void name_world(trainrt_comm *c, const char *addr, int port)
+{
+	snprintf(c->store_at, sizeof(c->store_at), "%s:%d", addr, port);
+}
+
 /* Rank 0 serves the store, listening only on MASTER_ADDR's address when that is this host's
  * (a loopback address of a name only when the whole job runs here), else on all addresses;
- * under PMIx it then publishes "host port" so the others learn where it is. */
+ * under PMIx it then publishes "host port" so the others learn where it is. A node leader listens
+ * for its node first, where the store's address is known before (not under PMIx), so that its
+ * ranks hear of every later failure of its (trainrt_init_for: rt_node_refuse). */
 static int rendezvous(trainrt_comm *c, char *addr, int port, tt_err *err)
 {
 	char where[300];
+	int lead = c->node_rdv && c->w.local_rank == 0;
 
+	if (lead && !c->pmix) {
+		name_world(c, addr, port);
+		if (!(c->node = rt_node_listen(c->key, c->store_at, NODE_START, c->w.node, c->w.rank, c->w.local_size, err)))
+			return -1;
+	}
 	if (c->w.rank == 0) {
 		c->server = rt_store_server_start(addr, port, c->w.local_size == c->w.size, c->key,
 						  c->w.size, err);
@@ -805,13 +817,13 @@ static int rendezvous(trainrt_comm *c, char *addr, int port, tt_err *err)
 
 		c->w.master_is_name = inet_pton(AF_INET, addr, probe) != 1;
 	}
-	snprintf(c->store_at, sizeof(c->store_at), "%s:%d", addr, port);
+	name_world(c, addr, port);
 	if (c->node_rdv && c->w.local_rank != 0) {
 		c->w.store = rt_store_lazy(addr, port, c->key, c->w.size, c->w.timeout, err);
 		return c->w.store ? 0 : -1;
 	}
-	if (c->node_rdv && !(c->node = rt_node_listen(c->key, c->store_at, NODE_START, c->w.node, c->w.rank,
-						      c->w.local_size, err)))
+	if (lead && !c->node &&
+	    !(c->node = rt_node_listen(c->key, c->store_at, NODE_START, c->w.node, c->w.rank, c->w.local_size, err)))
 		return -1;
 	c->w.store = rt_store_connect(addr, port, c->key, c->w.size, c->w.timeout, err);
 	return c->w.store ? 0 : -1;
@@ -947,6 +959,13 @@ trainrt_comm *trainrt_init_for(trainrt_buffers where, char *errbuf, size_t errle
 	return c;
 fail:
 	snprintf(errbuf, errlen, "trainrt: rank %d: %s", c->w.rank, err.msg);
+	if (c->node) {
+		char line[sizeof(err.msg) + 96];
+
+		snprintf(line, sizeof(line), "this node's leader, rank %d (LOCAL_RANK 0), failed at its start: %s", c->w.rank,
+			 err.msg);
+		rt_node_refuse(c->node, line, c->w.timeout);
+	}
 	c->failed = 1;
 	trainrt_finalize(c);
 	return NULL;

@@ -5,7 +5,10 @@
 #include "rt_net.h"
 #include "rt_token.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <poll.h>
 #include <stddef.h>
@@ -13,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -22,6 +26,7 @@
 struct rt_node {
 	int lfd;
 	int node, first, size;
+	int led; /* rt_node_lead or rt_node_refuse ran: the followers were told */
 	int *peer; /* after a rendezvous that met: local rank l's connection, kept for rt_node_send/recv */
 	char round[RT_STORE_MAX_KEY + 1];
 };
@@ -306,23 +311,38 @@ static void linger(struct gather *g, const char *line)
 	}
 }
 
+/* The leader's poll set and per-rank state for its node (gather_free frees them). */
+static int gather_alloc(struct gather *g, tt_err *err)
+{
+	rt_node *n = g->n;
+
+	g->p = calloc((size_t)n->size + 1, sizeof(*g->p));
+	g->arrived = calloc((size_t)n->size, 1);
+	g->sent = calloc((size_t)n->size, 1);
+	if (!g->p || !g->arrived || !g->sent)
+		return tt_err_set(err, "out of memory for the node leader");
+	g->p[0] = (struct pollfd){ .fd = n->lfd, .events = POLLIN };
+	for (int l = 0; l < n->size; l++)
+		g->p[1 + l] = (struct pollfd){ .fd = -1, .events = POLLIN };
+	g->arrived[0] = 1;
+	return 0;
+}
+
+static void gather_free(struct gather *g)
+{
+	free(g->p);
+	free(g->arrived);
+	free(g->sent);
+}
+
 int rt_node_lead(rt_node *n, rt_store *st, double timeout_s, tt_err *err)
 {
 	struct gather g = { .n = n, .st = st, .timeout = timeout_s, .start = rt_now() };
 	int ok = 0, rc = -1;
 
-	g.p = calloc((size_t)n->size + 1, sizeof(*g.p));
-	g.arrived = calloc((size_t)n->size, 1);
-	g.sent = calloc((size_t)n->size, 1);
-	if (!g.p || !g.arrived || !g.sent) {
-		tt_err_set(err, "out of memory for the node leader");
+	n->led = 1;
+	if (gather_alloc(&g, err) != 0)
 		goto out;
-	}
-	g.p[0] = (struct pollfd){ .fd = n->lfd, .events = POLLIN };
-	g.p[1] = (struct pollfd){ .fd = -1, .events = POLLIN };
-	for (int l = 1; l < n->size; l++)
-		g.p[1 + l] = (struct pollfd){ .fd = -1, .events = POLLIN };
-	g.arrived[0] = 1;
 	if (gather_loop(&g, &ok, err) == 0)
 		rc = ok ? 0 : -1;
 	/* The leader's own failure is news to its ranks too: the same line. */
@@ -330,17 +350,28 @@ int rt_node_lead(rt_node *n, rt_store *st, double timeout_s, tt_err *err)
 	if (rc != 0)
 		linger(&g, err->msg);
 out:
-	free(g.p);
-	free(g.arrived);
-	free(g.sent);
+	gather_free(&g);
 	return rc;
 }
 
+void rt_node_refuse(rt_node *n, const char *line, double timeout_s)
+{
+	struct gather g = { .n = n, .timeout = timeout_s, .start = rt_now() };
+	tt_err err;
+
+	if (n->led)
+		return;
+	n->led = 1;
+	if (gather_alloc(&g, &err) == 0)
+		linger(&g, line);
+	gather_free(&g);
+}
+
 int rt_node_follow_start(const char *key, const char *world, const char *round, int node, int rank, int leader_rank, double timeout_s,
-			 int *fd, tt_err *err)
+			 rt_node_gone_fn gone, void *ctx, int *fd, tt_err *err)
 {
 	struct rt_node_hello h = { .magic = RT_NODE_MAGIC, .rank = (uint32_t)rank };
-	double deadline = rt_now() + timeout_s;
+	double start = rt_now(), deadline = start + timeout_s, probe = start + RT_NODE_LEADER_WAIT_S;
 	struct sockaddr_un a;
 	socklen_t alen;
 	int backoff_ms = 10;
@@ -363,6 +394,13 @@ int rt_node_follow_start(const char *key, const char *world, const char *round, 
 			return tt_err_set(err, "rendezvous '%s': rank %d found no node leader (rank %d, LOCAL_RANK 0) listening "
 					  "within %.0f s (not started, or failed before it; TRAINRT_TIMEOUT)", round, rank,
 					  leader_rank, timeout_s);
+		if (gone && rt_now() >= probe) {
+			if (gone(ctx))
+				return tt_err_set(err, "rendezvous '%s': rank %d's node leader, rank %d (LOCAL_RANK 0), no longer runs on "
+						  "this node and never listened: it exited or crashed before its start (its own "
+						  "output says why); fix that and relaunch", round, rank, leader_rank);
+			probe = rt_now() + 1.0;
+		}
 		usleep((useconds_t)backoff_ms * 1000);
 		backoff_ms = backoff_ms * 2 > 200 ? 200 : backoff_ms * 2;
 	}
@@ -406,11 +444,11 @@ int rt_node_follow_verdict(int fd, const char *round, int leader_rank, double ti
 }
 
 int rt_node_follow(const char *key, const char *world, const char *round, int node, int rank, int leader_rank, double timeout_s,
-		   tt_err *err)
+		   rt_node_gone_fn gone, void *ctx, tt_err *err)
 {
 	int fd;
 
-	if (rt_node_follow_start(key, world, round, node, rank, leader_rank, timeout_s, &fd, err) != 0)
+	if (rt_node_follow_start(key, world, round, node, rank, leader_rank, timeout_s, gone, ctx, &fd, err) != 0)
 		return -1;
 	return rt_node_follow_verdict(fd, round, leader_rank, timeout_s, 0, err);
 }
@@ -488,4 +526,79 @@ int rt_node_goodbyes(const rt_node *n, double timeout_s)
 		}
 	}
 	return 0;
+}
+
+void rt_node_whom_init(struct rt_node_whom *w, int rank, int leader_rank)
+{
+	static const char *const names[] = { "MASTER_ADDR", "MASTER_PORT", "SLURM_JOB_ID", "SLURM_STEP_ID" };
+
+	memset(w, 0, sizeof(*w));
+	snprintf(w->want[w->n++], sizeof(w->want[0]), "RANK=%d", leader_rank);
+	snprintf(w->mine, sizeof(w->mine), "RANK=%d", rank);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (getenv(names[i]))
+			snprintf(w->want[w->n++], sizeof(w->want[0]), "%s=%.300s", names[i], getenv(names[i]));
+}
+
+int rt_node_env_has(const char *env, size_t len, const struct rt_node_whom *w, const char *mine)
+{
+	for (int i = 0; i < w->n; i++) {
+		const char *want = i == 0 && mine ? mine : w->want[i];
+		size_t wl = strlen(want);
+		int found = 0;
+
+		for (size_t at = 0; at < len && !found; at += strnlen(env + at, len - at) + 1)
+			found = strnlen(env + at, len - at) == wl && memcmp(env + at, want, wl) == 0;
+		if (!found)
+			return 0;
+	}
+	return 1;
+}
+
+/* /proc/PID/environ (pid "self" or digits) of a process of this user into buf (cap bytes; a
+ * longer one is cut): its length, or -1 when it cannot be read (another user's, gone). */
+static ssize_t read_environ(const char *pid, char *buf, size_t cap)
+{
+	char path[64];
+	struct stat st;
+	size_t len = 0;
+	ssize_t r;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%s", pid);
+	if (stat(path, &st) != 0 || st.st_uid != geteuid())
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%s/environ", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	while (len < cap && ((r = read(fd, buf + len, cap - len)) > 0 || (r < 0 && errno == EINTR)))
+		len += r > 0 ? (size_t)r : 0;
+	close(fd);
+	return (ssize_t)len;
+}
+
+int rt_node_leader_gone(void *ctx)
+{
+	const struct rt_node_whom *w = ctx;
+	size_t cap = 1 << 20;
+	char *buf = malloc(cap), self[24];
+	struct dirent *e;
+	ssize_t len;
+	DIR *d = NULL;
+	int gone = 0;
+
+	if (!buf || getppid() <= 1 || (len = read_environ("self", buf, cap)) < 0 ||
+	    !rt_node_env_has(buf, (size_t)len, w, w->mine) || !(d = opendir("/proc")))
+		goto out; /* nobody can tell */
+	snprintf(self, sizeof(self), "%d", (int)getpid());
+	gone = 1;
+	while (gone && (e = readdir(d)))
+		if (isdigit((unsigned char)e->d_name[0]) && strcmp(e->d_name, self) != 0 &&
+		    (len = read_environ(e->d_name, buf, cap)) > 0 && rt_node_env_has(buf, (size_t)len, w, NULL))
+			gone = 0;
+out:
+	if (d)
+		closedir(d);
+	free(buf);
+	return gone;
 }

@@ -18,6 +18,13 @@
  * it. Abstract names are per network namespace: the ranks of a node must share one (the flat
  * rendezvous has no such need).
  *
+ * A leader listens before anything of its start can fail (rank 0 serving the store, its own store
+ * connection), and a leader that fails before it led hands its line to its node's ranks
+ * (rt_node_refuse). A leader that never listened (it crashed, or failed before its socket) cannot
+ * tell: a follower that has not reached it after RT_NODE_LEADER_WAIT_S asks, once a second, whether
+ * its leader's process still runs on this node (rt_node_leader_gone) and fails at once, naming it,
+ * when it does not; while it runs (slow to reach its start) the follower waits up to its timeout.
+ *
  * Wire format (native endianness): follower -> leader struct rt_node_hello; leader -> follower
  * struct rt_node_verdict, then len bytes of the store's line (len 0 when the world met). */
 #ifndef RT_NODE_H
@@ -32,6 +39,8 @@
 /* A leader joins for its node once all its ranks came, or this long after it started waiting
  * (at most a quarter of the timeout) with those that did, then adds each later one. */
 #define RT_NODE_GATHER_S 1.0
+/* A follower that has not reached its leader this long starts asking whether the leader runs. */
+#define RT_NODE_LEADER_WAIT_S 1.0
 
 struct rt_node_hello {
 	uint32_t magic, rank;
@@ -53,6 +62,10 @@ rt_node *rt_node_listen(const char *key, const char *world, const char *round, i
  * failure it waits for its node's ranks that have not come yet, until timeout_s from its start, to
  * hand them the same line. */
 int rt_node_lead(rt_node *n, rt_store *st, double timeout_s, tt_err *err);
+/* A leader that failed before rt_node_lead: hands `line` (why, the leader's own error) to each of
+ * its node's ranks that comes, until all came or timeout_s from now. Nothing after rt_node_lead,
+ * which told them itself. */
+void rt_node_refuse(rt_node *n, const char *line, double timeout_s);
 /* Closes the listener and the followers' connections. */
 void rt_node_close(rt_node *n);
 /* After rt_node_lead met: the connection to local rank l (1 .. local_size - 1), kept open until
@@ -63,18 +76,45 @@ int rt_node_peer(const rt_node *n, int local_rank);
  * st, a barrier over leaders for the node's later exchanges: as rt_store_join. */
 int rt_node_barrier(const rt_node *n, rt_store *st, const char *round, double timeout_s, tt_err *err);
 
+/* Whether a follower's leader is known to have gone: 1 when its process no longer runs, 0 when it
+ * runs or nobody can tell. ctx is the caller's. */
+typedef int (*rt_node_gone_fn)(void *ctx);
+
 /* A follower (rank, not local rank 0, of node `node` whose leader is leader_rank): connects to the
- * leader's socket, retrying until timeout_s while nothing listens, checks that it runs as this
- * user, and says its rank; *fd then waits for the verdict. */
+ * leader's socket, retrying until timeout_s while nothing listens, or until gone(ctx) says the
+ * leader is gone (asked after RT_NODE_LEADER_WAIT_S, once a second; gone may be NULL), checks that
+ * it runs as this user, and says its rank; *fd then waits for the verdict. */
 int rt_node_follow_start(const char *key, const char *world, const char *round, int node, int rank, int leader_rank, double timeout_s,
-			 int *fd, tt_err *err);
+			 rt_node_gone_fn gone, void *ctx, int *fd, tt_err *err);
 /* Waits for the verdict on fd (started by rt_node_follow_start) and closes it, unless the world met
  * and keep is set (fd is then the caller's, for rt_node_send/recv with the leader): 0 when the
  * world met, else -1 with the line every rank gets, or the leader's death. */
 int rt_node_follow_verdict(int fd, const char *round, int leader_rank, double timeout_s, int keep, tt_err *err);
 /* Both. */
 int rt_node_follow(const char *key, const char *world, const char *round, int node, int rank, int leader_rank, double timeout_s,
-		   tt_err *err);
+		   rt_node_gone_fn gone, void *ctx, tt_err *err);
+
+/* Who a launched world's leader is, by the variables its launcher put in every rank's environment
+ * at exec ("NAME=value"): RANK (the leader's), MASTER_ADDR, MASTER_PORT, and SLURM_JOB_ID and
+ * SLURM_STEP_ID where set. */
+#define RT_NODE_WHOM_MAX 5
+struct rt_node_whom {
+	char want[RT_NODE_WHOM_MAX][320]; /* [0] is "RANK=<leader>" */
+	char mine[32];			  /* "RANK=<this rank>" */
+	int n;
+};
+/* Fills w from this process's environment for rank, whose leader is leader_rank. */
+void rt_node_whom_init(struct rt_node_whom *w, int rank, int leader_rank);
+/* Whether the environment block env (len bytes of NUL-ended "NAME=value" strings, as
+ * /proc/PID/environ) holds each of the n strings want (with mine instead of want[0] if mine is
+ * not NULL). */
+int rt_node_env_has(const char *env, size_t len, const struct rt_node_whom *w, const char *mine);
+/* rt_node_gone_fn over /proc (ctx: a struct rt_node_whom): 1 when no process of this user on this
+ * node has the leader's variables in its environment at exec. Tells only where that proves
+ * something: this process's own environment at exec has its variables (the launcher put them
+ * there, as it did for the leader: not set by the program itself) and its parent is visible (no
+ * private PID namespace hides the leader); 0 otherwise. */
+int rt_node_leader_gone(void *ctx);
 
 /* Waits until every follower connection kept after the rendezvous closed (a follower's goodbye at
  * its finalize), up to timeout_s: 0 when all did, else -1. */

@@ -612,14 +612,12 @@ static void test_rendezvous_modes(void)
 	spec.env_override[5] = "TRAINRT_RENDEZVOUS=sideways";
 	CU_ASSERT_EQUAL(run_world(&spec, rank_all_must_fail, "rank 5: TRAINRT_RENDEZVOUS='sideways' is not auto, node or flat"),
 			0);
-	setenv("TRAINRT_RENDEZVOUS", "node", 1);	/* a lone flat rank on a node of leaders */
-	spec.env_override[5] = "TRAINRT_RENDEZVOUS=flat";
+	spec.env_override[5] = "TRAINRT_RENDEZVOUS=flat"; /* a lone flat rank on a node of leaders (auto) */
 	CU_ASSERT_EQUAL(run_world(&spec, rank_all_must_fail, "rank 5: TRAINRT_RENDEZVOUS=flat differs from"), 0);
-	unsetenv("TRAINRT_RENDEZVOUS");
 	spec.env_override[5] = NULL;
-	spec.env_override[3] = "TRAINRT_RENDEZVOUS=node";
-	spec.env_override[4] = "TRAINRT_RENDEZVOUS=node";
-	spec.env_override[5] = "TRAINRT_RENDEZVOUS=node";
+	spec.env_override[0] = "TRAINRT_RENDEZVOUS=flat"; /* node 0 flat, node 1 through its leader (auto) */
+	spec.env_override[1] = "TRAINRT_RENDEZVOUS=flat";
+	spec.env_override[2] = "TRAINRT_RENDEZVOUS=flat";
 	CU_ASSERT_EQUAL(run_world(&spec, rank_all_must_fail, "TRAINRT_RENDEZVOUS=node differs from rank 0's flat"), 0);
 }
 

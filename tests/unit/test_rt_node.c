@@ -4,7 +4,10 @@
  * gets; a rank that leaves its leader, or comes to it twice, is named at once; a leader (in a
  * child process) that dies after joining is named with its node's ranks to every other rank, and
  * its own ranks are told their leader closed; a node socket held by another user (as root: a
- * child that drops to uid 65534) is refused by the follower, naming the uid. */
+ * child that drops to uid 65534) is refused by the follower, naming the uid; a leader that fails
+ * before it leads hands its line to each of its ranks (rt_node_refuse); a leader that exits before
+ * it listens is named, once, by each of its ranks as soon as they learn that it is gone; the
+ * environment match that tells whether a leader's process runs (rt_node_env_has). */
 #include "cunit_main.h"
 #include "rt_net.h"
 #include "rt_node.h"
@@ -45,7 +48,7 @@ static void *again(void *arg)
 	struct rank *r = arg;
 	tt_err err = { "" };
 
-	rt_node_follow(TOKEN, "", ROUND, r->rank / LOCAL, r->rank, r->rank / LOCAL * LOCAL, r->timeout, &err);
+	rt_node_follow(TOKEN, "", ROUND, r->rank / LOCAL, r->rank, r->rank / LOCAL * LOCAL, r->timeout, NULL, NULL, &err);
 	return NULL;
 }
 
@@ -64,7 +67,7 @@ static void *rank_main(void *arg)
 		rt_node_close(n);
 	} else if (r->role == LEAVE) {
 		/* Says its rank, then its connection closes: the leader reports it left. */
-		if (rt_node_follow_start(TOKEN, "", ROUND, node, r->rank, leader, r->timeout, &fd, &err) == 0)
+		if (rt_node_follow_start(TOKEN, "", ROUND, node, r->rank, leader, r->timeout, NULL, NULL, &fd, &err) == 0)
 			close(fd);
 		r->ok = -1;
 	} else if (r->role == TWICE) {
@@ -72,11 +75,11 @@ static void *rank_main(void *arg)
 
 		r->ok = -1;
 		if (pthread_create(&t, NULL, again, r) == 0) {
-			rt_node_follow(TOKEN, "", ROUND, node, r->rank, leader, r->timeout, &err);
+			rt_node_follow(TOKEN, "", ROUND, node, r->rank, leader, r->timeout, NULL, NULL, &err);
 			pthread_join(t, NULL);
 		}
 	} else {
-		r->ok = rt_node_follow(TOKEN, "", ROUND, node, r->rank, leader, r->timeout, &err) == 0;
+		r->ok = rt_node_follow(TOKEN, "", ROUND, node, r->rank, leader, r->timeout, NULL, NULL, &err) == 0;
 	}
 	snprintf(r->msg, sizeof(r->msg), "%s", err.msg);
 	return NULL;
@@ -250,13 +253,151 @@ static void test_squatter_refused(void)
 	}
 	CU_ASSERT_FATAL(pid > 0);
 	CU_ASSERT_FATAL(read(p[0], &c, 1) == 1);
-	CU_ASSERT_EQUAL(rt_node_follow_start(TOKEN, "", "squat", 0, 1, 0, 5, &fd, &err), -1);
+	CU_ASSERT_EQUAL(rt_node_follow_start(TOKEN, "", "squat", 0, 1, 0, 5, NULL, NULL, &fd, &err), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "is held by uid 65534, not this user"));
 	CU_ASSERT_EQUAL(fd, -1);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	close(p[0]);
 	close(p[1]);
+}
+
+/* A node of LOCAL ranks whose followers are threads of this process. */
+struct follower {
+	int rank;
+	rt_node_gone_fn gone;
+	void *ctx;
+	int rc;
+	char msg[1024];
+};
+
+static void *follower_main(void *arg)
+{
+	struct follower *f = arg;
+	tt_err err = { "" };
+
+	f->rc = rt_node_follow(TOKEN, "", "early", 0, f->rank, 0, 60, f->gone, f->ctx, &err);
+	snprintf(f->msg, sizeof(f->msg), "%s", err.msg);
+	return NULL;
+}
+
+/* How often needle occurs in s. */
+static int occurrences(const char *s, const char *needle)
+{
+	int n = 0;
+
+	for (const char *at = strstr(s, needle); at; at = strstr(at + 1, needle))
+		n++;
+	return n;
+}
+
+/* The followers' gone function: the leader (a child) was reaped. */
+static volatile int leader_reaped;
+
+static int reaped(void *ctx)
+{
+	int *asked = ctx;
+
+	__atomic_add_fetch(asked, 1, __ATOMIC_SEQ_CST);
+	return leader_reaped;
+}
+
+/* Ranks 1-7 of node 0 with their gone function; their leader does `leader` meanwhile. Returns
+ * after all followers ended. */
+static void run_node(struct follower *f, rt_node_gone_fn gone, void *ctx, void (*leader)(void))
+{
+	pthread_t t[LOCAL];
+
+	for (int l = 1; l < LOCAL; l++) {
+		f[l] = (struct follower){ .rank = l, .gone = gone, .ctx = ctx, .rc = 7 };
+		CU_ASSERT_FATAL(pthread_create(&t[l], NULL, follower_main, &f[l]) == 0);
+	}
+	leader();
+	for (int l = 1; l < LOCAL; l++)
+		pthread_join(t[l], NULL);
+}
+
+/* A leader that exits (status 3) before it listens, as rank 0 did on a squatted MASTER_PORT
+ * before it listened first. */
+static void exits_early(void)
+{
+	pid_t pid = fork();
+	int status = 0;
+
+	if (pid == 0)
+		_exit(3);
+	CU_ASSERT_FATAL(pid > 0);
+	CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+	CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 3);
+	leader_reaped = 1;
+}
+
+/* A leader that listens and then fails before it leads (its store refused it). */
+static void fails_before_leading(void)
+{
+	tt_err err = { "" };
+	rt_node *n = rt_node_listen(TOKEN, "", "early", 0, 0, LOCAL, &err);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(n);
+	rt_node_refuse(n, "the store's port 29500 is taken", 60);
+	rt_node_refuse(n, "a second refusal tells nobody", 60);
+	rt_node_close(n);
+}
+
+static void test_leader_fails_early(void)
+{
+	static struct follower f[LOCAL];
+	const char *line = "rendezvous 'early': rank %d's node leader, rank 0 (LOCAL_RANK 0), no longer runs on this node "
+			   "and never listened: it exited or crashed before its start (its own output says why); fix that and relaunch";
+	char want[512];
+	int asked = 0;
+
+	/* Died before listening: each follower names it, once, when told the leader is gone. */
+	leader_reaped = 0;
+	run_node(f, reaped, &asked, exits_early);
+	for (int l = 1; l < LOCAL; l++) {
+		snprintf(want, sizeof(want), line, l);
+		CU_ASSERT_EQUAL(f[l].rc, -1);
+		CU_ASSERT_EQUAL(occurrences(f[l].msg, want), 1);
+		CU_ASSERT_EQUAL(occurrences(f[l].msg, "LOCAL_RANK 0"), 1);
+		if (occurrences(f[l].msg, want) != 1)
+			fprintf(stderr, "\nrank %d: '%s'\n", l, f[l].msg);
+	}
+	CU_ASSERT(asked >= LOCAL - 1); /* each follower asked at least once */
+
+	/* Failed after listening: each follower has the leader's line, exactly once. */
+	run_node(f, NULL, NULL, fails_before_leading);
+	for (int l = 1; l < LOCAL; l++) {
+		CU_ASSERT_EQUAL(f[l].rc, -1);
+		CU_ASSERT_STRING_EQUAL(f[l].msg, "the store's port 29500 is taken");
+	}
+}
+
+static void test_env_match(void)
+{
+	static const char env[] = "PATH=/bin\0RANK=0\0MASTER_ADDR=10.0.0.1\0MASTER_PORT=29500\0SLURM_JOB_ID=77";
+	struct rt_node_whom w;
+	int bad = setenv("MASTER_ADDR", "10.0.0.1", 1) | setenv("MASTER_PORT", "29500", 1) | setenv("SLURM_JOB_ID", "77", 1);
+
+	CU_ASSERT_FATAL(bad == 0);
+	unsetenv("SLURM_STEP_ID");
+	rt_node_whom_init(&w, 3, 0);
+	CU_ASSERT_EQUAL(w.n, 4);
+	CU_ASSERT_STRING_EQUAL(w.want[0], "RANK=0");
+	CU_ASSERT_STRING_EQUAL(w.mine, "RANK=3");
+	/* the last string has no NUL of its own: its length ends it */
+	CU_ASSERT_EQUAL(rt_node_env_has(env, sizeof(env) - 1, &w, NULL), 1);
+	CU_ASSERT_EQUAL(rt_node_env_has(env, sizeof(env) - 2, &w, NULL), 0); /* SLURM_JOB_ID=7 */
+	CU_ASSERT_EQUAL(rt_node_env_has(env, sizeof(env) - 1, &w, w.mine), 0);
+	CU_ASSERT_EQUAL(rt_node_env_has("RANK=00\0MASTER_ADDR=10.0.0.1\0MASTER_PORT=29500\0SLURM_JOB_ID=77", 62, &w, NULL), 0);
+	setenv("MASTER_PORT", "29501", 1);
+	rt_node_whom_init(&w, 3, 0);
+	CU_ASSERT_EQUAL(rt_node_env_has(env, sizeof(env) - 1, &w, NULL), 0);
+	/* This process's own environment at exec has no RANK=3: nobody can tell, so not gone. */
+	CU_ASSERT_EQUAL(rt_node_leader_gone(&w), 0);
+	unsetenv("MASTER_ADDR");
+	unsetenv("MASTER_PORT");
+	unsetenv("SLURM_JOB_ID");
 }
 
 int tt_register_suites(void)
@@ -267,5 +408,7 @@ int tt_register_suites(void)
 		return -1;
 	CU_add_test(s, "64 nodes x 8: who did not come, who left, a dead leader", test_node_rendezvous);
 	CU_add_test(s, "another user's node socket is refused", test_squatter_refused);
+	CU_add_test(s, "a leader that fails before leading or listening is named at once", test_leader_fails_early);
+	CU_add_test(s, "the leader's process is found by its environment", test_env_match);
 	return 0;
 }
