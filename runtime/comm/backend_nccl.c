@@ -2,9 +2,11 @@
 /* backend_nccl.c — collectives on GPU buffers through NCCL (built when configure finds CUDA's and
  * NCCL's headers; rt_cuda.h loads the libraries when this backend is first asked for).
  * Rank 0 creates the NCCL unique id and shares it through the store. NCCL itself does not
- * notice when ranks pass different counts, so each operation first all-gathers the 32-byte
- * headers and compares them on the host; the price is one small collective and a stream wait
- * per operation.
+ * notice when ranks pass different counts, so each operation is checked first: one all-reduce
+ * (MAX) of its header's fields and their complements tells every rank whether all ranks agree
+ * (rt_op_hdr_bounds), in O(log n) on NCCL's tree, not in an all-gather that spans every rank;
+ * only on a disagreement do the ranks all-gather the 32-byte headers, to name the one that
+ * differs. The price is one small all-reduce and a stream wait per operation.
  *
  * The communicator is non-blocking (config.blocking = 0) so that every wait has a deadline:
  * blocking, ncclCommInitRank waits in NCCL's bootstrap for every peer, and the first collective
@@ -41,6 +43,7 @@ typedef struct nccl_be {
 	int rank, n, device;
 	double timeout;
 	rt_op_hdr *dev_hdrs, *host_hdrs;
+	uint64_t *dev_bounds; /* [RT_OP_HDR_BOUNDS]: the header check's all-reduce */
 	rt_p2p_hdr *dev_msg; /* [0]: a header going out, [1]: one coming in */
 } nccl_be;
 
@@ -135,16 +138,10 @@ static int finished(nccl_be *b, ncclResult_t r, const char *what, tt_err *err)
 	return wait_stream(b, what, err);
 }
 
-/* Selects the device, exchanges and compares the headers of every rank's operation, then lets
- * the caller order the operation after its own GPU work (op->ready). */
-static int nccl_enter(nccl_be *b, const rt_op *op, tt_err *err)
+/* After the header check said that ranks differ (it says so on every rank, so all come here):
+ * all-gathers the headers and names the first rank whose header differs from this one's. */
+static int name_the_difference(nccl_be *b, const rt_op *op, tt_err *err)
 {
-	/* Operations run on the communicator's progress thread too, whose current device is 0
-	 * unless set: copies and stream calls must happen on the rank's own device. */
-	if (cudaSetDevice(b->device) != cudaSuccess)
-		return tt_err_set(err, "cannot select CUDA device %d", b->device);
-	if (!b->comm)
-		return tt_err_set(err, "the NCCL communicator was aborted by an earlier failure");
 	if (cudaMemcpyAsync(b->dev_hdrs + b->rank, &op->hdr, sizeof(op->hdr), cudaMemcpyHostToDevice, b->stream) != cudaSuccess)
 		return tt_err_set(err, "cannot copy the operation header to the GPU");
 	if (finished(b, ncclAllGather(b->dev_hdrs + b->rank, b->dev_hdrs, sizeof(rt_op_hdr), ncclUint8, b->comm, b->stream),
@@ -157,6 +154,33 @@ static int nccl_enter(nccl_be *b, const rt_op *op, tt_err *err)
 	for (int q = 0; q < b->n; q++)
 		if (rt_op_hdr_check(&op->hdr, &b->host_hdrs[q], q, err) != 0)
 			return -1;
+	return tt_err_set(err, "internal: operation #%llu: the header check failed, but every rank's header equals "
+			  "this rank's", (unsigned long long)op->hdr.seq);
+}
+
+/* Selects the device, checks that every rank issued this operation (rt_op_hdr_bounds), then lets
+ * the caller order the operation after its own GPU work (op->ready). */
+static int nccl_enter(nccl_be *b, const rt_op *op, tt_err *err)
+{
+	uint64_t bounds[RT_OP_HDR_BOUNDS];
+
+	/* Operations run on the communicator's progress thread too, whose current device is 0
+	 * unless set: copies and stream calls must happen on the rank's own device. */
+	if (cudaSetDevice(b->device) != cudaSuccess)
+		return tt_err_set(err, "cannot select CUDA device %d", b->device);
+	if (!b->comm)
+		return tt_err_set(err, "the NCCL communicator was aborted by an earlier failure");
+	rt_op_hdr_bounds(&op->hdr, bounds);
+	if (cudaMemcpyAsync(b->dev_bounds, bounds, sizeof(bounds), cudaMemcpyHostToDevice, b->stream) != cudaSuccess)
+		return tt_err_set(err, "cannot copy the operation header to the GPU");
+	if (finished(b, ncclAllReduce(b->dev_bounds, b->dev_bounds, RT_OP_HDR_BOUNDS, ncclUint64, ncclMax, b->comm,
+				      b->stream), "checking operation headers", err) != 0)
+		return -1;
+	if (cudaMemcpyAsync(bounds, b->dev_bounds, sizeof(bounds), cudaMemcpyDeviceToHost, b->stream) != cudaSuccess ||
+	    wait_stream(b, "copying the header check from the GPU", err) != 0)
+		return tt_err_set(err, "cannot copy the header check from the GPU");
+	if (!rt_op_hdr_bounds_agree(&op->hdr, bounds))
+		return name_the_difference(b, op, err);
 	if (op->ready && op->ready(op->ready_arg, b->stream) != 0)
 		return tt_err_set(err, "cannot order the collective after the GPU work that produces its buffer");
 	return 0;
@@ -242,7 +266,7 @@ static int nccl_broadcast(rt_backend *be, const rt_op *op, tt_err *err)
 
 static int nccl_barrier(rt_backend *be, const rt_op *op, tt_err *err)
 {
-	/* The header all-gather already needs every rank: it is the barrier. */
+	/* The header check is an all-reduce, which already needs every rank: it is the barrier. */
 	return nccl_enter((nccl_be *)be, op, err);
 }
 
@@ -353,6 +377,7 @@ static void nccl_destroy(rt_backend *be)
 	if (b->stream)
 		cudaStreamDestroy(b->stream);
 	cudaFree(b->dev_hdrs);
+	cudaFree(b->dev_bounds);
 	cudaFree(b->dev_msg);
 	free(b->host_hdrs);
 	free(b);
@@ -400,6 +425,7 @@ static int device_state(nccl_be *b, int dev, tt_err *err)
 	if (cudaSetDevice(dev) != cudaSuccess ||
 	    cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking) != cudaSuccess ||
 	    cudaMalloc((void **)&b->dev_hdrs, sizeof(rt_op_hdr) * (size_t)b->n) != cudaSuccess ||
+	    cudaMalloc((void **)&b->dev_bounds, sizeof(uint64_t) * RT_OP_HDR_BOUNDS) != cudaSuccess ||
 	    cudaMalloc((void **)&b->dev_msg, 2 * sizeof(rt_p2p_hdr)) != cudaSuccess)
 		return tt_err_set(err, "cannot set up CUDA device %d", dev);
 	b->host_hdrs = calloc((size_t)b->n, sizeof(rt_op_hdr));

@@ -52,6 +52,28 @@ int rt_op_hdr_check(const rt_op_hdr *mine, const rt_op_hdr *peer, int peer_rank,
 	return 0;
 }
 
+void rt_op_hdr_bounds(const rt_op_hdr *h, uint64_t out[RT_OP_HDR_BOUNDS])
+{
+	const uint64_t field[RT_OP_HDR_BOUNDS / 2] = { h->kind, h->dtype, h->redop, (uint32_t)h->root, h->count,
+						       h->seq };
+
+	for (int i = 0; i < RT_OP_HDR_BOUNDS / 2; i++) {
+		out[i] = field[i];
+		out[RT_OP_HDR_BOUNDS / 2 + i] = ~field[i];
+	}
+}
+
+int rt_op_hdr_bounds_agree(const rt_op_hdr *mine, const uint64_t reduced[RT_OP_HDR_BOUNDS])
+{
+	uint64_t own[RT_OP_HDR_BOUNDS];
+
+	rt_op_hdr_bounds(mine, own);
+	for (int i = 0; i < RT_OP_HDR_BOUNDS; i++)
+		if (reduced[i] != own[i])
+			return 0;
+	return 1;
+}
+
 static const char *dtype_name(uint32_t d)
 {
 	return d == TRAINRT_FLOAT32 ? "float32" : d == TRAINRT_BF16 ? "bf16" : "an unknown type";

@@ -137,6 +137,16 @@ int rt_backend_run(rt_backend *be, const rt_op *op, tt_err *err);
 /* Compares a peer's header with ours; fills err naming the first field that differs. */
 int rt_op_hdr_check(const rt_op_hdr *mine, const rt_op_hdr *peer, int peer_rank, tt_err *err);
 
+/* The header check without an all-gather (the nccl backend, where one spans every rank): each
+ * rank puts its header's fields and their complements into one all-reduce with MAX; then every
+ * rank holds the largest value of each field and the complement of the smallest, and all ranks
+ * agree exactly when both are its own (rt_op_hdr_bounds_agree). The cost is that of a small
+ * all-reduce, O(log n) on a tree, whatever the world; only a disagreement, after which every rank
+ * fails, needs the headers themselves to name the rank that differs. */
+#define RT_OP_HDR_BOUNDS 12 /* 6 fields, then their complements */
+void rt_op_hdr_bounds(const rt_op_hdr *h, uint64_t out[RT_OP_HDR_BOUNDS]);
+int rt_op_hdr_bounds_agree(const rt_op_hdr *mine, const uint64_t reduced[RT_OP_HDR_BOUNDS]);
+
 /* Compares the header of a message that arrived from rank `from` (a world rank) with the one this
  * rank receives with; fills err naming both when they differ. */
 int rt_p2p_hdr_check(const rt_p2p_hdr *mine, const rt_p2p_hdr *sent, int from, tt_err *err);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* test_rt_reduce.c — the pure pieces under every backend: bf16 rounding, the reduction kernel
- * (several outputs, aliasing, AVG/MAX), even splitting, and operation-header comparison. */
+ * (several outputs, aliasing, AVG/MAX), even splitting, and operation-header comparison, one to
+ * one and through the MAX all-reduce of bounds (the nccl backend's). */
 #include "cunit_main.h"
 #include "comm_backend.h"
 #include "rt_reduce.h"
@@ -120,6 +121,58 @@ static void test_header_check_names_the_difference(void)
 	CU_ASSERT_EQUAL(rt_op_hdr_check(&a, &b, 1, &err), -1);
 }
 
+/* What every rank of world hdrs[0..n-1] concludes from the MAX all-reduce of their bounds:
+ * the number of ranks whose rt_op_hdr_bounds_agree says all agree. */
+static int ranks_agreeing(const rt_op_hdr *hdrs, int n)
+{
+	uint64_t reduced[RT_OP_HDR_BOUNDS], b[RT_OP_HDR_BOUNDS];
+	int agree = 0;
+
+	rt_op_hdr_bounds(&hdrs[0], reduced);
+	for (int q = 1; q < n; q++) {
+		rt_op_hdr_bounds(&hdrs[q], b);
+		for (int i = 0; i < RT_OP_HDR_BOUNDS; i++)
+			reduced[i] = b[i] > reduced[i] ? b[i] : reduced[i];
+	}
+	for (int q = 0; q < n; q++)
+		agree += rt_op_hdr_bounds_agree(&hdrs[q], reduced);
+	return agree;
+}
+
+/* Equal headers agree on every rank; one rank differing in any field, above or below the others
+ * (the largest value alone would miss one below), and no rank agrees: all fail together. */
+static void test_header_bounds_agree_only_when_all_equal(void)
+{
+	/* Every field above 0, so that one below the others is a real value, not a wrap-around. */
+	const rt_op_hdr base = { .kind = RT_BROADCAST, .dtype = TRAINRT_BF16, .redop = TRAINRT_MAX, .root = 2,
+				 .count = 1000, .seq = 41 };
+	rt_op_hdr h[5];
+
+	for (int q = 0; q < 5; q++)
+		h[q] = base;
+	CU_ASSERT_EQUAL(ranks_agreeing(h, 5), 5);
+	CU_ASSERT_EQUAL(ranks_agreeing(h, 1), 1);
+	for (int field = 0; field < 6; field++)
+		for (int delta = -1; delta <= 1; delta += 2) {
+			for (int q = 0; q < 5; q++)
+				h[q] = base;
+			switch (field) {
+			case 0: h[3].kind += (uint32_t)delta; break;
+			case 1: h[3].dtype += (uint32_t)delta; break;
+			case 2: h[3].redop += (uint32_t)delta; break;
+			case 3: h[3].root += delta; break;
+			case 4: h[3].count += (uint64_t)(int64_t)delta; break;
+			default: h[3].seq += (uint64_t)(int64_t)delta; break;
+			}
+			CU_ASSERT_EQUAL(ranks_agreeing(h, 5), 0);
+		}
+	/* A negative root differs from every other root too. */
+	for (int q = 0; q < 5; q++)
+		h[q] = base;
+	h[4].root = -1;
+	CU_ASSERT_EQUAL(ranks_agreeing(h, 5), 0);
+}
+
 int tt_register_suites(void)
 {
 	CU_pSuite s = CU_add_suite("rt_reduce", NULL, NULL);
@@ -132,5 +185,6 @@ int tt_register_suites(void)
 	CU_add_test(s, "bf16 accumulates in f32", test_reduce_bf16_accumulates_in_f32);
 	CU_add_test(s, "split covers evenly", test_split_covers_everything_evenly);
 	CU_add_test(s, "header check names the difference", test_header_check_names_the_difference);
+	CU_add_test(s, "header bounds agree only when all are equal", test_header_bounds_agree_only_when_all_equal);
 	return 0;
 }
