@@ -22,7 +22,7 @@ static const char *const kinds[] = {
 	[TT_CTL_JOIN] = "join", [TT_CTL_PING] = "ping", [TT_CTL_FAULT] = "fault",
 	[TT_CTL_RESTART] = "restart", [TT_CTL_STOP] = "stop", [TT_CTL_LOST] = "lost",
 	[TT_CTL_BYE] = "bye", [TT_CTL_STEPS] = "steps", [TT_CTL_REPLACE] = "replace",
-	[TT_CTL_SPARE_LOST] = "spare-lost",
+	[TT_CTL_SPARE_LOST] = "spare-lost", [TT_CTL_HEALTH] = "health", [TT_CTL_GO] = "go",
 };
 
 /* ---- the messages --------------------------------------------------------------------------- */
@@ -64,6 +64,14 @@ int tt_ctl_format(const struct tt_ctl_msg *m, uint64_t seq, char *buf, size_t le
 	case TT_CTL_REPLACE:
 		n = snprintf(buf, len, "%" PRIu64 " replace %" PRIu32 " %" PRIu32 " %s %" PRIu32 " %s %" PRId32
 			     " %s", seq, m->round, m->node, host, m->spare, spare_host, m->rank, what);
+		break;
+	case TT_CTL_HEALTH:
+		n = snprintf(buf, len, "%" PRIu64 " health %" PRIu32, seq, m->round);
+		if (n >= 0 && (size_t)n < len && tt_preflight_format(&m->pf, buf + n, len - (size_t)n) != 0)
+			return -1;
+		break;
+	case TT_CTL_GO:
+		n = snprintf(buf, len, "%" PRIu64 " go %" PRIu32, seq, m->round);
 		break;
 	case TT_CTL_STEPS:
 		n = snprintf(buf, len, "%" PRIu64 " steps %" PRId32 " %" PRId64 " %" PRId64 " %" PRIu64, seq,
@@ -190,6 +198,28 @@ int tt_ctl_parse(const char *body, size_t len, uint64_t *seq, struct tt_ctl_msg 
 		memcpy(m->what, p, n);
 		p = end;
 		break;
+	case TT_CTL_HEALTH:
+	case TT_CTL_GO: {
+		char words[TT_CTL_LINE];
+		tt_err why;
+
+		if (number(&p, end, 1, UINT32_MAX, &v) != 0)
+			goto bad;
+		m->round = (uint32_t)v;
+		if (m->kind == TT_CTL_GO)
+			break;
+		/* The words after the round, each after a space (the number took the first). */
+		n = (size_t)(end - p);
+		if (n + 2 > sizeof(words))
+			goto bad;
+		words[0] = ' ';
+		memcpy(words + 1, p, n);
+		words[n + 1] = '\0';
+		if (n && tt_preflight_parse(words, &m->pf, &why) != 0)
+			goto bad;
+		p = end;
+		break;
+	}
 	case TT_CTL_STEPS:
 		if (number(&p, end, 0, INT32_MAX, &v) != 0)
 			goto bad;
@@ -573,6 +603,13 @@ int tt_ctl_connect(struct tt_ctl *c, uint16_t port, uint32_t max_restarts, tt_er
 		for (uint32_t k = 0; k < c->nnodes; k++)
 			c->role[k] = k + c->nspares < c->nnodes ? k : TT_CTL_SPARE;
 	}
+	if (is_server(c) && c->health) {
+		c->reports = calloc(c->nnodes, sizeof(*c->reports));
+		c->reported = calloc(c->nnodes, 1);
+		if (!c->reports || !c->reported)
+			return tt_err_errno(err, "control plane: allocating the preflight reports of %"
+					    PRIu32 " nodes", c->nnodes);
+	}
 	if (!is_server(c)) {
 		if (port == 0)
 			return tt_err_set(err, "control plane: node 0 announced no control port: is it a "
@@ -580,6 +617,8 @@ int tt_ctl_connect(struct tt_ctl *c, uint16_t port, uint32_t max_restarts, tt_er
 	}
 	if (alloc_peers(c, err) != 0 || arm_timer(c, err) != 0)
 		return -1;
+	if (is_server(c))	/* its own place, for a verdict that names node 0 */
+		snprintf(c->peers[0].host, sizeof(c->peers[0].host), "%s", c->host ? c->host : "?");
 	rc = is_server(c) ? accept_all(c, deadline, err) : join(c, port, deadline, err);
 	if (c->lfd >= 0)
 		close(c->lfd);
@@ -614,6 +653,87 @@ static void broadcast(struct tt_ctl *c, const struct tt_ctl_msg *m)
 			(void)peer_send(c, &c->peers[i], m);
 }
 
+/* Node 0 decided round (a restart, a replace): with --preflight, the round starts once every
+ * active node's report is in and passes. */
+static void await_health(struct tt_ctl *c, uint32_t round)
+{
+	if (!is_server(c) || !c->health)
+		return;
+	c->health_round = round;
+	c->health_deadline = tt_now_ms() + c->health_wait_ms;
+	memset(c->reported, 0, c->nnodes);
+}
+
+/* Whether node k runs workers in the round node 0 awaits: connected, neither gone nor a spare
+ * standing by. */
+static int active(const struct tt_ctl *c, uint32_t k)
+{
+	if (c->role && (c->role[k] == TT_CTL_SPARE || c->role[k] == TT_CTL_GONE))
+		return 0;
+	return k == 0 || c->peers[k].fd >= 0;
+}
+
+static int lose(struct tt_ctl *c, struct tt_ctl_peer *p, const char *why, struct tt_ctl_msg *v);
+
+/* Node 0, awaiting the reports of a round: 1 with the verdict in v (go, or the loss of the first
+ * node that failed its checks or sent none in time), 0 while reports are still due. */
+static int judge_health(struct tt_ctl *c, struct tt_ctl_msg *v)
+{
+	struct tt_preflight *pf = calloc(c->nnodes, sizeof(*pf));
+	uint32_t *node = calloc(c->nnodes, sizeof(*node)), n = 0, bad;
+	char why[TT_PF_FAIL + 128], what[sizeof(why) + 64];
+	int late = tt_now_ms() >= c->health_deadline, rc = 0;
+
+	if (!pf || !node) {
+		snprintf(what, sizeof(what), "out of memory for the preflight reports");
+		rc = lose(c, &c->peers[0], what, v);
+		goto out;
+	}
+	for (uint32_t k = 0; k < c->nnodes; k++) {
+		if (!active(c, k))
+			continue;
+		if (!c->reported[k] && late) {
+			snprintf(what, sizeof(what), "no preflight report within %.1f s before round %" PRIu32,
+				 (double)c->health_wait_ms / 1000, c->health_round);
+			rc = lose(c, &c->peers[k], what, v);
+			goto out;
+		}
+		if (!c->reported[k])
+			goto out;
+		pf[n] = c->reports[k];
+		node[n++] = k;
+	}
+	if (tt_preflight_judge(pf, n, c->min_fraction, &bad, why, sizeof(why))) {
+		snprintf(what, sizeof(what), "failed preflight before round %" PRIu32 ": %s",
+			 c->health_round, why);
+		rc = lose(c, &c->peers[node[bad]], what, v);
+		goto out;
+	}
+	*v = (struct tt_ctl_msg){ .kind = TT_CTL_GO, .round = c->health_round };
+	c->health_round = 0;
+	broadcast(c, v);
+	rc = 1;
+out:
+	free(pf);
+	free(node);
+	return rc;
+}
+
+void tt_ctl_health(struct tt_ctl *c, uint32_t round, const struct tt_preflight *pf)
+{
+	struct tt_ctl_msg m = { .kind = TT_CTL_HEALTH, .round = round, .pf = *pf };
+
+	if (!is_server(c)) {
+		if (c->peers[0].fd >= 0 && peer_send(c, &c->peers[0], &m) != 0)
+			peer_close(&c->peers[0]);	/* node 0 is gone: its loss is judged elsewhere */
+		return;
+	}
+	if (round == c->health_round) {
+		c->reports[0] = *pf;
+		c->reported[0] = 1;
+	}
+}
+
 /* Peer p is lost (why): the verdict, for every node: a spare takes its place (node 0 with
  * spares: tt_ctl_replace), a spare standing by is gone, or the loss stops every node. */
 static int lose(struct tt_ctl *c, struct tt_ctl_peer *p, const char *why, struct tt_ctl_msg *v)
@@ -627,7 +747,6 @@ static int lose(struct tt_ctl *c, struct tt_ctl_peer *p, const char *why, struct
 	v->node = p->node;
 	snprintf(v->host, sizeof(v->host), "%s", p->host);
 	snprintf(v->what, sizeof(v->what), "%s%s", p->node == 0 ? "the coordinator, node 0: " : "", why);
-	peer_close(p);
 	if (k == 1) {
 		v->round = c->rounds.round;
 		v->spare = spare;
@@ -637,7 +756,10 @@ static int lose(struct tt_ctl *c, struct tt_ctl_peer *p, const char *why, struct
 	if (k == 0)
 		c->rounds.over = 1;
 	if (is_server(c))
-		broadcast(c, v);
+		broadcast(c, v);	/* p too: a node that failed its checks hears why it stops */
+	peer_close(p);
+	if (k == 1)
+		await_health(c, v->round);
 	return 1;
 }
 
@@ -667,6 +789,13 @@ static int said(struct tt_ctl *c, struct tt_ctl_peer *p, const struct tt_ctl_msg
 		if (is_server(c))
 			put_steps(c, p, m);
 		return 0;
+	case TT_CTL_HEALTH:
+		if (is_server(c) && c->health_round && m->round == c->health_round) {
+			c->reports[p->node] = m->pf;
+			c->reported[p->node] = 1;
+		}
+		return 0;
+	case TT_CTL_GO:
 	case TT_CTL_RESTART:
 	case TT_CTL_STOP:
 	case TT_CTL_LOST:
@@ -702,6 +831,8 @@ int tt_ctl_service(struct tt_ctl *c, struct tt_ctl_msg *v)
 				return 1;
 		}
 	}
+	if (is_server(c) && c->health_round && !c->rounds.over && judge_health(c, v))
+		return 1;
 	now = tt_now_ms();
 	for (uint32_t i = 0; i < c->npeers; i++) {
 		struct tt_ctl_peer *p = &c->peers[i];
@@ -738,6 +869,8 @@ int tt_ctl_fault(struct tt_ctl *c, const struct tt_ctl_msg *m, struct tt_ctl_msg
 	if (!tt_ctl_decide(&c->rounds, m, v))
 		return 0;
 	broadcast(c, v);
+	if (v->kind == TT_CTL_RESTART)
+		await_health(c, v->round);
 	return 1;
 }
 
@@ -867,6 +1000,10 @@ void tt_ctl_close(struct tt_ctl *c)
 	c->peers = NULL;
 	free(c->role);
 	c->role = NULL;
+	free(c->reports);
+	c->reports = NULL;
+	free(c->reported);
+	c->reported = NULL;
 	c->npeers = 0;
 	if (c->timerfd >= 0)
 		close(c->timerfd);

@@ -30,6 +30,9 @@
  *                                    goes on with one spare fewer
  *   steps RANK P50_US P99_US SAMPLES another node: one of its ranks' step times (heartbeat.h),
  *                                    every TT_CTL_STEPS_MS and before its bye (steps.h)
+ *   health ROUND WORDS               another node, its workers stopped for round ROUND: its
+ *                                    local preflight checks (preflight.h's words; --preflight)
+ *   go ROUND                         coordinator: every active node passed; round ROUND starts
  *   bye                              this train-run ends in order: not a loss
  * A peer silent for TT_CTL_LOST_MS, or whose connection ends without a bye or with a line that
  * does not check out, is lost. The star is one level; the scale issue may make it a tree, with
@@ -37,7 +40,13 @@
  *
  * Spares (train-run --spares K): the last K nodes of the launch join the census and the control
  * plane but run no worker until node 0 gives one the NODE_RANK of a lost node (tt_ctl_replace).
- * Node 0 is the coordinator: its loss is not replaced. */
+ * Node 0 is the coordinator: its loss is not replaced.
+ *
+ * Preflight before each restart (--preflight, on by default): every active node re-runs its
+ * local checks (devices open, memcpy probe) once its workers stopped, before it starts the new
+ * round, and waits for node 0's go. Node 0 judges the reports with tt_preflight_judge, as the
+ * census does at the start; a node that fails, or sends no report within health_wait_ms of the
+ * decision, is lost (a spare may take its place, and the round is checked again). */
 #ifndef TT_CTL_H
 #define TT_CTL_H
 
@@ -47,6 +56,7 @@
 #include <stdint.h>
 
 #include "nodechan.h"
+#include "preflight.h"
 #include "steps.h"
 #include "tt_err.h"
 
@@ -67,11 +77,13 @@
 /* ---- the messages (pure: tests/unit/test_ctl.c, tests/fuzz/fuzz_nodechan.c) ----------------- */
 
 enum tt_ctl_kind { TT_CTL_JOIN, TT_CTL_PING, TT_CTL_FAULT, TT_CTL_RESTART, TT_CTL_STOP,
-		   TT_CTL_LOST, TT_CTL_BYE, TT_CTL_STEPS, TT_CTL_REPLACE, TT_CTL_SPARE_LOST };
+		   TT_CTL_LOST, TT_CTL_BYE, TT_CTL_STEPS, TT_CTL_REPLACE, TT_CTL_SPARE_LOST,
+		   TT_CTL_HEALTH, TT_CTL_GO };
 
 struct tt_ctl_msg {
 	enum tt_ctl_kind kind;
-	uint32_t round;			/* fault: the round that failed; restart: the new one; stop */
+	uint32_t round;			/* fault: the round that failed; restart, health, go: the new
+					 * one; stop */
 	uint32_t node;			/* join, lost, replace, spare-lost: the lost node */
 	int32_t rank;			/* fault, restart, stop: the culprit's global rank; steps;
 					 * replace: the NODE_RANK the spare takes */
@@ -84,6 +96,7 @@ struct tt_ctl_msg {
 	uint64_t samples;		/* steps */
 	int64_t busy_p50_us, busy_p99_us;	/* steps, when busy_samples > 0 (an older node */
 	uint64_t busy_samples;			/* never sends them: "busy ..." is optional) */
+	struct tt_preflight pf;		/* health: the node's local checks */
 };
 
 /* "SEQ BODY" of m into buf (len bytes); host and what made one token / one printable line. */
@@ -150,6 +163,9 @@ struct tt_ctl {
 	const sigset_t *stop;		/* give up joining once one of these is pending; NULL */
 	uint32_t nspares;		/* the last nspares nodes are spares (--spares) */
 	const uint32_t *counts;		/* node 0 with spares: every node's worker count [nnodes] */
+	int health;			/* preflight before each restart (tt_ctl_health) */
+	double min_fraction;		/* node 0: --preflight-min-fraction */
+	long health_wait_ms;		/* node 0: a node's report is due this long after a decision */
 	/* owned: lfd and timerfd -1, peers NULL before the first call */
 	int lfd;			/* node 0, until every node joined */
 	uint16_t port;			/* node 0's control port */
@@ -160,6 +176,10 @@ struct tt_ctl {
 	struct tt_steps *steps;		/* node 0: where the nodes' step times go; NULL: nowhere */
 	uint32_t *role;			/* node 0 with spares: [nnodes] (tt_ctl_replace); else NULL */
 	int draining;			/* node 0's workers are done: no spare takes a place now */
+	uint32_t health_round;		/* node 0: the round whose reports it awaits; 0: none */
+	long health_deadline;		/* node 0: when a missing report is a loss (tt_now_ms) */
+	struct tt_preflight *reports;	/* node 0 with health: [nnodes] */
+	unsigned char *reported;	/* node 0 with health: [nnodes], 1 once reports[k] is in */
 };
 
 /* Node 0, before the census: listens on an ephemeral port (c->port). */
@@ -174,7 +194,7 @@ int tt_ctl_nfds(const struct tt_ctl *c);
 int tt_ctl_pollfds(const struct tt_ctl *c, struct pollfd *p);
 
 /* Handles what arrived, sends what is due, judges silences. 1 with a verdict (restart, stop,
- * lost, replace or spare-lost) for this node in v, 0 when nothing to act on. */
+ * lost, replace, spare-lost or go) for this node in v, 0 when nothing to act on. */
 int tt_ctl_service(struct tt_ctl *c, struct tt_ctl_msg *v);
 
 /* This node's workers failed (m: a fault). Node 0 decides at once (1 with the verdict in v,
@@ -192,6 +212,11 @@ void tt_ctl_steps(struct tt_ctl *c, const struct tt_step_row *rows, int n);
  * stops every node: node 0 cannot restart with them. The step spans the slowest node's workers
  * anyway, so the wait does not lengthen it. */
 void tt_ctl_drain(struct tt_ctl *c, int sigfd);
+
+/* This node's workers stopped for round (a restart or a replace), its local checks in pf:
+ * node 0 keeps them, another node sends them. The go, or the loss of a failing node, comes
+ * through tt_ctl_service. */
+void tt_ctl_health(struct tt_ctl *c, uint32_t round, const struct tt_preflight *pf);
 
 /* Whether this node's coordinator ended in order (said bye): a spare standing by is done. */
 int tt_ctl_coordinator_done(const struct tt_ctl *c);

@@ -402,6 +402,14 @@ static int apply(struct tt_supervisor *s, enum tt_pt_action act, tt_err *err)
 	case TT_ACT_RESTART:
 		drain_all_and_close(s);
 		disarm_grace(s);
+		/* Preflight before the round (ctl.h): it starts on node 0's go (on_verdict). */
+		if (s->ctl && s->ctl->health && s->go_round != (uint32_t)s->pt.restarts) {
+			struct tt_preflight pf;
+
+			s->check(s->role_arg, &pf);
+			tt_ctl_health(s->ctl, (uint32_t)s->pt.restarts, &pf);
+			return 0;
+		}
 		/* A round a spare's replacement added needs no restart left (ctl.h). */
 		if (s->pt.restarts <= s->pt.max_restarts)
 			fprintf(stderr, "train-run: restarting the %d workers (restart %d of %d)\n",
@@ -509,7 +517,16 @@ static int on_verdict(struct tt_supervisor *s, const struct tt_ctl_msg *v, tt_er
 		note_exclusion(s, v->host);
 		if (v->spare == s->ctl->node)
 			return take_role(s, v, err);
+		if (v->node == s->ctl->node) {	/* this node failed its preflight: it stops */
+			tt_pt_abort(&s->pt, 1);
+			return apply(s, tt_pt_decided(&s->pt, -1), err);
+		}
 		return s->standby ? 0 : apply(s, tt_pt_decided(&s->pt, (int)v->round), err);
+	case TT_CTL_GO:
+		if (s->standby || v->round != (uint32_t)s->pt.restarts || tt_pt_running(&s->pt))
+			return 0;
+		s->go_round = v->round;
+		return apply(s, TT_ACT_RESTART, err);
 	case TT_CTL_SPARE_LOST:
 		fprintf(stderr, "train-run: host %s: spare node %u (%s) lost while standing by (%s); the job "
 			"goes on with one spare fewer\n", s->host, v->node, v->host, v->what);

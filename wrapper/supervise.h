@@ -65,6 +65,9 @@ struct tt_supervisor {
 	 * that rank. 0, or -1 with err. */
 	int (*take_role)(void *arg, uint32_t node_rank, tt_err *err);
 	void *role_arg;
+	/* With ctl->health: this node's local preflight checks (preflight.h) into pf, before each
+	 * restart round (role_arg). */
+	void (*check)(void *arg, struct tt_preflight *pf);
 	/* owned by the loop */
 	struct tt_proctable pt;
 	struct tt_stream *streams;	/* [2 * nworkers]: stdout, stderr of worker i at 2i, 2i+1 */
@@ -79,6 +82,7 @@ struct tt_supervisor {
 	int output_broken;		/* our stdout/stderr is gone: keep draining, stop writing */
 	struct tt_steps steps;		/* node 0: every rank's step times (steps.h) */
 	long steps_due_ms;		/* when this node's step times are shared next */
+	uint32_t go_round;		/* the last round node 0 let go after the preflight (ctl.h) */
 };
 
 /* Runs the group to the end. Returns the exit status for train-run (the failing worker's, 0

@@ -249,6 +249,15 @@ static void preflight(const struct launch *l, uint32_t nnodes, struct tt_preflig
 		fprintf(stderr, "train-run: %s\n", why.msg);
 }
 
+/* The local checks before each restart round (supervise.h's check): the devices and the
+ * memory; the network was measured at the start and is not judged again. */
+static void restart_preflight(void *arg, struct tt_preflight *pf)
+{
+	const struct launch *l = arg;
+
+	preflight(l, l->ctl.nnodes, pf);
+}
+
 /* Under TRAINRT_PREFLIGHT_VERBOSE=1, what this node's health check found and cost. */
 static void preflight_said(const struct launch *l, const struct tt_preflight *pf, int64_t local_us,
 			   int64_t total_us)
@@ -322,6 +331,8 @@ static int learn_node_counts(struct launch *l, uint32_t nnodes, const char *refu
 				.host = l->slurm && getenv("SLURMD_NODENAME") ? getenv("SLURMD_NODENAME") : l->host,
 				.nnodes = nnodes, .node = l->facts.node_index, .stop = &stop,
 				.nspares = (uint32_t)l->opts.spares, .counts = l->per_node,
+				.health = l->opts.preflight, .min_fraction = l->opts.preflight_min_fraction,
+				.health_wait_ms = (l->opts.grace_s + TT_CTL_LOST_MS / 1000) * 1000L,
 				.lfd = -1, .timerfd = -1 };
 	if (!refusal && ctl->node == 0 && tt_ctl_listen(ctl, err) != 0)
 		return -1;
@@ -683,6 +694,7 @@ int main(int argc, char **argv)
 	s.standby = standing_by(&l);
 	s.take_role = take_role;
 	s.role_arg = &l;
+	s.check = restart_preflight;
 	s.report_file = l.opts.report;
 	s.exclude_file = getenv(TT_ENV_EXCLUDE_FILE) && *getenv(TT_ENV_EXCLUDE_FILE) ? getenv(TT_ENV_EXCLUDE_FILE) : NULL;
 	rc = tt_supervise(&s, &err);

@@ -74,6 +74,19 @@ static void test_messages_both_ways(void)
 	m = (struct tt_ctl_msg){ .kind = TT_CTL_STEPS, .rank = 7, .p50_us = 102400, .p99_us = 410431,
 				 .samples = 1024, .busy_p50_us = 20000, .busy_p99_us = 0, .busy_samples = 3 };
 	roundtrip(&m, 12, "12 steps 7 102400 410431 1024 busy 20000 0 3");
+	/* A node's checks before round 2 (preflight.h's words), and node 0's go. */
+	m = (struct tt_ctl_msg){ .kind = TT_CTL_HEALTH, .round = 2,
+				 .pf = { .mem_mbps = 9000, .boot_id = "b-1", .gpu_fail = "/dev/nvidia1 gone" } };
+	roundtrip(&m, 13, "13 health 2 mem=9000 boot=b-1 gpu-fail=/dev/nvidia1 gone");
+	CU_ASSERT_EQUAL_FATAL(tt_ctl_parse("13 health 2 mem=9000 boot=b-1 gpu-fail=/dev/nvidia1 gone", 56,
+					   &seq, &got, &err), 0);
+	CU_ASSERT_EQUAL(got.pf.mem_mbps, 9000);
+	CU_ASSERT_STRING_EQUAL(got.pf.boot_id, "b-1");
+	CU_ASSERT_STRING_EQUAL(got.pf.gpu_fail, "/dev/nvidia1 gone");
+	m = (struct tt_ctl_msg){ .kind = TT_CTL_HEALTH, .round = 1 };
+	roundtrip(&m, 14, "14 health 1");	/* nothing measured */
+	m = (struct tt_ctl_msg){ .kind = TT_CTL_GO, .round = 3 };
+	roundtrip(&m, 15, "15 go 3");
 	CU_ASSERT_EQUAL(tt_ctl_parse("5 fault 2 13 gpu-7 x", 20, &seq, &got, &err), 0);
 	CU_ASSERT_STRING_EQUAL(got.host, "gpu-7");
 	CU_ASSERT_STRING_EQUAL(got.what, "x");
@@ -89,6 +102,8 @@ static void test_messages_both_ways(void)
 		"1 steps 1 2 3 4 busy 1 2 3 ",
 		"1 replace 3 1 n1 4 n4 1", "1 replace 3 1 n1 4 n4 -1 w", "1 replace 3 1 n1 x n4 1 w",
 		"1 spare-lost 4 n4", "1 replace",
+		"1 go", "1 go 0", "1 go 1 x", "1 go x", "1 health", "1 health 0", "1 health 1 ",
+		"1 health 1  mem=1", "1 health 1 mem=x", "1 health 1 mem", "1 health x mem=1",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		int rc = tt_ctl_parse(bad[i], strlen(bad[i]), &seq, &got, &err);

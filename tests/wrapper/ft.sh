@@ -20,6 +20,10 @@
 #  - three nodes with --spares 1 (ft-c at 127.0.0.2 the spare): node 1's train-run killed: the
 #    spare runs node rank 1 in round 1, each rank once on the right host, one line per node;
 #    the spare lost while standing by: named, the job goes on; then node 1 lost: the verdict.
+#  - preflight before each restart: node 1's GPU device file gone after round 0 (a fake device
+#    directory): with a spare, node 1 is replaced before round 1 starts, one line on every node
+#    naming it, the device and the spare; without one, both nodes stop with the verdict;
+#    --preflight=off: the round starts anyway.
 # No timing asserts: every wait is bounded generously (60 s; the loss bound is 5 s).
 # Run by `make check` from the build directory; TRAIN_RUN overrides the binary under test.
 # Exit 0 when all passed, 1 on a failure, 77 when a part could not run (its SKIP line says why).
@@ -45,7 +49,8 @@ free_port() { sh "${TT_TEST_SRCDIR:-.}/tests/trainer/launch_local.sh" --free-por
 
 # The worker: logs "RANK ROUND" per start into DIR/starts; then ACTION in round 0 on rank 3
 # (node 1's second worker): "kill" kills itself, "hang" stops itself after heartbeats; "fail"
-# exits 3 in every round; "victim": rank 1 (node 0) goes silent at step 5 but runs on, rank 3
+# exits 3 in every round; "unplug": as kill, after removing GPU 1's device file of its node's
+# fake device directory (TRAINRT_PREFLIGHT_TEST_DEV_DIR); "victim": rank 1 (node 0) goes silent at step 5 but runs on, rank 3
 # stops itself at step 10; "slow": rank 3 sleeps 4x as long between its steps. Everyone else
 # writes heartbeats for SECS s and ends 0.
 write_worker() {
@@ -66,6 +71,7 @@ while [ $i -lt $((${SECS:-3} * 10)) ]; do
 	if [ "$RANK" = 3 ] && [ $i = 5 ]; then
 		case ${ACTION:-}:$TRAIN_RESTART_COUNT in
 		kill:0) kill -9 $$ ;;
+		unplug:0) rm -f "$TRAINRT_PREFLIGHT_TEST_DEV_DIR/nvidia1" && kill -9 $$ ;;
 		hang:0) kill -STOP $$ ;;
 		fail:*) exit 3 ;;
 		esac
@@ -80,6 +86,7 @@ EOF
 # Starts node $2 (0, 1, or 2 of a launch of NODES=3) of a launch in directory $1 with
 # train-run options $3..., in the background, bounded; its stderr in $1/err.$2, its pid in
 # $1/pid.$2. Node 0 is ft-a at localhost, node 1 ft-b at 127.0.0.1, node 2 ft-c at 127.0.0.2.
+# Its GPUs' device files (preflight.h) are in $1/dev.$2 when that exists (fake_gpus).
 node() {
 	d=$1 n=$2
 	shift 2
@@ -87,7 +94,7 @@ node() {
 	nodelist=$([ "${NODES:-2}" = 3 ] && echo localhost,127.0.0.1,127.0.0.2 || echo localhost,127.0.0.1)
 	env SLURM_JOB_ID=4711 SLURM_STEP_ID=0 SLURM_STEP_NODELIST="$nodelist" SLURM_NODEID="$n" \
 		SLURM_STEP_TASKS_PER_NODE="1(x${NODES:-2})" SLURM_STEP_RESV_PORTS="$(cat "$d/port")" SLURMD_NODENAME="$host" \
-		TRAIN_TOPO_EXCLUDE_FILE="$d/exclude.$n" \
+		TRAIN_TOPO_EXCLUDE_FILE="$d/exclude.$n" TRAINRT_PREFLIGHT_TEST_DEV_DIR="$d/dev.$n" \
 		timeout -k 5 60 "$TRAIN_RUN" --nproc-per-node 2 "$@" -- "$d/worker.sh" 2>"$d/err.$n" &
 	echo $! >"$d/pid.$n"
 }
@@ -320,10 +327,10 @@ t_spare_replaces_lost_node() {
 	[ "$(awk '$2 == 1' "$d/where" | sort | tr '\n' ';')" = "0 1 ft-a 0 4 0;1 1 ft-a 0 4 0;2 1 ft-c 1 4 1;3 1 ft-c 1 4 1;" ] ||
 		fail "spare: round 1 ran $(sort "$d/where" | tr '\n' ';')"
 	# The spare's workers get what node 1's got, but for the host's own and the round's values
-	# (the exclude file differs per node here only).
+	# (the exclude file and the fake device directory differ per node here only).
 	for r in 2 3; do
 		diff_env=$(diff "$d/env.$r.0" "$d/env.$r.1" | grep '^[<>]' |
-			grep -v -E '^. (SLURMD_NODENAME|TRAIN_TOPO_EXCLUDE_FILE|TRAIN_RESTART_COUNT|TORCHELASTIC_RESTART_COUNT)=')
+			grep -v -E '^. (SLURMD_NODENAME|TRAIN_TOPO_EXCLUDE_FILE|TRAINRT_PREFLIGHT_TEST_DEV_DIR|TRAIN_RESTART_COUNT|TORCHELASTIC_RESTART_COUNT)=')
 		[ -z "$diff_env" ] || fail "spare: rank $r's environment differs from node 1's: $diff_env"
 	done
 	! grep -q '^[0-9]* 0 ft-c ' "$d/where" || fail "spare: the spare ran a worker in round 0: $(cat "$d/where")"
@@ -372,9 +379,73 @@ t_spare_lost_then_no_spare() {
 	pass "a spare lost standing by: named, the job goes on; node 1 lost then: the verdict as without spares"
 }
 
+# Two fake GPUs for nodes 0..$2-1 of launch $1: device files that open (regular files), with the
+# nvidiactl that tells preflight an NVIDIA driver is there; SLURM_GPUS_ON_NODE=2 names them.
+fake_gpus() {
+	for n in $(seq 0 $(($2 - 1))); do
+		mkdir "$1/dev.$n"
+		: >"$1/dev.$n/nvidiactl"
+		: >"$1/dev.$n/nvidia0"
+		: >"$1/dev.$n/nvidia1"
+	done
+	export SLURM_GPUS_ON_NODE=2
+}
+
+# Rank 3 (node 1) removes its node's GPU 1 and dies in round 0: before round 1 every node checks
+# itself again and node 0 judges. With a spare (3 nodes, --spares 1): node 1 is replaced, every
+# node says so once, naming the device and the spare; ranks 2 and 3 run on ft-c in round 2, node 1
+# ends non-zero; nodes 0 and 2 end 0. Without one: both nodes stop with the verdict, no round 1.
+# --preflight=off: round 1 starts on node 1 anyway.
+t_preflight_before_restart() {
+	d="$WORK/pfspare"
+	launch_dir pfspare
+	fake_gpus "$d" 3
+	for n in 0 1 2; do ACTION=unplug NODES=3 SECS=3 node "$d" $n --spares 1 --max-restarts 1; done
+	wait "$(cat "$d/pid.0")"
+	rc0=$?
+	wait "$(cat "$d/pid.1")"
+	rc1=$?
+	wait "$(cat "$d/pid.2")"
+	rc2=$?
+	[ $rc0 -eq 0 ] && [ $rc2 -eq 0 ] && [ $rc1 -ne 0 ] && [ $rc1 -ne 124 ] ||
+		fail "preflight spare: exits $rc0 $rc1 $rc2: $(cat "$d"/err.*)"
+	[ "$(starts "$d")" = "0 0;0 2;1 0;1 2;2 0;2 2;3 0;3 2;" ] || fail "preflight spare: starts $(starts "$d"): $(cat "$d"/err.*)"
+	[ "$(awk '$2 == 2 { print $1, $3 }' "$d/where" | sort | tr '\n' ';')" = "0 ft-a;1 ft-a;2 ft-c;3 ft-c;" ] ||
+		fail "preflight spare: round 2 ran $(sort "$d/where" | tr '\n' ';')"
+	for n in 0 1 2; do
+		[ "$(grep -c "^train-run: host .*: node ft-b lost (failed preflight before round 1: GPU device $d/dev.1/nvidia1 does not open (No such file or directory)); spare node 2 (ft-c) takes its node rank 1: every node restarts its workers (round 2;" "$d/err.$n")" -eq 1 ] ||
+			fail "preflight spare: node $n did not name the replacement once: $(cat "$d/err.$n")"
+	done
+	[ "$(cat "$d/exclude.0" 2>/dev/null)" = ft-b ] || fail "preflight spare: exclude file: $(cat "$d/exclude.0" 2>&1)"
+
+	d="$WORK/pfstop"
+	launch_dir pfstop
+	fake_gpus "$d" 2
+	ACTION=unplug SECS=3 both_nodes "$d" --max-restarts 2
+	[ $rc0 -ne 0 ] && [ $rc0 -ne 124 ] && [ $rc1 -ne 0 ] && [ $rc1 -ne 124 ] ||
+		fail "preflight stop: exits $rc0 $rc1: $(cat "$d"/err.*)"
+	[ "$(starts "$d")" = "0 0;1 0;2 0;3 0;" ] || fail "preflight stop: starts $(starts "$d")"
+	for n in 0 1; do
+		[ "$(grep -c "^train-run: node ft-b lost (failed preflight before round 1: GPU device $d/dev.1/nvidia1 does not open (No such file or directory)); resubmit with: sbatch --exclude=ft-b \.\.\.; stopping 0 workers here$" "$d/err.$n")" -eq 1 ] ||
+			fail "preflight stop: node $n did not give the verdict once: $(cat "$d/err.$n")"
+	done
+
+	d="$WORK/pfoff"
+	launch_dir pfoff
+	fake_gpus "$d" 2
+	ACTION=unplug SECS=3 both_nodes "$d" --max-restarts 2 --preflight=off
+	[ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] || fail "preflight off: exits $rc0 $rc1: $(cat "$d"/err.*)"
+	[ "$(starts "$d")" = "0 0;0 1;1 0;1 1;2 0;2 1;3 0;3 1;" ] || fail "preflight off: starts $(starts "$d")"
+	unset SLURM_GPUS_ON_NODE
+	sleep 0.5
+	left=$(pgrep -f "$WORK/pf.*/worker.sh" | wc -l)
+	[ "$left" -eq 0 ] || fail "preflight: $left workers left behind"
+	pass "a node failing preflight before a restart: replaced by the spare, else the verdict; off: no check"
+}
+
 [ -x "$TRAIN_RUN" ] || { echo "FAIL: $TRAIN_RUN not built"; exit 1; }
 command -v pgrep >/dev/null 2>&1 || { echo "SKIP: pgrep not found (procps)"; exit 77; }
-for t in ${FT_TESTS:-t_fault_restarts_every_node t_victim_waits_for_the_culprit t_restarts_used_up t_node_lost t_suspend_is_no_loss t_job_stragglers t_spare_replaces_lost_node t_spare_lost_then_no_spare}; do
+for t in ${FT_TESTS:-t_fault_restarts_every_node t_victim_waits_for_the_culprit t_restarts_used_up t_node_lost t_suspend_is_no_loss t_job_stragglers t_spare_replaces_lost_node t_spare_lost_then_no_spare t_preflight_before_restart}; do
 	f0=$failures
 	$t
 done
