@@ -521,7 +521,15 @@ rt_backend *rt_nccl_create(const rt_world *w, tt_err *err)
 		}
 		if (rt_store_set(w->store, "nccl/id", &id, sizeof(id), err) != 0)
 			goto fail;
-	} else if (rt_store_get(w->store, "nccl/id", &id, sizeof(id), &len, err) != 0) {
+	} else if ((!w->via_leaders || w->local_rank == 0) && rt_store_get(w->store, "nccl/id", &id, sizeof(id), &len, err) != 0) {
+		goto fail;
+	}
+	/* Through node leaders a follower takes rank 0's id from its leader, not the store. */
+	len = sizeof(id);
+	if (w->via_leaders && rt_world_node_share(w, &id, sizeof(id), &len, err) != 0)
+		goto fail;
+	if (len != sizeof(id)) {
+		tt_err_set(err, "the NCCL id has %zu bytes, not %zu: all ranks must run the same libtrainrt", len, sizeof(id));
 		goto fail;
 	}
 	cfg.blocking = 0;

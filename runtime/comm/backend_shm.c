@@ -1040,12 +1040,15 @@ rt_backend *rt_shm_create(const rt_world *w, tt_err *err)
 		s->ctl->nlocal = s->n;
 		s->ctl->arena_bytes = s->arena_bytes;
 		s->ctl->magic = SHM_MAGIC;
-		if (rt_store_set(w->store, key, name, strlen(name) + 1, err) != 0) {
+		len = strlen(name) + 1;
+		if ((w->via_leaders ? rt_world_node_share(w, name, sizeof(name), &len, err)
+				    : rt_store_set(w->store, key, name, len, err)) != 0) {
 			shm_unlink(name);
 			goto fail;
 		}
 	} else {
-		if (rt_store_get(w->store, key, name, sizeof(name), &len, err) != 0)
+		if ((w->via_leaders ? rt_world_node_share(w, name, sizeof(name), &len, err)
+				    : rt_store_get(w->store, key, name, sizeof(name), &len, err)) != 0)
 			goto fail;
 		name[sizeof(name) - 1] = '\0';
 		if (map_segment(s, name, 0, err) != 0)

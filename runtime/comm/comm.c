@@ -953,6 +953,11 @@ trainrt_comm *trainrt_init_for(trainrt_buffers where, char *errbuf, size_t errle
 	    : c->w.local_rank == 0 ? lead_start(c, &mine, bad_setting, &err) != 0
 				   : follow_start(c, &mine, bad_setting, &err) != 0)
 		goto fail;
+	if (c->node_rdv) { /* the backends' node-wide exchanges go through the leader too */
+		c->w.via_leaders = 1;
+		c->w.node_fd = c->node_fd;
+		c->w.node_leader = c->node;
+	}
 	c->be = build_backend(&c->w, (enum backend_kind)mine.backend, &err);
 	if (!c->be || rt_comm_start(c, &err) != 0)
 		goto fail;

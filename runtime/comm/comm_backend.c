@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* comm_backend.c — what all backends share: dispatch, header comparison, even splitting, the
- * names and store keys of a (group's) world. */
+ * names and store keys of a (group's) world, its node-wide exchanges through the node leaders. */
 #include "comm_backend.h"
+#include "rt_node.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
+
+/* A follower's message to its leader for rt_world_node_publish: the key, a NUL, the value. */
+#define NODE_PUBLISH_MAX (RT_STORE_MAX_KEY + 1 + 512)
 
 static const char *kind_name(uint32_t k)
 {
@@ -123,6 +128,64 @@ int rt_world_key(const rt_world *w, char *key, size_t len, const char *fmt, ...)
 	rest = vsnprintf(key + head, len - (size_t)head, fmt, ap);
 	va_end(ap);
 	return rest < 0 || (size_t)rest >= len - (size_t)head ? -1 : 0;
+}
+
+/* How long a follower waits for its leader's part of a node exchange: the leader may first set up
+ * its ring with the other leaders (up to the timeout); a leader that fails closes at once. */
+static double node_wait(const rt_world *w)
+{
+	return 2 * w->timeout + RT_NODE_GATHER_S;
+}
+
+int rt_world_node_share(const rt_world *w, void *buf, size_t cap, size_t *len, tt_err *err)
+{
+	int leader = rt_world_name(w, w->rank - w->local_rank);
+
+	if (w->local_rank != 0) {
+		if (rt_node_recv(w->node_fd, buf, cap, len, node_wait(w), err) != 0)
+			return tt_err_wrap(err, "waiting for this node's leader, rank %d (LOCAL_RANK 0), during the backend's set-up",
+					   leader);
+		return 0;
+	}
+	for (int l = 1; l < w->local_size; l++)
+		if (rt_node_send(rt_node_peer(w->node_leader, l), buf, *len, w->timeout, err) != 0)
+			return tt_err_wrap(err, "handing rank %d (LOCAL_RANK %d) its node's set-up", leader + l, l);
+	return 0;
+}
+
+int rt_world_node_publish(const rt_world *w, const char *key, const void *val, size_t len, tt_err *err)
+{
+	char msg[NODE_PUBLISH_MAX];
+	size_t klen = strlen(key), got;
+
+	if (!w->via_leaders || w->local_rank == 0) {
+		if (rt_store_set(w->store, key, val, len, err) != 0)
+			return -1;
+	} else {
+		if (klen + 1 + len > sizeof(msg))
+			return tt_err_set(err, "store key '%s' with %zu bytes is too long to hand to the node leader", key, len);
+		memcpy(msg, key, klen + 1);
+		memcpy(msg + klen + 1, val, len);
+		if (rt_node_send(w->node_fd, msg, klen + 1 + len, w->timeout, err) != 0)
+			return tt_err_wrap(err, "handing store key '%s' to this node's leader, rank %d (LOCAL_RANK 0)", key,
+					   rt_world_name(w, w->rank - w->local_rank));
+		return 0;
+	}
+	if (!w->via_leaders)
+		return 0;
+	for (int l = 1; l < w->local_size; l++) {
+		int name = rt_world_name(w, w->rank + l);
+		const char *end;
+
+		if (rt_node_recv(rt_node_peer(w->node_leader, l), msg, sizeof(msg), &got, node_wait(w), err) != 0)
+			return tt_err_wrap(err, "waiting for rank %d (LOCAL_RANK %d) to hand its store key", name, l);
+		if (!(end = memchr(msg, '\0', got)))
+			return tt_err_set(err, "rank %d (LOCAL_RANK %d) handed a store key without its end: all ranks must run the same libtrainrt",
+					  name, l);
+		if (rt_store_set(w->store, msg, end + 1, got - (size_t)(end + 1 - msg), err) != 0)
+			return tt_err_wrap(err, "publishing store key '%s' of rank %d", msg, name);
+	}
+	return 0;
 }
 
 void rt_split(size_t count, int n, int i, size_t *lo, size_t *hi)

@@ -74,6 +74,13 @@ typedef struct rt_world {
 	 * r, for messages. The world itself has ns "" and world_ranks NULL. */
 	const char *ns;
 	const int *world_ranks;
+	/* Whether the world started through node leaders (rt_node.h; never a group's world): the
+	 * backends' node-wide exchanges then go over the leader's connections, not the store
+	 * (rt_world_node_share, rt_world_node_publish). node_fd: a follower's connection to its
+	 * leader; node_leader: the leader's listener, whose peers are its followers. */
+	int via_leaders;
+	int node_fd;
+	const struct rt_node *node_leader;
 } rt_world;
 
 /* The world rank of rank r of w (what messages name). */
@@ -82,6 +89,16 @@ int rt_world_name(const rt_world *w, int r);
 /* Formats a store key in w's namespace: ns + the formatted rest; -1 when it does not fit. */
 int rt_world_key(const rt_world *w, char *key, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+
+/* Collective over the ranks of w's node, through node leaders only (w->via_leaders): the leader
+ * hands len bytes of buf (at most cap) to each of its node's ranks, a follower takes them into buf
+ * and says how many in *len. So a follower learns what its node's ranks share (the shm segment's
+ * name, the node's address) without a store connection. */
+int rt_world_node_share(const rt_world *w, void *buf, size_t cap, size_t *len, tt_err *err);
+/* Publishes len bytes of val under the store key (in w's namespace already). Through node leaders
+ * collective over the node: a follower hands key and value to its leader, which publishes its
+ * node's keys over its own store connection; else each rank sets its key itself. */
+int rt_world_node_publish(const rt_world *w, const char *key, const void *val, size_t len, tt_err *err);
 
 typedef struct rt_backend rt_backend;
 

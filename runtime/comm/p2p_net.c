@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* p2p_net.c — point-to-point messages over TCP between any two ranks of a world (the tcp and
  * hierarchical backends use it for peers on other nodes). Every rank listens from the start and
- * publishes its address and a nonce in the store; a pair connects on first use, the lower rank
+ * publishes its address and a nonce in the store (through node leaders its leader publishes them,
+ * rt_world_node_publish); a pair connects on first use, the lower rank
  * dialling, both ends proving they hold the job key (rt_link.h), and keeps one connection that
  * carries both directions. A message is its header
  * then its bytes; the receiver checks the header before taking the bytes. */
@@ -32,7 +33,8 @@ struct rt_p2p_net {
 rt_p2p_net *rt_p2p_net_create(const rt_world *w, tt_err *err)
 {
 	rt_p2p_net *p = calloc(1, sizeof(*p));
-	char key[400];
+	char key[400], text[RT_LINK_TEXT_MAX];
+	size_t len = 0;
 
 	if (!p || !(p->fd = malloc(sizeof(int) * (size_t)w->size)) || !(p->dialling = calloc((size_t)w->size, 1))) {
 		if (p)
@@ -49,14 +51,23 @@ rt_p2p_net *rt_p2p_net_create(const rt_world *w, tt_err *err)
 		p->fd[i] = -1;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
-	if (rt_link_address(w, p->self.ip, sizeof(p->self.ip), err) != 0 ||
-	    rt_net_listen(p->self.ip, 0, &p->lfd, &p->self.port, err) != 0)
-		goto fail;
 	if (rt_world_key(w, key, sizeof(key), "p2p/%d", p->me) != 0) {
 		tt_err_set(err, "the group's store keys are too long (groups nested too deeply)");
 		goto fail;
 	}
-	if (rt_link_publish(w, key, &p->self, err) != 0)
+	/* Through node leaders a follower takes its leader's address (the node's: the one it would
+	 * find itself) and hands its own to the leader to publish, so it needs no store connection. */
+	if (!w->via_leaders || w->local_rank == 0) {
+		if (rt_link_address(w, p->self.ip, sizeof(p->self.ip), err) != 0)
+			goto fail;
+		len = strlen(p->self.ip) + 1;
+	}
+	if (w->via_leaders && rt_world_node_share(w, p->self.ip, sizeof(p->self.ip), &len, err) != 0)
+		goto fail;
+	p->self.ip[sizeof(p->self.ip) - 1] = '\0';
+	if (rt_net_listen(p->self.ip, 0, &p->lfd, &p->self.port, err) != 0 ||
+	    (len = rt_link_text(&p->self, text, sizeof(text), err)) == 0 ||
+	    rt_world_node_publish(w, key, text, len, err) != 0)
 		goto fail;
 	return p;
 fail:

@@ -66,22 +66,33 @@ int rt_link_address(const rt_world *w, char *ip, size_t len, tt_err *err)
 	return 0;
 }
 
-int rt_link_publish(const rt_world *w, const char *key, struct rt_link_peer *me, tt_err *err)
+size_t rt_link_text(struct rt_link_peer *me, char *text, size_t cap, tt_err *err)
 {
-	char text[160];
 	int n;
 
 	if (rt_token_nonce(me->nonce, err) != 0)
-		return -1;
-	n = snprintf(text, sizeof(text), "%s %d ", me->ip, me->port);
-	for (int i = 0; i < RT_NONCE_LEN; i++)
-		n += snprintf(text + n, sizeof(text) - (size_t)n, "%02x", me->nonce[i]);
-	return rt_store_set(w->store, key, text, (size_t)n + 1, err);
+		return 0;
+	n = snprintf(text, cap, "%s %d ", me->ip, me->port);
+	for (int i = 0; i < RT_NONCE_LEN && n >= 0 && (size_t)n < cap; i++)
+		n += snprintf(text + n, cap - (size_t)n, "%02x", me->nonce[i]);
+	if (n < 0 || (size_t)n >= cap) {
+		tt_err_set(err, "the address '%s' is too long to publish", me->ip);
+		return 0;
+	}
+	return (size_t)n + 1;
+}
+
+int rt_link_publish(const rt_world *w, const char *key, struct rt_link_peer *me, tt_err *err)
+{
+	char text[RT_LINK_TEXT_MAX];
+	size_t len = rt_link_text(me, text, sizeof(text), err);
+
+	return len == 0 ? -1 : rt_store_set(w->store, key, text, len, err);
 }
 
 int rt_link_lookup(const rt_world *w, const char *key, int name, struct rt_link_peer *p, tt_err *err)
 {
-	char text[160], hex[2 * RT_NONCE_LEN + 1];
+	char text[RT_LINK_TEXT_MAX], hex[2 * RT_NONCE_LEN + 1];
 	size_t len;
 
 	if (rt_store_get(w->store, key, text, sizeof(text) - 1, &len, err) != 0)

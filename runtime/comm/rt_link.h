@@ -22,7 +22,12 @@ struct rt_link_peer {
 /* The IPv4 address this rank listens on for links (TRAINRT_SOCKET_IFNAME, see trainrt.h). */
 int rt_link_address(const rt_world *w, char *ip, size_t len, tt_err *err);
 
-/* Draws a fresh nonce into me and publishes me (ip and port filled in) under the store key
+/* Room for a member's published text (rt_link_text). */
+#define RT_LINK_TEXT_MAX 160
+/* Draws a fresh nonce into me and writes me (ip and port filled in) as published into text:
+ * its length with the ending NUL, or 0 with err set. */
+size_t rt_link_text(struct rt_link_peer *me, char *text, size_t cap, tt_err *err);
+/* The same, published (ip and port filled in) under the store key
  * (already in the world's namespace). */
 int rt_link_publish(const rt_world *w, const char *key, struct rt_link_peer *me, tt_err *err);
 /* Reads member `name` (a rank, for messages) as published under key; waits until it is. */

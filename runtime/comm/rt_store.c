@@ -12,6 +12,7 @@
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@ struct rt_store_server {
 	int listening; /* whether the listener is in ep (not at the cap of pending connections) */
 	rt_store_core *core;
 	pthread_t thread;
+	atomic_long accepted; /* connections accepted so far */
 };
 
 /* Reads and throws away what a connection sent (a refused or evicted one). 0 at end of stream. */
@@ -191,6 +193,7 @@ static void accept_clients(rt_store_server *s)
 		}
 		if (fd < 0)
 			return;
+		atomic_fetch_add(&s->accepted, 1);
 		k = rt_store_core_open(s->core, fd, now);
 		if (!k) {
 			close(fd);
@@ -314,6 +317,11 @@ fail:
 int rt_store_server_port(const rt_store_server *srv)
 {
 	return srv->port;
+}
+
+long rt_store_server_accepted(const rt_store_server *srv)
+{
+	return atomic_load(&srv->accepted);
 }
 
 const char *rt_store_server_addr(const rt_store_server *srv)

@@ -37,6 +37,8 @@ rt_store_server *rt_store_server_start(const char *host, int port, int loopback_
 int rt_store_server_port(const rt_store_server *srv);
 /* Address it listens on, dotted IPv4: "0.0.0.0" when on all addresses. */
 const char *rt_store_server_addr(const rt_store_server *srv);
+/* How many connections it accepted so far (each rank's, each node leader's, strays'). */
+long rt_store_server_accepted(const rt_store_server *srv);
 void rt_store_server_stop(rt_store_server *srv);
 
 /* Connects (retrying until timeout_s while nothing listens or the server asks to retry) and runs

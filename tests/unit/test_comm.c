@@ -10,6 +10,7 @@
  * tolerance 2^-7 * sum|x| (two bf16 roundings at most: the node stage and the final one). */
 #include "cunit_main.h"
 #include "comm_harness.h"
+#include "comm_priv.h"
 #include "rt_reduce.h"
 
 #include <math.h>
@@ -621,6 +622,40 @@ static void test_rendezvous_modes(void)
 	CU_ASSERT_EQUAL(run_world(&spec, rank_all_must_fail, "TRAINRT_RENDEZVOUS=node differs from rank 0's flat"), 0);
 }
 
+/* Rank 0 serves the store: once an all-reduce of every rank is done every rank has started, and
+ * the store has accepted the connections counted in arg (none comes later: a follower's goodbye
+ * goes to its leader). */
+static int rank_count_store_connections(trainrt_comm *c, const char *initerr, void *arg)
+{
+	long want = *(const long *)arg, got;
+	float x = 1;
+
+	if (!c)
+		return fprintf(stderr, "init failed: %s\n", initerr), 1;
+	if (trainrt_allreduce(c, &x, &x, 1, TRAINRT_FLOAT32, TRAINRT_SUM) != 0 || x != (float)trainrt_world_size(c))
+		return fprintf(stderr, "rank %d: sum %g\n", trainrt_rank(c), x), 1;
+	if (trainrt_rank(c) != 0)
+		return 0;
+	got = rt_store_server_accepted(c->server);
+	if (got != want)
+		return fprintf(stderr, "the store accepted %ld connections during the start, not %ld\n", got, want), 1;
+	return 0;
+}
+
+/* Through node leaders (8 nodes of 4 ranks, hier: shm in a node, tcp between nodes) the store
+ * sees one connection per node: the followers' backend set-up (the shm segment's name, their
+ * point-to-point addresses) goes through their leader. Flat, it sees one per rank. */
+static void test_store_connections_per_node(void)
+{
+	world_spec spec = { .n = 32, .local = 4, .backend = "auto", .timeout = "60", .kill_after_s = 90 };
+	long nodes = 8, ranks = 32;
+
+	CU_ASSERT_EQUAL(run_world(&spec, rank_count_store_connections, &nodes), 0);
+	setenv("TRAINRT_RENDEZVOUS", "flat", 1);
+	CU_ASSERT_EQUAL(run_world(&spec, rank_count_store_connections, &ranks), 0);
+	unsetenv("TRAINRT_RENDEZVOUS");
+}
+
 /* The buffers' place rules the backend: host memory never goes to NCCL, GPU memory only to it. */
 static void test_buffers_place_rules_backend(void)
 {
@@ -710,6 +745,7 @@ int tt_register_suites(void)
 	CU_add_test(s, "tcp ring", test_tcp_ring);
 	CU_add_test(s, "settings that differ fail every rank at once, naming the rank", test_settings_disagree);
 	CU_add_test(s, "the start through node leaders and the flat one", test_rendezvous_modes);
+	CU_add_test(s, "through node leaders the store sees one connection per node", test_store_connections_per_node);
 	CU_add_test(s, "tcp recursive doubling vs ring", test_tcp_doubling);
 	CU_add_test(s, "hierarchical shm+tcp", test_hierarchical);
 	CU_add_test(s, "async matrix", test_async_in_order);
