@@ -606,7 +606,9 @@ int tt_ctl_connect(struct tt_ctl *c, uint16_t port, uint32_t max_restarts, tt_er
 	if (is_server(c) && c->health) {
 		c->reports = calloc(c->nnodes, sizeof(*c->reports));
 		c->reported = calloc(c->nnodes, 1);
-		if (!c->reports || !c->reported)
+		c->judged = calloc(c->nnodes, sizeof(*c->judged));
+		c->judged_node = calloc(c->nnodes, sizeof(*c->judged_node));
+		if (!c->reports || !c->reported || !c->judged || !c->judged_node)
 			return tt_err_errno(err, "control plane: allocating the preflight reports of %"
 					    PRIu32 " nodes", c->nnodes);
 	}
@@ -679,44 +681,32 @@ static int lose(struct tt_ctl *c, struct tt_ctl_peer *p, const char *why, struct
  * node that failed its checks or sent none in time), 0 while reports are still due. */
 static int judge_health(struct tt_ctl *c, struct tt_ctl_msg *v)
 {
-	struct tt_preflight *pf = calloc(c->nnodes, sizeof(*pf));
-	uint32_t *node = calloc(c->nnodes, sizeof(*node)), n = 0, bad;
+	uint32_t n = 0, bad;
 	char why[TT_PF_FAIL + 128], what[sizeof(why) + 64];
-	int late = tt_now_ms() >= c->health_deadline, rc = 0;
+	int late = tt_now_ms() >= c->health_deadline;
 
-	if (!pf || !node) {
-		snprintf(what, sizeof(what), "out of memory for the preflight reports");
-		rc = lose(c, &c->peers[0], what, v);
-		goto out;
-	}
 	for (uint32_t k = 0; k < c->nnodes; k++) {
 		if (!active(c, k))
 			continue;
 		if (!c->reported[k] && late) {
 			snprintf(what, sizeof(what), "no preflight report within %.1f s before round %" PRIu32,
 				 (double)c->health_wait_ms / 1000, c->health_round);
-			rc = lose(c, &c->peers[k], what, v);
-			goto out;
+			return lose(c, &c->peers[k], what, v);
 		}
 		if (!c->reported[k])
-			goto out;
-		pf[n] = c->reports[k];
-		node[n++] = k;
+			return 0;
+		c->judged[n] = c->reports[k];
+		c->judged_node[n++] = k;
 	}
-	if (tt_preflight_judge(pf, n, c->min_fraction, &bad, why, sizeof(why))) {
+	if (tt_preflight_judge(c->judged, n, c->min_fraction, &bad, why, sizeof(why))) {
 		snprintf(what, sizeof(what), "failed preflight before round %" PRIu32 ": %s",
 			 c->health_round, why);
-		rc = lose(c, &c->peers[node[bad]], what, v);
-		goto out;
+		return lose(c, &c->peers[c->judged_node[bad]], what, v);
 	}
 	*v = (struct tt_ctl_msg){ .kind = TT_CTL_GO, .round = c->health_round };
 	c->health_round = 0;
 	broadcast(c, v);
-	rc = 1;
-out:
-	free(pf);
-	free(node);
-	return rc;
+	return 1;
 }
 
 void tt_ctl_health(struct tt_ctl *c, uint32_t round, const struct tt_preflight *pf)
@@ -1004,6 +994,10 @@ void tt_ctl_close(struct tt_ctl *c)
 	c->reports = NULL;
 	free(c->reported);
 	c->reported = NULL;
+	free(c->judged);
+	c->judged = NULL;
+	free(c->judged_node);
+	c->judged_node = NULL;
 	c->npeers = 0;
 	if (c->timerfd >= 0)
 		close(c->timerfd);

@@ -180,6 +180,8 @@ struct tt_ctl {
 	long health_deadline;		/* node 0: when a missing report is a loss (tt_now_ms) */
 	struct tt_preflight *reports;	/* node 0 with health: [nnodes] */
 	unsigned char *reported;	/* node 0 with health: [nnodes], 1 once reports[k] is in */
+	struct tt_preflight *judged;	/* node 0 with health: [nnodes], the active nodes' reports */
+	uint32_t *judged_node;		/* node 0 with health: [nnodes], whose each of judged is */
 };
 
 /* Node 0, before the census: listens on an ephemeral port (c->port). */
