@@ -8,8 +8,10 @@
 # Items: trainrt_sendrecv 8 B and 64 MiB between 2 ranks over shared memory; the shm all-reduce
 # 8 B and 64 MiB (2 ranks; 64 MiB with 4 too, as a fraction of the memory bandwidth each of 2 and
 # 4 processes copying at once gets); train-mlp 784-256-10 world 1 and 2 on a quiet machine and with one
-# CPU kept busy by an unrelated `yes >/dev/null`; PyTorch DDP (gloo, bench/torch_ddp.py) world 2
-# both ways when python3-torch is installed; the pipeline step time of bench/parallel.sh's 1x1x2
+# CPU kept busy by an unrelated `yes >/dev/null`, started by the bench launcher (unbound) and by
+# the build's train-run (each worker bound to a CPU of its own, as users run it); PyTorch DDP
+# (gloo, bench/torch_ddp.py) world 2 both ways, unbound and bound (--bind), when python3-torch
+# is installed; the pipeline step time of bench/parallel.sh's 1x1x2
 # layout (512x8, batch 128, 4 micro-batches). Every command is bounded (timeout); a benchmark,
 # never a test.
 set -u
@@ -17,8 +19,8 @@ set -u
 old=$1
 new=${2:-$(cd "$(dirname "$0")/.." && pwd)}
 for d in "$old" "$new"; do
-	[ -x "$d/trainrt-bench" ] && [ -x "$d/train-mlp" ] ||
-		{ echo "before_after.sh: $d has no built trainrt-bench and train-mlp (run scripts/build.sh there)" >&2; exit 2; }
+	[ -x "$d/trainrt-bench" ] && [ -x "$d/train-mlp" ] && [ -x "$d/train-run" ] ||
+		{ echo "before_after.sh: $d has no built trainrt-bench, train-mlp and train-run (run scripts/build.sh there)" >&2; exit 2; }
 done
 ROUNDS=${ROUNDS:-3}
 PY=${PYTHON:-/usr/bin/python3}
@@ -50,6 +52,14 @@ mlp() {
 		field "$tmp/t.json" samples_per_sec
 }
 
+# mlprun DIR: samples/s of the same train-mlp world 2 under the build's train-run, which binds
+# each worker to a CPU of its own
+mlprun() {
+	timeout 120 "$1/train-run" --nproc-per-node 2 -- "$1/train-mlp" --layers 784,256,10 --data synthetic \
+		--synthetic-samples 8192,256 --batch 256 --max-steps 300 --epochs 1000 --log-every 100000 \
+		--summary "$tmp/t.json" >"$tmp/t.log" 2>&1 && field "$tmp/t.json" samples_per_sec
+}
+
 # pipe DIR: pipeline step time (ms) of the 1x1x2 layout of bench/parallel.sh
 pipe() {
 	timeout 120 "$launch" 2 "$1/train-mlp" --layers 512x8 --data synthetic --synthetic-samples 4096,64 --batch 128 \
@@ -58,7 +68,7 @@ pipe() {
 }
 
 ddp() {
-	timeout 120 "$PY" "$here/torch_ddp.py" --layers 784,256,10 --batch 256 --world 2 --steps 300 --threads 1 \
+	timeout 120 "$PY" "$here/torch_ddp.py" --layers 784,256,10 --batch 256 --world 2 --steps 300 --threads 1 "$@" \
 		2>"$tmp/d.log" | awk '{ print $2 }'
 }
 
@@ -71,7 +81,8 @@ record() { echo "${2:-nan}" >>"$tmp/$1"; }
 items="p2p8:sendrecv_8_B_(us) p2p64:sendrecv_64_MiB_(GB/s/direction) ar8:allreduce_8_B_(us) ar64:allreduce_64_MiB_busbw_(GB/s)
 ar64x4:allreduce_64_MiB_busbw,_4_ranks_(GB/s)
 mlp1:train-mlp_world_1_(samples/s) mlp2:train-mlp_world_2_(samples/s) mlp1busy:train-mlp_world_1,_one_CPU_busy
-mlp2busy:train-mlp_world_2,_one_CPU_busy pipe:pipeline_1x1x2_step_(ms)"
+mlp2busy:train-mlp_world_2,_one_CPU_busy mlp2run:train-mlp_world_2,_train-run
+mlp2runbusy:train-mlp_world_2,_train-run,_one_CPU_busy pipe:pipeline_1x1x2_step_(ms)"
 has_torch=0
 "$PY" -c 'import torch.distributed' 2>/dev/null && has_torch=1
 
@@ -90,18 +101,22 @@ while [ "$r" -le "$ROUNDS" ]; do
 		record "ar64x4.$which" "$(bench "$d" allreduce 67108864 10 7 4)"
 		record "mlp1.$which" "$(mlp "$d" 1)"
 		record "mlp2.$which" "$(mlp "$d" 2)"
+		record "mlp2run.$which" "$(mlprun "$d")"
 		record "pipe.$which" "$(pipe "$d")"
 		load_on
 		record "mlp1busy.$which" "$(mlp "$d" 1)"
 		record "mlp2busy.$which" "$(mlp "$d" 2)"
+		record "mlp2runbusy.$which" "$(mlprun "$d")"
 		load_off
 	done
 	record mem2 "$(copiers 2)"
 	record mem4 "$(copiers 4)"
 	if [ "$has_torch" -eq 1 ]; then
 		record ddp "$(ddp)"
+		record ddpbind "$(ddp --bind)"
 		load_on
 		record ddpbusy "$(ddp)"
+		record ddpbindbusy "$(ddp --bind)"
 		load_off
 	fi
 	echo "round $r done, load average $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -123,6 +138,6 @@ m2=$(median "$tmp/mem2") m4=$(median "$tmp/mem4")
 frac() { awk -v a="$(median "$tmp/$1")" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 echo "memory bandwidth each of N copiers gets (GB/s): N=2 $m2, N=4 $m4; all-reduce 64 MiB busbw as a fraction of it (goal 0.8): 2 ranks old $(frac ar64.old "$m2") new $(frac ar64.new "$m2"), 4 ranks old $(frac ar64x4.old "$m4") new $(frac ar64x4.new "$m4")"
 if [ "$has_torch" -eq 1 ]; then
-	echo "PyTorch DDP gloo world 2 (samples/s): quiet $(median "$tmp/ddp"), one CPU busy $(median "$tmp/ddpbusy")"
+	echo "PyTorch DDP gloo world 2 (samples/s): quiet $(median "$tmp/ddp"), one CPU busy $(median "$tmp/ddpbusy"); each rank bound to a CPU (--bind): quiet $(median "$tmp/ddpbind"), one CPU busy $(median "$tmp/ddpbindbusy")"
 fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

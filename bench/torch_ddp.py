@@ -3,7 +3,9 @@
 """torch_ddp.py — the PyTorch peer for bench/train.sh: CPU DDP (gloo) training of the same MLP
 (Linear+ReLU, softmax cross-entropy, AdamW), same global batch, same threads per rank, on synthetic
 data already in memory; prints one line "samples_per_sec N" from rank 0.
-usage: torch_ddp.py --layers 784,256,10 --batch 256 --world 2 --steps 200 --threads 1"""
+usage: torch_ddp.py --layers 784,256,10 --batch 256 --world 2 --steps 200 --threads 1 [--bind]
+--bind: each rank runs on CPU (rank mod the CPUs it may use), as train-run binds its workers,
+for a comparison where both sides are bound the same way."""
 import argparse
 import os
 import socket
@@ -45,6 +47,9 @@ def spawn(worker, a, world):
 
 
 def worker(rank, a, port):
+    if a.bind:
+        cpus = sorted(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, {cpus[rank % len(cpus)]})
     join(rank, a.world, port, a.threads)
     dims = dims_of(a.layers)
     layers = []
@@ -87,6 +92,7 @@ def main():
     p.add_argument("--world", type=int, default=2)
     p.add_argument("--steps", type=int, default=200)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--bind", action="store_true")
     a = p.parse_args()
     spawn(worker, a, a.world)
 
