@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # train.sh — `make bench-train`: train-mlp data-parallel throughput against PyTorch DDP (gloo) in
 # the same run, same model / global batch / AdamW / threads per rank, synthetic data in memory;
-# scaling from 1 to 2 ranks; and how close the step gets to OpenBLAS's sgemm peak. Bounded to
+# scaling from 1 to 2 ranks and its ceiling without communication (two independent 1-rank runs
+# at half the batch, at the same time: what 2 ranks' compute alone allows); and how close the step gets to OpenBLAS's sgemm peak. Bounded to
 # well under a minute; one OpenBLAS/torch thread per rank (TT_BENCH_THREADS to change).
 set -u
 TRAIN_MLP=${TRAIN_MLP:-./train-mlp}
@@ -58,6 +59,16 @@ for cfg in "784,256,10 256 300 8192,256" "1000x10 64 24 256,64"; do
 	# the time rank 0 waits in it during training; the rest of the wait is the other rank's lag.
 	ar=$(timeout 60 "$BENCH" --local 2 -b $((params * 4)) -e $((params * 4)) -n 50 -w 5 | awk '!/^#/ { printf "%.3f", $5 / 1e3 }')
 	echo "$layers per step (ms, rank 0): world 1 $step1 (compute $compute1); world 2 $step2 = compute $compute2 + waiting $wait2 (the all-reduce alone ${ar:-n/a}) + other $(awk -v s="$step2" -v c="$compute2" -v w="$wait2" 'BEGIN { printf "%.3f", s - c - w }'); ideal with that all-reduce $(awk -v s="$step1" -v c="$compute2" -v a="${ar:-0}" 'BEGIN { printf "%.2fx", s / (c + a) }')"
+	# The ceiling without communication: two independent runs of half the batch side by side (each
+	# rank's share of a data-parallel step, with the same contention for the memory system).
+	for h in 1 2; do
+		"$launch" 1 $TRAIN_MLP --layers "$layers" --data synthetic --synthetic-samples "$samples" \
+			--batch $((batch / 2)) --max-steps "$steps" --epochs 1000 --log-every 100000 \
+			--summary "$tmp/h$h.json" 2>"$tmp/h$h.log" &
+	done
+	wait
+	awk -v a="$(field "$tmp/h1.json" samples_per_sec)" -v b="$(field "$tmp/h2.json" samples_per_sec)" -v o="$one" \
+		-v l="$layers" -v h=$((batch / 2)) 'BEGIN { printf "%s: two 1-rank runs of batch %d at once: %.0f samples/s together, a 1 -> 2 rank ceiling of %.2fx without communication\n", l, h, a + b, (a + b) / o }'
 done
 echo "gemm-share: forward+backward+AdamW time / step time on rank 0; GFLOP/s/rank: 6 x parameters x samples/s / world"
 
