@@ -622,7 +622,8 @@ static int prepare(struct launch *l, const tt_err *refused, tt_err *err)
 	if (learn_node_counts(l, nnodes, NULL, err) != 0)
 		return -1;
 	apply_swap(l);
-	if (alloc_setup(l, err) != 0 || (!standing_by(l) && (compute_envs(l, err) != 0 || bind_workers(l, err) != 0)) ||
+	if (alloc_setup(l, err) != 0 ||
+	    (!standing_by(l) && (compute_envs(l, err) != 0 || bind_workers(l, err) != 0)) ||
 	    group_env(l, err) != 0 || make_log_dir(l, err) != 0)
 		return -1;
 	if (standing_by(l) && !l->excluded)
