@@ -104,15 +104,9 @@ test_n4_ft_spare_takes_lost_node() {
 # round 0 runs on node1 and node3, node2 starts none and says it is excluded, every node names
 # node2, its device and node3 in one line and notes node2 for exclusion, the step ends 0.
 test_n4_ft_spare_replaces_node_failing_preflight() {
-	local rc=0 i left
-	rm -rf starts.txt exclude.txt dev-ok dev-gres
-	mkdir -p dev-ok dev-gres
-	: >dev-ok/nvidiactl
-	: >dev-gres/nvidiactl
-	for i in 0 1 2 3 4 5 6 7; do
-		: >"dev-ok/nvidia$i"
-		ln -sf "$TT_CLUSTER_DIR/dev/nvidia$i" "dev-gres/nvidia$i"
-	done
+	local rc=0 left
+	rm -f starts.txt exclude.txt
+	preflight_dev_dirs
 	# shellcheck disable=SC2016 # expanded by the task's shell on each node
 	TRAIN_TOPO_EXCLUDE_FILE=$PWD/exclude.txt timeout 90 srun -N3 --ntasks-per-node=1 --gres=gpu:8 --export=ALL bash -c '
 		dir=$PWD/dev-ok
