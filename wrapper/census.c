@@ -114,21 +114,62 @@ int tt_census_accept(const struct tt_census *c, const struct tt_census_said *s, 
 	return 0;
 }
 
+/* With every node but bad passing, the first spare standing by with bad's worker count into
+ * swap: 1, or 0 when none fits or another node fails too. */
+static int find_swap(const struct tt_preflight *pf, char (*hosts)[TT_CENSUS_HOST],
+		     const uint32_t *per_node, uint32_t nnodes, uint32_t nspares, double fraction,
+		     uint32_t bad, struct tt_census_swap *swap, const char *why)
+{
+	struct tt_preflight *rest;
+	uint32_t spare = nnodes, n = 0, again;
+	char ignored[TT_PF_FAIL + 64];
+	int passes;
+
+	if (bad == 0 || bad + nspares >= nnodes)
+		return 0;	/* node 0, the coordinator, or a spare itself */
+	for (uint32_t k = nnodes - nspares; k < nnodes && spare == nnodes; k++)
+		if (per_node[k] == per_node[bad])
+			spare = k;
+	rest = spare < nnodes ? malloc((nnodes - 1) * sizeof(*rest)) : NULL;
+	if (!rest)
+		return 0;
+	for (uint32_t k = 0; k < nnodes; k++)
+		if (k != bad)
+			rest[n++] = pf[k];
+	passes = !tt_preflight_judge(rest, n, fraction, &again, ignored, sizeof(ignored));
+	free(rest);
+	if (!passes)
+		return 0;
+	swap->node = bad;
+	swap->spare = spare;
+	snprintf(swap->host, sizeof(swap->host), "%s", hosts[bad]);
+	snprintf(swap->line, sizeof(swap->line), "node %" PRIu32 " (%s) failed preflight: %.*s; spare "
+		 "node %" PRIu32 " (%s) takes its node rank %" PRIu32, bad, hosts[bad],
+		 TT_CENSUS_REASON - 2 * TT_CENSUS_HOST - 96, why, spare, hosts[spare], bad);
+	return 1;
+}
+
 int tt_census_preflight(const struct tt_preflight *pf, char (*hosts)[TT_CENSUS_HOST],
-			uint32_t nnodes, double fraction, tt_err *err)
+			const uint32_t *per_node, uint32_t nnodes, uint32_t nspares, double fraction,
+			struct tt_census_swap *swap, tt_err *err)
 {
 	char why[TT_PF_FAIL + 64];
 	uint32_t bad;
 
+	if (swap)
+		swap->node = 0;
 	if (!tt_preflight_judge(pf, nnodes, fraction, &bad, why, sizeof(why)))
+		return 0;
+	if (swap && find_swap(pf, hosts, per_node, nnodes, nspares, fraction, bad, swap, why))
 		return 0;
 	return tt_err_set(err, "node %" PRIu32 " (%s) failed preflight: %s; resubmit with sbatch "
 			  "--exclude=%s", bad, hosts[bad], why, hosts[bad]);
 }
 
-int tt_census_answer(const uint32_t *per_node, uint32_t nnodes, uint16_t ctl_port, char *buf,
-		     size_t len)
+int tt_census_answer(const uint32_t *per_node, uint32_t nnodes, uint16_t ctl_port,
+		     const struct tt_census_swap *swap, char *buf, size_t len)
 {
+	char host[TT_CENSUS_HOST], line[TT_CENSUS_REASON];
 	size_t used = 0;
 	int n = snprintf(buf, len, "ok ");
 
@@ -142,15 +183,49 @@ int tt_census_answer(const uint32_t *per_node, uint32_t nnodes, uint16_t ctl_por
 		used += (size_t)n;
 	}
 	n = ctl_port ? snprintf(buf + used, len - used, " ctl %u", ctl_port) : 0;
+	if (n < 0 || (size_t)n >= len - used)
+		return -1;
+	used += (size_t)n;
+	if (!swap || !swap->node)
+		return 0;
+	snprintf(host, sizeof(host), "%s", *swap->host ? swap->host : "?");
+	snprintf(line, sizeof(line), "%s", *swap->line ? swap->line : "?");
+	clean(host, 0);
+	clean(line, 1);
+	n = snprintf(buf + used, len - used, " swap %" PRIu32 " %" PRIu32 " %s %s", swap->node,
+		     swap->spare, host, line);
 	return n < 0 || (size_t)n >= len - used ? -1 : 0;
 }
 
+/* " swap NODE SPARE HOST LINE" of an answer (p at its space) into swap: 0, or -1. */
+static int read_swap(const char *p, uint32_t nnodes, struct tt_census_swap *swap)
+{
+	size_t len;
+
+	if (strncmp(p, " swap ", 6) != 0)
+		return -1;
+	p += 6;
+	if (number(&p, &swap->node) != 0 || number(&p, &swap->spare) != 0 || swap->node == 0 ||
+	    swap->spare == 0 || swap->node >= nnodes || swap->spare >= nnodes ||
+	    swap->node == swap->spare)
+		return -1;
+	len = strcspn(p, " ");
+	if (len == 0 || len >= sizeof(swap->host) || p[len] != ' ' || !p[len + 1] ||
+	    strlen(p + len + 1) >= sizeof(swap->line))
+		return -1;
+	memcpy(swap->host, p, len);
+	swap->host[len] = '\0';
+	memcpy(swap->line, p + len + 1, strlen(p + len + 1) + 1);
+	return 0;
+}
+
 int tt_census_read_answer(const char *line, uint32_t nnodes, uint32_t *per_node,
-			  uint16_t *ctl_port, tt_err *err)
+			  uint16_t *ctl_port, struct tt_census_swap *swap, tt_err *err)
 {
 	const char *p = line + 3;
 	long long port = 0;
 
+	memset(swap, 0, sizeof(*swap));
 	if (strncmp(line, "error ", 6) == 0)
 		return tt_err_set(err, "%s", line + 6);
 	if (strncmp(line, "ok ", 3) != 0)
@@ -163,14 +238,21 @@ int tt_census_read_answer(const char *line, uint32_t nnodes, uint32_t *per_node,
 		    p[len] != (k + 1 < nnodes ? ',' : p[len] ? ' ' : '\0'))
 			goto bad;
 		per_node[k] = (uint32_t)v;
-		p += len + (p[len] != '\0');
+		p += len + (k + 1 < nnodes);
 	}
-	if (*p && (strncmp(p, "ctl ", 4) != 0 ||
-		   tt_parse_int_span(p + 4, strlen(p + 4), 1, UINT16_MAX, &port) != 0))
+	if (strncmp(p, " ctl ", 5) == 0) {
+		size_t len = strcspn(p + 5, " ");
+
+		if (tt_parse_int_span(p + 5, len, 1, UINT16_MAX, &port) != 0)
+			goto bad;
+		p += 5 + len;
+	}
+	if (*p && read_swap(p, nnodes, swap) != 0)
 		goto bad;
 	*ctl_port = (uint16_t)port;
 	return 0;
 bad:
+	memset(swap, 0, sizeof(*swap));
 	return tt_err_set(err, "node 0 answered something that is not a list of %" PRIu32
 			  " worker counts", nnodes);
 }
@@ -443,11 +525,12 @@ static int serve(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 	if (!sv.failed && c->preflight) {
 		tt_err why;
 
-		if (tt_census_preflight(sv.pf, sv.hosts, c->nnodes, c->min_fraction, &why) != 0)
+		if (tt_census_preflight(sv.pf, sv.hosts, per_node, c->nnodes, c->nspares,
+					c->min_fraction, c->swap, &why) != 0)
 			fail_launch(&sv, why.msg);
 	}
-	if (!sv.failed && tt_census_answer(per_node, c->nnodes, c->ctl_port ? *c->ctl_port : 0, answer,
-					   TT_NC_BODY_MAX + 1) != 0)
+	if (!sv.failed && tt_census_answer(per_node, c->nnodes, c->ctl_port ? *c->ctl_port : 0,
+					   c->swap, answer, TT_NC_BODY_MAX + 1) != 0)
 		fail_launch(&sv, "node count exchange: the nodes' counts do not fit in one line");
 	for (uint32_t m = 1; !sv.failed && m < c->nnodes; m++) {
 		tt_err why;
@@ -507,6 +590,7 @@ static int ask(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 {
 	long deadline = tt_now_ms() + c->timeout_s * 1000L;
 	struct tt_nc_client cl = { .fd = -1, .stop = c->stop };
+	struct tt_census_swap swap;
 	char *body = malloc(TT_NC_BODY_MAX + 1);
 	uint16_t port = 0;
 	tt_err why;
@@ -545,7 +629,7 @@ static int ask(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 			   c->port, why.msg);
 		goto out;
 	}
-	rc = tt_census_read_answer(body, c->nnodes, per_node, &port, err);
+	rc = tt_census_read_answer(body, c->nnodes, per_node, &port, c->swap ? c->swap : &swap, err);
 	if (rc == 0 && c->ctl_port)
 		*c->ctl_port = port;
 	if (rc == 0 && c->refusal)
@@ -558,6 +642,8 @@ out:
 
 int tt_census_run(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 {
+	if (c->swap)
+		memset(c->swap, 0, sizeof(*c->swap));
 	if (c->nnodes <= 1) {
 		per_node[0] = c->count;
 		return c->refusal ? tt_err_set(err, "%s", c->refusal) : 0;

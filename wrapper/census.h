@@ -30,6 +30,15 @@
 #define TT_CENSUS_HOST 64	/* longest node name in a message, with its NUL */
 #define TT_CENSUS_REASON 512	/* longest refusal reason sent, with its NUL */
 
+/* A node other than 0 that failed the start preflight, and the spare standing by with its worker
+ * count that takes its NODE_RANK from the start: the failing node stands aside. node 0: none. */
+struct tt_census_swap {
+	uint32_t node, spare;
+	char host[TT_CENSUS_HOST];	/* the failing node's */
+	char line[TT_CENSUS_REASON];	/* "node N (HOST) failed preflight: WHY; spare node S (HOST)
+					 * takes its node rank N" */
+};
+
 struct tt_census {
 	const char *id;		/* the same on every node of one launch: "<job>.<port>" */
 	const char *key;	/* the job key (rt_token_load) */
@@ -48,6 +57,10 @@ struct tt_census {
 	const sigset_t *stop;	/* give up once one of these is pending (tt_nc_stopped); NULL */
 	uint16_t *ctl_port;	/* the control plane's port (ctl.h), NULL: none. Node 0 announces
 				 * it in the answer; the others get it there (0 when absent) */
+	uint32_t nspares;	/* node 0: the last nspares nodes are spares standing by (--spares) */
+	struct tt_census_swap *swap;	/* the replacement of a node failing its preflight, filled on
+					 * every node (node 0's decision, said in the answer); NULL on
+					 * node 0: a failing node ends the launch */
 	int notice_s;		/* 0: no waiting lines */
 	void (*notice)(void *arg, const char *line);	/* a waiting line */
 	void *arg;
@@ -61,7 +74,7 @@ int tt_census_run(const struct tt_census *c, uint32_t *per_node, tt_err *err);
 
 /* ---- the message bodies (pure) -------------------------------------------------------------- *
  *   client: "census NNODES NODE COUNT HOST[ PREFLIGHT]"  or  "refuse NNODES NODE HOST REASON"
- *   server: "ok C0,C1,..." [" ctl PORT"]  or  "error MESSAGE"
+ *   server: "ok C0,C1,..." [" ctl PORT"] [" swap NODE SPARE HOST LINE"]  or  "error MESSAGE"
  * PREFLIGHT: the node's health check results, key=value words (preflight.h); a body without
  * them is a node that made none, as before they existed. Node 0 judges every node's once all
  * are heard, and fails the launch naming the first node that fails (tt_census_preflight).
@@ -90,18 +103,23 @@ int tt_census_accept(const struct tt_census *c, const struct tt_census_said *s, 
 		     unsigned char *seen, char (*hosts)[TT_CENSUS_HOST], tt_err *err);
 
 /* The verdict on the nnodes nodes' health checks (tt_preflight_judge, hosts[nnodes] their
- * names): 0, or -1 with err the one line that names the first failing node, its numbers and the
- * sbatch --exclude that leaves it out. */
+ * names, per_node[nnodes] their worker counts): 0, or -1 with err the one line that names the
+ * first failing node, its numbers and the sbatch --exclude that leaves it out. With swap (not
+ * NULL) and nspares spares standing by (the last nodes), a first failing node other than 0 and
+ * the spares is no verdict when a spare has its worker count and the nodes without it pass: 0
+ * with that spare in swap (swap->node 0 when none failed). */
 int tt_census_preflight(const struct tt_preflight *pf, char (*hosts)[TT_CENSUS_HOST],
-			uint32_t nnodes, double fraction, tt_err *err);
+			const uint32_t *per_node, uint32_t nnodes, uint32_t nspares, double fraction,
+			struct tt_census_swap *swap, tt_err *err);
 
-/* The server's answer for per_node[nnodes] and the control port (0: none, not said). */
-int tt_census_answer(const uint32_t *per_node, uint32_t nnodes, uint16_t ctl_port, char *buf,
-		     size_t len);
+/* The server's answer for per_node[nnodes], the control port (0: none, not said) and swap
+ * (NULL or swap->node 0: none, not said). */
+int tt_census_answer(const uint32_t *per_node, uint32_t nnodes, uint16_t ctl_port,
+		     const struct tt_census_swap *swap, char *buf, size_t len);
 
-/* Reads a server's answer into per_node[nnodes] and *ctl_port (0 when it names none). -1 with
- * err (the server's error, or a malformed answer). */
+/* Reads a server's answer into per_node[nnodes], *ctl_port (0 when it names none) and *swap
+ * (swap->node 0 when it names none). -1 with err (the server's error, or a malformed answer). */
 int tt_census_read_answer(const char *line, uint32_t nnodes, uint32_t *per_node,
-			  uint16_t *ctl_port, tt_err *err);
+			  uint16_t *ctl_port, struct tt_census_swap *swap, tt_err *err);
 
 #endif

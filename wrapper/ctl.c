@@ -291,7 +291,7 @@ int tt_ctl_replace(struct tt_ctl_rounds *r, uint32_t *role, const uint32_t *coun
 		return 0;
 	was = role[lost];
 	role[lost] = TT_CTL_GONE;
-	if (was == TT_CTL_SPARE)
+	if (was == TT_CTL_SPARE || was == TT_CTL_ASIDE)
 		return 2;
 	if (was == TT_CTL_GONE || was == 0 || r->over || !may_replace)
 		return 0;
@@ -602,6 +602,10 @@ int tt_ctl_connect(struct tt_ctl *c, uint16_t port, uint32_t max_restarts, tt_er
 					    c->nnodes);
 		for (uint32_t k = 0; k < c->nnodes; k++)
 			c->role[k] = k + c->nspares < c->nnodes ? k : TT_CTL_SPARE;
+		if (c->excluded) {
+			c->role[c->excluded_by] = c->excluded;
+			c->role[c->excluded] = TT_CTL_ASIDE;
+		}
 	}
 	if (is_server(c) && c->health) {
 		c->reports = calloc(c->nnodes, sizeof(*c->reports));
@@ -670,7 +674,8 @@ static void await_health(struct tt_ctl *c, uint32_t round)
  * standing by. */
 static int active(const struct tt_ctl *c, uint32_t k)
 {
-	if (c->role && (c->role[k] == TT_CTL_SPARE || c->role[k] == TT_CTL_GONE))
+	if (c->role && (c->role[k] == TT_CTL_SPARE || c->role[k] == TT_CTL_GONE ||
+			c->role[k] == TT_CTL_ASIDE))
 		return 0;
 	return k == 0 || c->peers[k].fd >= 0;
 }
@@ -879,12 +884,13 @@ void tt_ctl_steps(struct tt_ctl *c, const struct tt_step_row *rows, int n)
 	}
 }
 
-/* The peers node 0 waits for at the end: a spare standing by has no workers to end, and hears
- * node 0's bye (tt_ctl_close). */
+/* The peers node 0 waits for at the end: a spare standing by, or a node standing aside, has no
+ * workers to end, and hears node 0's bye (tt_ctl_close). */
 static int peers_left(const struct tt_ctl *c)
 {
 	for (uint32_t i = 1; i < c->npeers; i++)
-		if (c->peers[i].fd >= 0 && !(c->role && c->role[i] == TT_CTL_SPARE))
+		if (c->peers[i].fd >= 0 && !(c->role && (c->role[i] == TT_CTL_SPARE ||
+							 c->role[i] == TT_CTL_ASIDE)))
 			return 1;
 	return 0;
 }

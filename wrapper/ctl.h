@@ -40,6 +40,8 @@
  *
  * Spares (train-run --spares K): the last K nodes of the launch join the census and the control
  * plane but run no worker until node 0 gives one the NODE_RANK of a lost node (tt_ctl_replace).
+ * A node the census replaced at the start (its preflight failed) joins too and stands aside,
+ * like a spare that is never chosen, until node 0 ends.
  * Node 0 is the coordinator: its loss is not replaced.
  *
  * Preflight before each restart (--preflight, on by default): every active node re-runs its
@@ -127,14 +129,17 @@ struct tt_ctl_rounds {
  * nothing. */
 int tt_ctl_decide(struct tt_ctl_rounds *r, const struct tt_ctl_msg *fault, struct tt_ctl_msg *out);
 
-/* Node 0's spares: role[k] is node k's NODE_RANK, TT_CTL_SPARE while it stands by, TT_CTL_GONE
- * once lost (or replaced); count[k] its workers. Node lost is gone: 1 when a spare standing by
+/* Node 0's spares: role[k] is node k's NODE_RANK, TT_CTL_SPARE while it stands by, TT_CTL_ASIDE
+ * while it stands aside (the census replaced it at the start: excluded), TT_CTL_GONE once lost
+ * (or replaced); count[k] its workers. Node lost is gone: 1 when a spare standing by
  * with lost's worker count takes lost's NODE_RANK (the first such, in *spare; r's round
- * bumped: the new round, which needs no restart left), 2 when lost was a spare standing by, 0
+ * bumped: the new round, which needs no restart left), 2 when lost was a spare standing by
+ * (or a node standing aside), 0
  * when no spare takes its place (node 0, none left or none with its worker count, a decision
  * that was over, or !may_replace). role[lost] becomes TT_CTL_GONE in every case. */
 #define TT_CTL_SPARE UINT32_MAX
 #define TT_CTL_GONE (UINT32_MAX - 1)
+#define TT_CTL_ASIDE (UINT32_MAX - 2)
 int tt_ctl_replace(struct tt_ctl_rounds *r, uint32_t *role, const uint32_t *count, uint32_t nnodes,
 		   uint32_t lost, int may_replace, uint32_t *spare);
 
@@ -163,6 +168,8 @@ struct tt_ctl {
 	const sigset_t *stop;		/* give up joining once one of these is pending; NULL */
 	uint32_t nspares;		/* the last nspares nodes are spares (--spares) */
 	const uint32_t *counts;		/* node 0 with spares: every node's worker count [nnodes] */
+	uint32_t excluded, excluded_by;	/* node 0: the census's swap (census.h): node excluded stands
+					 * aside, spare excluded_by runs its NODE_RANK; 0: none */
 	int health;			/* preflight before each restart (tt_ctl_health) */
 	double min_fraction;		/* node 0: --preflight-min-fraction */
 	long health_wait_ms;		/* node 0: a node's report is due this long after a decision */

@@ -890,6 +890,8 @@ int tt_supervise(struct tt_supervisor *s, tt_err *err)
 	}
 	tt_pt_set_ckpt_code(&s->pt, ckpt);
 	snprintf(s->ckpt_exit, sizeof(s->ckpt_exit), "%d", ckpt);
+	if (s->start_excluded)
+		note_exclusion(s, s->start_excluded);
 	if (!s->standby && start_round(s, err) != 0) {
 		fprintf(stderr, "train-run: %s\n", err->msg);
 		tt_pt_abort(&s->pt, 1);

@@ -52,6 +52,8 @@ struct launch {
 	struct tt_group_env group;
 	char run_id[64];
 	struct tt_ctl ctl;		/* the control plane (ctl.h); ctl.peers NULL: none */
+	struct tt_census_swap swap;	/* a node the census replaced by a spare (census.h), node 0: none */
+	int excluded;			/* this node is the one replaced: it stands aside */
 	char key[RT_KEY_TEXT];		/* the job key, for the census and the control plane */
 	char chan_id[TT_NC_ID_MAX];	/* the launch id of both */
 	char log_dir[PATH_MAX];		/* this run's --redirects/--tee directory, "" when none */
@@ -229,6 +231,15 @@ static int resolve_rendezvous(struct launch *l, uint32_t *nnodes, tt_err *err)
 	return tt_rendezvous_resolve(&s, &l->facts.rdzv, err);
 }
 
+/* This node's name for the other nodes' lines and a lost node's sbatch --exclude: Slurm's name
+ * of the node under Slurm, else the host name. */
+static const char *node_name(const struct launch *l)
+{
+	const char *name = l->slurm ? getenv("SLURMD_NODENAME") : NULL;
+
+	return name && *name ? name : l->host;
+}
+
 static void census_notice(void *arg, const char *line)
 {
 	(void)arg;
@@ -285,12 +296,13 @@ static int learn_node_counts(struct launch *l, uint32_t nnodes, const char *refu
 	uint16_t ctl_port = 0;
 	struct tt_census c = {
 		.server = r->node0, .port = r->port, .nnodes = nnodes, .key = l->key,
-		.node = l->facts.node_index, .count = (uint32_t)l->nproc, .host = l->host,
+		.node = l->facts.node_index, .count = (uint32_t)l->nproc, .host = node_name(l),
 		.refusal = refusal, .timeout_s = refusal ? TT_CENSUS_REFUSE_S : TT_CENSUS_TIMEOUT_S,
 		.notice_s = TT_CENSUS_NOTICE_S,
 		.stop = &stop, .ctl_port = refusal ? NULL : &ctl_port,
 		.notice = census_notice, .id = l->chan_id,
 		.min_fraction = l->opts.preflight_min_fraction,
+		.nspares = (uint32_t)l->opts.spares, .swap = refusal ? NULL : &l->swap,
 	};
 	struct tt_ctl *ctl = &l->ctl;
 	struct tt_preflight pf;
@@ -306,7 +318,8 @@ static int learn_node_counts(struct launch *l, uint32_t nnodes, const char *refu
 		char host[1][TT_CENSUS_HOST];
 
 		snprintf(host[0], sizeof(host[0]), "%.*s", TT_CENSUS_HOST - 1, l->host);
-		return c.preflight ? tt_census_preflight(&pf, host, 1, c.min_fraction, err) : 0;
+		return c.preflight ? tt_census_preflight(&pf, host, &c.count, 1, 0, c.min_fraction, NULL,
+							 err) : 0;
 	}
 	/* Ctrl-C, scancel and a hang-up end the wait (they are blocked for the supervisor's
 	 * signalfd, so only pending); others, like the SIGCONT srun may send, do not. */
@@ -328,7 +341,7 @@ static int learn_node_counts(struct launch *l, uint32_t nnodes, const char *refu
 	/* The control plane (ctl.h): node 0 listens before the census announces its port. The
 	 * host is Slurm's name of the node, for a lost node's sbatch --exclude. */
 	*ctl = (struct tt_ctl){ .key = l->key, .id = l->chan_id, .server = r->node0,
-				.host = l->slurm && getenv("SLURMD_NODENAME") ? getenv("SLURMD_NODENAME") : l->host,
+				.host = node_name(l),
 				.nnodes = nnodes, .node = l->facts.node_index, .stop = &stop,
 				.nspares = (uint32_t)l->opts.spares, .counts = l->per_node,
 				.health = l->opts.preflight, .min_fraction = l->opts.preflight_min_fraction,
@@ -341,6 +354,8 @@ static int learn_node_counts(struct launch *l, uint32_t nnodes, const char *refu
 	if (c.preflight)
 		preflight_said(l, &pf, local_us, tt_now_us() - start);
 	if (rc == 0 && !refusal) {
+		ctl->excluded = l->swap.node;
+		ctl->excluded_by = l->swap.spare;
 		rc = tt_ctl_connect(ctl, ctl_port, (uint32_t)l->opts.max_restarts, err);
 		if (rc != 0)
 			tt_ctl_close(ctl);
@@ -351,10 +366,28 @@ static int learn_node_counts(struct launch *l, uint32_t nnodes, const char *refu
 }
 
 /* Whether this node is a spare standing by (--spares: the launch's last nodes): its workers'
- * contracts wait for the NODE_RANK it takes (take_role). */
+ * contracts wait for the NODE_RANK it takes (take_role); or one the census replaced, which
+ * stands aside the same way and is never given one. */
 static int standing_by(const struct launch *l)
 {
-	return l->facts.nactive && l->facts.node_index >= l->facts.nactive;
+	return l->excluded || (l->facts.nactive && l->facts.node_index >= l->facts.nactive);
+}
+
+/* The census replaced a node that failed its preflight (census.h): every node says so; the
+ * spare takes its NODE_RANK from the start (as take_role later), the node stands aside. */
+static void apply_swap(struct launch *l)
+{
+	if (!l->swap.node)
+		return;
+	fprintf(stderr, "train-run: host %s: %s\n", l->host, l->swap.line);
+	if (l->facts.node_index == l->swap.node) {
+		l->excluded = 1;
+		fprintf(stderr, "train-run: host %s: node %u is excluded (it failed preflight): it starts no "
+			"workers and stands aside until the job ends, then exits 0\n", l->host,
+			l->facts.node_index);
+	}
+	if (l->facts.node_index == l->swap.spare)
+		l->facts.node_index = l->swap.node;
 }
 
 static int alloc_setup(struct launch *l, tt_err *err)
@@ -586,11 +619,14 @@ static int prepare(struct launch *l, const tt_err *refused, tt_err *err)
 	}
 	if (l->opts.spares)
 		l->facts.nactive = nnodes - (uint32_t)l->opts.spares;
-	if (learn_node_counts(l, nnodes, NULL, err) != 0 || alloc_setup(l, err) != 0 ||
+	if (learn_node_counts(l, nnodes, NULL, err) != 0)
+		return -1;
+	apply_swap(l);
+	if (alloc_setup(l, err) != 0 ||
 	    (!standing_by(l) && (compute_envs(l, err) != 0 || bind_workers(l, err) != 0)) ||
 	    group_env(l, err) != 0 || make_log_dir(l, err) != 0)
 		return -1;
-	if (standing_by(l))
+	if (standing_by(l) && !l->excluded)
 		fprintf(stderr, "train-run: host %s: spare node %u stands by (%d worker%s when it takes a "
 			"lost node's rank)\n", l->host, l->facts.node_index, l->nproc, l->nproc == 1 ? "" : "s");
 	return 0;
@@ -696,6 +732,7 @@ int main(int argc, char **argv)
 	s.role_arg = &l;
 	s.check = restart_preflight;
 	s.report_file = l.opts.report;
+	s.start_excluded = l.swap.node ? l.swap.host : NULL;
 	s.exclude_file = getenv(TT_ENV_EXCLUDE_FILE) && *getenv(TT_ENV_EXCLUDE_FILE) ? getenv(TT_ENV_EXCLUDE_FILE) : NULL;
 	rc = tt_supervise(&s, &err);
 	if (rc < 0) {

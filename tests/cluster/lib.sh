@@ -10,6 +10,22 @@ fail() { echo "FAIL: $*" >&2; return 1; }
 # Under the runner's `set -e` the non-zero return ends the test at once.
 skip() { echo "SKIP: $*"; return 77; }
 
+# Device directories for the preflight's GPU check (TRAINRT_PREFLIGHT_TEST_DEV_DIR), in the job
+# directory: dev-ok holds plain files that open, dev-gres links to the cluster's GRES device
+# files (gres.conf File=), device nodes of major 195 that fail to open without an NVIDIA driver
+# (ENXIO). Both have the nvidiactl that tells the check a driver is there.
+preflight_dev_dirs() {
+	local i
+	rm -rf dev-ok dev-gres
+	mkdir -p dev-ok dev-gres
+	: >dev-ok/nvidiactl
+	: >dev-gres/nvidiactl
+	for i in 0 1 2 3 4 5 6 7; do
+		: >"dev-ok/nvidia$i"
+		ln -sf "$TT_CLUSTER_DIR/dev/nvidia$i" "dev-gres/nvidia$i"
+	done
+}
+
 # expect_eq WHAT EXPECTED ACTUAL
 expect_eq() {
 	[ "$2" = "$3" ] || { echo "FAIL: $1: expected '$2', got '$3'" >&2; return 1; }

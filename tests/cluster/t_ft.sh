@@ -12,6 +12,8 @@
 #    killed -9 after the first checkpoint: node3 takes node rank 1, train-mlp resumes from its
 #    checkpoint and trains to its last step at the same world size; the replacement is named on
 #    every surviving node, node2 noted for exclusion, no worker left.
+#  - (4-node cluster) 3 nodes with --spares 1, node2 failing the start preflight: node3 runs node
+#    rank 1 from round 0, node2 none; the replacement named on every node, the step ends 0.
 # No timing asserts; every wait is bounded.
 
 # The worker: "RANK ROUND HOST" per start into starts.txt; train-run's pid into trpid.RANK; rank
@@ -93,5 +95,35 @@ test_n4_ft_spare_takes_lost_node() {
 	expect_eq "the exclude files" node2 "$(sort -u exclude.txt)"
 	sleep 1
 	left=$(pgrep -f 'train-mlp --layers' | wc -l)
+	expect_eq "workers left behind" 0 "$left"
+}
+
+# 3 nodes with --spares 1 (node3 stands by), node2 failing the start preflight: its GPU device
+# files are the cluster's GRES files, which do not open (ENXIO: no NVIDIA driver), the others'
+# plain files (as in t_launcher.sh). The census gives node3 node rank 1 before any worker starts:
+# round 0 runs on node1 and node3, node2 starts none and says it is excluded, every node names
+# node2, its device and node3 in one line and notes node2 for exclusion, the step ends 0.
+test_n4_ft_spare_replaces_node_failing_preflight() {
+	local rc=0 left
+	rm -f starts.txt exclude.txt
+	preflight_dev_dirs
+	# shellcheck disable=SC2016 # expanded by the task's shell on each node
+	TRAIN_TOPO_EXCLUDE_FILE=$PWD/exclude.txt timeout 90 srun -N3 --ntasks-per-node=1 --gres=gpu:8 --export=ALL bash -c '
+		dir=$PWD/dev-ok
+		[ "$SLURM_NODEID" = 1 ] && dir=$PWD/dev-gres
+		TRAINRT_PREFLIGHT_TEST_DEV_DIR=$dir exec train-run --nproc-per-node 1 --spares 1 -- bash -c \
+			"echo \"\$RANK \$TRAIN_RESTART_COUNT \$NODE_RANK \$WORLD_SIZE \$(hostname)\" >>starts.txt; sleep 2"' \
+		>out.txt 2>err.txt || rc=$?
+	cat err.txt
+	expect_eq "the step's exit" 0 "$rc"
+	expect_eq "starts (rank round node-rank world host)" "0 0 0 2 node1;1 0 1 2 node3;" \
+		"$(sort starts.txt | tr '\n' ';')"
+	expect_eq "the replacement, once on each node" 3 \
+		"$(grep -c -E "^train-run: host [^ ]*: node 1 \(node2\) failed preflight: GPU device $PWD/dev-gres/nvidia[0-7] does not open \(No such device or address\); spare node 2 \(node3\) takes its node rank 1$" err.txt)"
+	expect_eq "node2 excluded, once" 1 "$(grep -c -E '^train-run: host [^ ]*: node 1 is excluded \(it failed preflight\): it starts no workers' err.txt)"
+	expect_eq "the exclude files" node2 "$(sort -u exclude.txt)"
+	expect_eq "the exclude lines, one per node" 3 "$(wc -l <exclude.txt)"
+	sleep 1
+	left=$(pgrep -f 'starts.txt; sleep 2' | wc -l)
 	expect_eq "workers left behind" 0 "$left"
 }

@@ -184,14 +184,8 @@ test_train_run_refuses_two_tasks_per_node() {
 # census: neither node starts a worker, and both print the one line naming node2, its device and
 # the sbatch --exclude. The device directory is given per node by TRAINRT_PREFLIGHT_TEST_DEV_DIR.
 test_train_run_preflight_names_the_failing_node() {
-	local rc=0 i
-	mkdir -p dev-ok dev-gres
-	: >dev-ok/nvidiactl
-	: >dev-gres/nvidiactl
-	for i in 0 1 2 3 4 5 6 7; do
-		: >"dev-ok/nvidia$i"
-		ln -sf "$TT_CLUSTER_DIR/dev/nvidia$i" "dev-gres/nvidia$i"
-	done
+	local rc=0
+	preflight_dev_dirs
 	# shellcheck disable=SC2016 # expanded by the task's shell on each node
 	timeout 60 srun -N2 --ntasks-per-node=1 --gres=gpu:8 bash -c '
 		dir=$PWD/dev-ok

@@ -52,6 +52,7 @@ static void census(const char *text)
 	uint32_t per_node[4] = { 1, 0, 0, 0 };
 	unsigned char seen[4] = { 1, 0, 0, 0 };
 	char hosts[4][TT_CENSUS_HOST] = { "" };
+	struct tt_census_swap swap;
 	uint16_t port = 0;
 	tt_err err;
 
@@ -70,9 +71,12 @@ static void census(const char *text)
 			FUZZ_CHECK(s.node > 0 && s.node < 4 && seen[s.node] && per_node[s.node] == s.count &&
 				   s.count > 0 && !s.reason[0]);
 	}
-	if (tt_census_read_answer(text, 4, per_node, &port, &err) == 0)
+	if (tt_census_read_answer(text, 4, per_node, &port, &swap, &err) == 0) {
 		for (int k = 0; k < 4; k++)
 			FUZZ_CHECK(per_node[k] > 0 && (port > 0 || !strstr(text, " ctl ")));
+		FUZZ_CHECK(!swap.node || (swap.node < 4 && swap.spare > 0 && swap.spare < 4 &&
+					  swap.node != swap.spare && swap.host[0] && swap.line[0]));
+	}
 }
 
 static void control(const char *data, size_t size)

@@ -108,33 +108,52 @@ static void test_answer_both_ways(void)
 	const uint32_t counts[3] = { 8, 4, 8 };
 	uint32_t got[3] = { 0 };
 	uint16_t port = 1;
-	char line[64];
+	struct tt_census_swap swap, sent = { .node = 1, .spare = 2, .host = "n1",
+					     .line = "node 1 (n1) failed preflight: x; spare node 2 (n2) takes its node rank 1" };
+	char line[160];
 	tt_err err;
 
-	CU_ASSERT_EQUAL_FATAL(tt_census_answer(counts, 3, 0, line, sizeof(line)), 0);
+	CU_ASSERT_EQUAL_FATAL(tt_census_answer(counts, 3, 0, NULL, line, sizeof(line)), 0);
 	CU_ASSERT_STRING_EQUAL(line, "ok 8,4,8");
-	CU_ASSERT_EQUAL(tt_census_read_answer(line, 3, got, &port, &err), 0);
+	CU_ASSERT_EQUAL(tt_census_read_answer(line, 3, got, &port, &swap, &err), 0);
 	CU_ASSERT_EQUAL(got[1], 4);
 	CU_ASSERT_EQUAL(port, 0);
 	/* The control plane's port (ctl.h) rides on the answer. */
-	CU_ASSERT_EQUAL_FATAL(tt_census_answer(counts, 3, 40123, line, sizeof(line)), 0);
+	CU_ASSERT_EQUAL_FATAL(tt_census_answer(counts, 3, 40123, NULL, line, sizeof(line)), 0);
 	CU_ASSERT_STRING_EQUAL(line, "ok 8,4,8 ctl 40123");
-	CU_ASSERT_EQUAL(tt_census_read_answer(line, 3, got, &port, &err), 0);
+	CU_ASSERT_EQUAL(tt_census_read_answer(line, 3, got, &port, &swap, &err), 0);
 	CU_ASSERT_EQUAL(port, 40123);
 	CU_ASSERT_EQUAL(got[2], 8);
-	CU_ASSERT_EQUAL(tt_census_answer(counts, 3, 40123, line, 12), -1);
-	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 ctl 0", 3, got, &port, &err), -1);
-	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 ctl 65536", 3, got, &port, &err), -1);
-	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 port 1", 3, got, &port, &err), -1);
-	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4 ctl 1", 3, got, &port, &err), -1);
-	CU_ASSERT_EQUAL(tt_census_answer(counts, 3, 0, line, 6), -1);
-	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4", 3, got, &port, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_answer(counts, 3, 40123, NULL, line, 12), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 ctl 0", 3, got, &port, &swap, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 ctl 65536", 3, got, &port, &swap, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 port 1", 3, got, &port, &swap, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4 ctl 1", 3, got, &port, &swap, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_answer(counts, 3, 0, NULL, line, 6), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4", 3, got, &port, &swap, &err), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "not a list of 3 worker counts"));
-	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8,1", 3, got, &port, &err), -1);
-	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,0,8", 3, got, &port, &err), -1);
-	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,-4,8", 3, got, &port, &err), -1);
-	CU_ASSERT_EQUAL(tt_census_read_answer("error node 1 (h) counts 2 nodes", 3, got, &port, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8,1", 3, got, &port, &swap, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,0,8", 3, got, &port, &swap, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,-4,8", 3, got, &port, &swap, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("error node 1 (h) counts 2 nodes", 3, got, &port, &swap, &err), -1);
 	CU_ASSERT_STRING_EQUAL(err.msg, "node 1 (h) counts 2 nodes");
+	/* A node replaced by a spare at the start (census.h): after the port, or without one. */
+	CU_ASSERT_EQUAL_FATAL(tt_census_answer(counts, 3, 40123, &sent, line, sizeof(line)), 0);
+	CU_ASSERT_STRING_EQUAL(line, "ok 8,4,8 ctl 40123 swap 1 2 n1 node 1 (n1) failed preflight: x; "
+			       "spare node 2 (n2) takes its node rank 1");
+	CU_ASSERT_EQUAL(tt_census_read_answer(line, 3, got, &port, &swap, &err), 0);
+	CU_ASSERT_EQUAL(port, 40123);
+	CU_ASSERT(swap.node == 1 && swap.spare == 2);
+	CU_ASSERT_STRING_EQUAL(swap.host, "n1");
+	CU_ASSERT_STRING_EQUAL(swap.line, sent.line);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 swap 2 1 n2 why", 3, got, &port, &swap, &err), 0);
+	CU_ASSERT(swap.node == 2 && swap.spare == 1 && port == 0);
+	CU_ASSERT_EQUAL(tt_census_answer(counts, 3, 40123, &sent, line, 40), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 swap 0 2 n0 why", 3, got, &port, &swap, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 swap 1 3 n1 why", 3, got, &port, &swap, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 swap 1 1 n1 why", 3, got, &port, &swap, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 swap 1 2 n1", 3, got, &port, &swap, &err), -1);
+	CU_ASSERT_EQUAL(swap.node, 0);
 }
 
 /* The channel's lines: each kind parsed, anything else refused; the proofs differ by role,
@@ -353,6 +372,45 @@ static void test_preflight_judged_by_node0(void)
 	run_nodes(nodes, 2);
 	expect_counts(nodes, 2);
 	CU_ASSERT_EQUAL(pf[0].net_mbps, 0);
+}
+
+/* A node other than 0 failing the start preflight with a spare standing by with its worker
+ * count: the spare takes its place, named in one line; node 0 failing, a spare failing, no spare
+ * with its count, another node failing too, or no swap wanted: the verdict as without spares. */
+static void test_preflight_failing_node_replaced(void)
+{
+	struct tt_preflight pf[4] = { { .mem_mbps = 9900 }, { .mem_mbps = 2100 }, { .mem_mbps = 9800 },
+				      { .mem_mbps = 9700 } };
+	char hosts[4][TT_CENSUS_HOST] = { "n0", "n1", "n2", "n3" };
+	uint32_t counts[4] = { 2, 2, 2, 2 };
+	struct tt_census_swap swap;
+	tt_err err;
+
+	CU_ASSERT_EQUAL(tt_census_preflight(pf, hosts, counts, 4, 1, 0.5, &swap, &err), 0);
+	CU_ASSERT(swap.node == 1 && swap.spare == 3);
+	CU_ASSERT_STRING_EQUAL(swap.host, "n1");
+	CU_ASSERT_STRING_EQUAL(swap.line, "node 1 (n1) failed preflight: memory bandwidth 2.1 GB/s < 0.5 x "
+			       "median 9.8 GB/s; spare node 3 (n3) takes its node rank 1");
+	CU_ASSERT_EQUAL(tt_census_preflight(pf, hosts, counts, 4, 1, 0.5, NULL, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "node 1 (n1) failed preflight: memory bandwidth 2.1 GB/s"));
+	CU_ASSERT_EQUAL(tt_census_preflight(pf, hosts, counts, 4, 0, 0.5, &swap, &err), -1);
+	CU_ASSERT_EQUAL(swap.node, 0);
+	counts[3] = 4;	/* the spare runs another worker count */
+	CU_ASSERT_EQUAL(tt_census_preflight(pf, hosts, counts, 4, 1, 0.5, &swap, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "resubmit with sbatch --exclude=n1"));
+	counts[3] = 2;
+	pf[2].mem_mbps = 1000;	/* node 2 fails too */
+	CU_ASSERT_EQUAL(tt_census_preflight(pf, hosts, counts, 4, 2, 0.5, &swap, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "node 1 (n1) failed preflight"));
+	pf[2].mem_mbps = 9800;
+	pf[3].mem_mbps = 1000;	/* the only spare fails */
+	CU_ASSERT_EQUAL(tt_census_preflight(pf, hosts, counts, 4, 1, 0.5, &swap, &err), -1);
+	pf[3].mem_mbps = 9700;
+	pf[1].mem_mbps = 9600;
+	pf[0].mem_mbps = 2000;	/* node 0, the coordinator */
+	CU_ASSERT_EQUAL(tt_census_preflight(pf, hosts, counts, 4, 1, 0.5, &swap, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "node 0 (n0) failed preflight"));
+	CU_ASSERT_EQUAL(swap.node, 0);
 }
 
 /* Node 0's probe thread answers a key holder's malformed probe request with an error, and a
@@ -645,6 +703,7 @@ int tt_register_suites(void)
 	CU_add_test(s, "a refusal reaches every node", test_refusal_reaches_every_node);
 	CU_add_test(s, "preflight judged by node 0", test_preflight_judged_by_node0);
 	CU_add_test(s, "probe requests answered", test_probe_requests_answered);
+	CU_add_test(s, "a node failing preflight is replaced by a spare", test_preflight_failing_node_replaced);
 	CU_add_test(s, "strangers change nothing", test_strangers_change_nothing);
 	CU_add_test(s, "a duplicate node is refused", test_duplicate_node_refused);
 	CU_add_test(s, "a dead node is named, waiting is said", test_dead_node_named_and_waiting_said);

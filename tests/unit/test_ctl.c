@@ -231,6 +231,13 @@ static void test_spare_takes_the_lost_rank(void)
 	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role2, count2, 3, 1, 1, &spare), 1);
 	CU_ASSERT_EQUAL(spare, 2);
 	CU_ASSERT_EQUAL(role2[2], 1);
+	/* A node standing aside (the census replaced it at the start) lost: like a spare standing
+	 * by, 2 and no spare taken. */
+	uint32_t role3[3] = { 0, TT_CTL_ASIDE, 1 };
+
+	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role3, count2, 3, 1, 1, &spare), 2);
+	CU_ASSERT_EQUAL(role3[1], TT_CTL_GONE);
+	CU_ASSERT_EQUAL(role3[2], 1);
 }
 
 static void test_lost_line(void)

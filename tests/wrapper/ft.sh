@@ -24,6 +24,9 @@
 #    directory): with a spare, node 1 is replaced before round 1 starts, one line on every node
 #    naming it, the device and the spare; without one, both nodes stop with the verdict;
 #    --preflight=off: the round starts anyway.
+#  - preflight at the start: node 1's GPU device file gone before the launch, with a spare: the
+#    spare runs node rank 1 from round 0, node 1 stands aside and ends 0, one line on every node;
+#    a spare with another worker count, or node 0 failing: the verdict on every node.
 # No timing asserts: every wait is bounded generously (60 s; the loss bound is 5 s).
 # Run by `make check` from the build directory; TRAIN_RUN overrides the binary under test.
 # Exit 0 when all passed, 1 on a failure, 77 when a part could not run (its SKIP line says why).
@@ -443,9 +446,68 @@ t_preflight_before_restart() {
 	pass "a node failing preflight before a restart: replaced by the spare, else the verdict; off: no check"
 }
 
+# Three nodes, the last a spare, node 1's GPU 1 gone before the start (a fake device directory):
+# the census gives the spare node rank 1 at once: ranks 2 and 3 start exactly once, in round 0,
+# on ft-c with NODE_RANK 1; node 1 starts none, says once that it is excluded and ends 0 with the
+# job; every node names node 1, the device and the spare in one line and notes ft-b for
+# exclusion. No spare with node 1's worker count, or node 0 failing: every node stops with the
+# verdict as without spares, no worker started.
+t_spare_replaces_node_failing_preflight() {
+	d="$WORK/prestart"
+	launch_dir prestart
+	fake_gpus "$d" 3
+	rm "$d/dev.1/nvidia1"
+	for n in 0 1 2; do NODES=3 SECS=3 node "$d" $n --spares 1; done
+	for n in 0 1 2; do
+		wait "$(cat "$d/pid.$n")"
+		rc=$?
+		[ $rc -eq 0 ] || fail "prestart: node $n exit $rc: $(cat "$d"/err.*)"
+	done
+	[ "$(starts "$d")" = "0 0;1 0;2 0;3 0;" ] || fail "prestart: starts $(starts "$d"): $(cat "$d"/err.*)"
+	[ "$(sort "$d/where" | tr '\n' ';')" = "0 0 ft-a 0 4 0;1 0 ft-a 0 4 0;2 0 ft-c 1 4 1;3 0 ft-c 1 4 1;" ] ||
+		fail "prestart: ran $(sort "$d/where" | tr '\n' ';')"
+	for n in 0 1 2; do
+		[ "$(grep -c "^train-run: host .*: node 1 (ft-b) failed preflight: GPU device $d/dev.1/nvidia1 does not open (No such file or directory); spare node 2 (ft-c) takes its node rank 1$" "$d/err.$n")" -eq 1 ] ||
+			fail "prestart: node $n did not name the replacement once: $(cat "$d/err.$n")"
+		[ "$(cat "$d/exclude.$n" 2>/dev/null)" = ft-b ] || fail "prestart: exclude file of node $n: $(cat "$d/exclude.$n" 2>&1)"
+	done
+	[ "$(grep -c "^train-run: host .*: node 1 is excluded (it failed preflight): it starts no workers and stands aside until the job ends, then exits 0$" "$d/err.1")" -eq 1 ] ||
+		fail "prestart: node 1 did not say once that it is excluded: $(cat "$d/err.1")"
+	! grep -q "excluded" "$d/err.0" "$d/err.2" || fail "prestart: another node says it is excluded: $(cat "$d"/err.*)"
+
+	for case in count node0; do
+		d="$WORK/prestart-$case"
+		launch_dir "prestart-$case"
+		fake_gpus "$d" 3
+		bad=1 badhost=ft-b
+		[ $case = node0 ] && bad=0 badhost=ft-a
+		rm "$d/dev.$bad/nvidia1"
+		NODES=3 SECS=3 node "$d" 0 --spares 1
+		NODES=3 SECS=3 node "$d" 1 --spares 1
+		if [ $case = count ]; then
+			NODES=3 SECS=3 node "$d" 2 --spares 1 --nproc-per-node 1	# the spare runs 1 worker, node 1 2
+		else
+			NODES=3 SECS=3 node "$d" 2 --spares 1
+		fi
+		for n in 0 1 2; do
+			wait "$(cat "$d/pid.$n")"
+			rc=$?
+			[ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "prestart $case: node $n exit $rc: $(cat "$d"/err.*)"
+			[ "$(grep -c "^train-run: node $bad ($badhost) failed preflight: GPU device $d/dev.$bad/nvidia1 does not open (No such file or directory); resubmit with sbatch --exclude=$badhost$" "$d/err.$n")" -eq 1 ] ||
+				fail "prestart $case: node $n did not give the verdict once: $(cat "$d/err.$n")"
+		done
+		[ ! -e "$d/starts" ] || fail "prestart $case: workers started: $(starts "$d")"
+	done
+	unset SLURM_GPUS_ON_NODE
+	sleep 0.5
+	left=$(pgrep -f "$WORK/prestart.*/worker.sh" | wc -l)
+	[ "$left" -eq 0 ] || fail "prestart: $left workers left behind"
+	pass "a node failing the start preflight: the spare runs its node rank from round 0; no fitting spare, or node 0: the verdict"
+}
+
 [ -x "$TRAIN_RUN" ] || { echo "FAIL: $TRAIN_RUN not built"; exit 1; }
 command -v pgrep >/dev/null 2>&1 || { echo "SKIP: pgrep not found (procps)"; exit 77; }
-for t in ${FT_TESTS:-t_fault_restarts_every_node t_victim_waits_for_the_culprit t_restarts_used_up t_node_lost t_suspend_is_no_loss t_job_stragglers t_spare_replaces_lost_node t_spare_lost_then_no_spare t_preflight_before_restart}; do
+for t in ${FT_TESTS:-t_fault_restarts_every_node t_victim_waits_for_the_culprit t_restarts_used_up t_node_lost t_suspend_is_no_loss t_job_stragglers t_spare_replaces_lost_node t_spare_lost_then_no_spare t_preflight_before_restart t_spare_replaces_node_failing_preflight}; do
 	f0=$failures
 	$t
 done
