@@ -240,9 +240,10 @@ done
 echo
 echo "| launcher, program | fault on node 2 | fault -> detection | detection -> training (or verdict) | fault -> training | last step before fault | resumed from | steps lost | culprit named | orphans | weights = uninterrupted | outcome |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
-awk -F'\t' -v '{
-	f = $2 ~ /^link.*FT_SPARE/ ? "link down in its namespace (node lost, 1 spare)" : $2 ~ /^link/ ? "link down in its namespace (node lost)" :
-		$2 ~ /FT_SPARE/ ? "kill -9 of train-run (node lost, 1 spare)" : $2 ~ /comm=train-run/ ? "kill -9 of train-run (node lost)" : $2 ~ /^kill/ ? "kill -9 of a worker" : "hang (SIGSTOP) of a worker"
+awk -F'\t' '{
+	f = $2 ~ /FT_SPARE/ ? "kill -9 of train-run (node lost, 1 spare)" : $2 ~ /comm=train-run/ ? "kill -9 of train-run (node lost)" : $2 ~ /^kill/ ? "kill -9 of a worker" : "hang (SIGSTOP) of a worker"
+	if ($2 ~ /^link/)
+		f = $2 ~ /FT_SPARE/ ? "link down in its namespace (node lost, 1 spare)" : "link down in its namespace (node lost)"
 	tot = ($3 != "-" && $4 != "-") ? sprintf("%.2f s", $3 + $4) : "-"
 	lost = ($5 != "-" && $6 != "-") ? $5 - $6 : "-"
 	out = $12 != "" ? "verdict: " $12 : $7
