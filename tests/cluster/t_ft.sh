@@ -65,6 +65,19 @@ test_ft_node_lost_names_it_for_exclusion() {
 	expect_eq "workers left behind" 0 "$left"
 }
 
+# spare_took_node2: after node2 was lost on 3 nodes with --spares 1 (starts.txt: "RANK ROUND
+# NODE_RANK WORLD_SIZE HOST" per start): node3 took node rank 1, train-mlp resumed and trained to
+# its last step at world size 2, node2 noted for exclusion.
+spare_took_node2() {
+	expect_eq "round 0 (rank round node-rank world host)" "0 0 0 2 node1;1 0 1 2 node2;" \
+		"$(awk '$2 == 0' starts.txt | sort | tr '\n' ';')"
+	expect_eq "node rank 1 after the loss" "1 1 2 node3" "$(awk '$2 > 0 && $1 == 1 { print $1, $3, $4, $5 }' starts.txt)"
+	expect_eq "resumed from a checkpoint" 1 "$(grep -c 'train-mlp: \[rank 0\] resumed from ckpt/step-' err.txt)"
+	expect_eq "trained to the last step at world size 2" "200 2" \
+		"$(python3 -c 'import json; s = json.load(open("summary.json")); print(s["steps"], s["world_size"])')"
+	expect_eq "the exclude files" node2 "$(sort -u exclude.txt)"
+}
+
 test_n4_ft_spare_takes_lost_node() {
 	local spid victim deadline left
 	# shellcheck disable=SC2054 # the commas are inside values (--layers A,B,C), not between elements
@@ -88,13 +101,7 @@ test_n4_ft_spare_takes_lost_node() {
 	cat err.txt
 	expect_eq "the replacement, named on node1 and node3" 2 \
 		"$(grep -c -E '^train-run: host [^ ]*: node node2 lost \(.*\); spare node 2 \(node3\) takes its node rank 1: every node restarts its workers' err.txt)"
-	expect_eq "round 0 (rank round node-rank world host)" "0 0 0 2 node1;1 0 1 2 node2;" \
-		"$(awk '$2 == 0' starts.txt | sort | tr '\n' ';')"
-	expect_eq "node rank 1 after the loss" "1 1 2 node3" "$(awk '$2 > 0 && $1 == 1 { print $1, $3, $4, $5 }' starts.txt)"
-	expect_eq "resumed from a checkpoint" 1 "$(grep -c 'train-mlp: \[rank 0\] resumed from ckpt/step-' err.txt)"
-	expect_eq "trained to the last step at world size 2" "200 2" \
-		"$(python3 -c 'import json; s = json.load(open("summary.json")); print(s["steps"], s["world_size"])')"
-	expect_eq "the exclude files" node2 "$(sort -u exclude.txt)"
+	spare_took_node2
 	sleep 1
 	left=$(pgrep -f 'train-mlp --layers' | wc -l)
 	expect_eq "workers left behind" 0 "$left"
@@ -167,13 +174,7 @@ test_n4_ft_link_down_node_lost() {
 	expect_eq "the replacement named on node1" 1 "$(grep -c -E "^train-run: host node1: $line" err.txt)"
 	expect_eq "the replacement named on node3" 1 "$(grep -c -E "^train-run: host node3: $line" err.txt)"
 	expect_eq "node2 names itself" 1 "$(grep -c -E "^$own" err.txt)"
-	expect_eq "round 0 (rank round node-rank world host)" "0 0 0 2 node1;1 0 1 2 node2;" \
-		"$(awk '$2 == 0' starts.txt | sort | tr '\n' ';')"
-	expect_eq "node rank 1 after the loss" "1 1 2 node3" "$(awk '$2 > 0 && $1 == 1 { print $1, $3, $4, $5 }' starts.txt)"
-	expect_eq "resumed from a checkpoint" 1 "$(grep -c 'train-mlp: \[rank 0\] resumed from ckpt/step-' err.txt)"
-	expect_eq "trained to the last step at world size 2" "200 2" \
-		"$(python3 -c 'import json; s = json.load(open("summary.json")); print(s["steps"], s["world_size"])')"
-	expect_eq "the exclude file" node2 "$(sort -u exclude.txt)"
+	spare_took_node2
 	sleep 1
 	left=$(node_procs)
 	expect_eq "processes left behind" "" "$left"
