@@ -7,10 +7,12 @@
 #   train-run --max-restarts 1: kill -9 of a worker on node 2 (global rank 3); a hung worker
 #             there (kill -STOP); kill -9 of node 2's train-run (a lost node: node 1 must stop
 #             with the one-line sbatch --exclude verdict);
-#   train-run --spares 1 on 3 nodes (node 3 stands by): kill -9 of node 2's train-run, the
+#   train-run --spares 1 on 3 nodes (node 3 stands by): kill -9 of node 2's train-run, and node
+#             2's eth0 taken down inside its network namespace (the node lost to its link): the
 #             spare takes node rank 1 and training goes on from the checkpoint (spare_row);
 #   torchrun  --max-restarts 1 (Debian's python3-torch through bench/torchrun_py311.py, one agent
-#             per node, --rdzv-backend c10d on node1, --no-python train-mlp): kill -9, hang.
+#             per node, --rdzv-backend c10d on node1, --no-python train-mlp): kill -9, hang, and
+#             (train-mlp) node 2's link down.
 # Each row is one bench/ft_drive.py run around `srun -N2` (FT_TARGET picks the process on node 2
 # by its environment: the clusters' nodes share this machine's pid namespace); times come from
 # the stamped srun output lines (both nodes' launchers and rank 0's step lines). After each row,
@@ -41,6 +43,7 @@ EXAMPLE=$HERE/../examples/pytorch_ddp.py
 WORK=$(mktemp -d "$(dirname "$TRAIN_RUN")/bench-ft-cluster.XXXXXX")
 started=0
 cleanup() {
+	ip netns exec tt-node2 ip link set eth0 up 2>/dev/null || true
 	leftovers >/dev/null || true
 	rm -rf "$WORK"
 	if [ $started = 1 ]; then "$CLUSTER" down >/dev/null 2>&1 || true; fi
@@ -138,6 +141,8 @@ row() {
 		grep -q -E 'failed \(exitcode.*' "$dir/log" && grep -q -E 'rank: 3|local_rank: 1' "$dir/log" && named="local rank only"
 	fi
 	verdict=$(grep -o -m1 -E 'train-run: node node2 lost.*resubmit with: sbatch --exclude=node2' "$dir/log" || true)
+	# (a recovered row has no verdict: node 2 cut off by its link names itself so, the others go on)
+	[ "$(printf '%s\n' "$res" | cut -f5)" != recovered ] || verdict=""
 	c=$($WEIGHTS "$dir")
 	same="no ($c)"
 	[ "$c" != - ] || same="- (no final weights)"
@@ -151,36 +156,42 @@ TR_CMD="srun -J JOB -N2 --ntasks-per-node=1 --export=ALL $TRAIN_RUN --nproc-per-
 HAVE_TORCH=0
 ! $PY -c 'import torch.distributed.run' 2>/dev/null || HAVE_TORCH=1
 
-# torchrun_rows PROGRAM-ARGS...: torchrun's kill and hang rows (PROGRAM-ARGS start with
-# --no_python for a program that is no Python script).
+# torchrun_rows FAULTS PROGRAM-ARGS...: torchrun's rows, one for each of FAULTS (kill stop
+# link:tt-node2) (PROGRAM-ARGS start with --no_python for a program that is no Python script).
 torchrun_rows() {
+	faults=$1
+	shift
 	if [ $HAVE_TORCH = 0 ]; then
 		echo "torchrun rows of $PROG: skipped ($PY cannot import torch.distributed.run; apt-get install python3-torch)"
 		return
 	fi
-	for f in kill stop; do
-		row torchrun $f ",RANK=3" "$TC_DETECT" "$TC_DETECT" -- srun -J JOB -N2 --ntasks-per-node=1 \
+	for f in $faults; do
+		row torchrun "$f" ",RANK=3" "$TC_DETECT" "$TC_DETECT" -- srun -J JOB -N2 --ntasks-per-node=1 \
 			--export=ALL $PY "$HERE/torchrun_py311.py" --nnodes 2 --nproc_per_node 2 --rdzv_backend c10d \
 			--rdzv_endpoint node1:29411 --rdzv_id "ftc$((n + 1))" --max_restarts 1 "$@"
 	done
 }
 
 # spare_row: 2 nodes x 2 ranks train as in every row, node 3 stands by (--spares 1, srun --no-kill
-# so that the step outlives the lost train-run); node 2's train-run killed -9: node 1 gives node 3
-# node rank 1 and both train again. FT_SPARE=1 marks the row's processes (and the table's row).
+# so that the step outlives the lost train-run); node 2's train-run killed -9, then in a second
+# row node 2's eth0 down inside its namespace: node 1 gives node 3 node rank 1 and both train
+# again. FT_SPARE=1 marks the row's processes (and the table's row).
 spare_row() {
 	if [ "$(sinfo -h -N -o %N 2>/dev/null | sort -u | grep -c .)" -lt 3 ]; then
 		echo "spare row: skipped (the cluster that is up has fewer than 3 nodes)"
 		return
 	fi
 	# shellcheck disable=SC2086 # word splitting of the command and arguments is meant
-	row train-run kill ",SLURM_NODEID=1,comm=train-run,FT_SPARE=1" 'train-run: host .*: node .* lost .*spare node' \
-		"$TR_RESTART" -- env FT_SPARE=1 srun -J JOB -N3 --ntasks-per-node=1 --no-kill --export=ALL "$TRAIN_RUN" \
-		--nproc-per-node 2 --spares 1 --max-restarts 1 -- "$TRAIN_MLP" $MLP_ARGS --ckpt-dir CKPT --summary SUMMARY
+	for f in kill link:tt-node2; do
+		# shellcheck disable=SC2086 # word splitting of the command and arguments is meant
+		row train-run "$f" ",SLURM_NODEID=1,comm=train-run,FT_SPARE=1" 'train-run: host .*: node .* lost .*spare node' \
+			"$TR_RESTART" -- env FT_SPARE=1 srun -J JOB -N3 --ntasks-per-node=1 --no-kill --export=ALL "$TRAIN_RUN" \
+			--nproc-per-node 2 --spares 1 --max-restarts 1 -- "$TRAIN_MLP" $MLP_ARGS --ckpt-dir CKPT --summary SUMMARY
+	done
 }
 
-# mlp_rows: train-mlp: train-run's kill, hang, lost node and lost node with a spare; torchrun's
-# kill and hang.
+# mlp_rows: train-mlp: train-run's kill, hang, lost node, and lost node (killed, link down) with
+# a spare; torchrun's kill, hang and link down.
 mlp_rows() {
 	PROG=train-mlp STEP_RE=$MLP_STEP RESUME_RE=$MLP_RESUME WARM=${FT_WARM:-1200} WEIGHTS=weights_mlp
 	# shellcheck disable=SC2086 # word splitting of the arguments is meant
@@ -194,7 +205,7 @@ mlp_rows() {
 	row train-run kill ",SLURM_NODEID=1,comm=train-run" "$TR_DETECT" "$TR_RESTART" -- $TR_CMD "$TRAIN_MLP" $MLP_ARGS --ckpt-dir CKPT --summary SUMMARY
 	spare_row
 	# shellcheck disable=SC2086 # word splitting of the arguments is meant
-	torchrun_rows --no_python "$TRAIN_MLP" $MLP_ARGS --ckpt-dir CKPT --summary SUMMARY
+	torchrun_rows "kill stop link:tt-node2" --no_python "$TRAIN_MLP" $MLP_ARGS --ckpt-dir CKPT --summary SUMMARY
 }
 
 # pt_rows: the PyTorch example (gloo, checkpoints every 200 steps): train-run's and torchrun's
@@ -212,7 +223,7 @@ pt_rows() {
 		row train-run $f ",RANK=3" "$TR_DETECT" "$TR_RESTART" -- $TR_CMD $PY "$EXAMPLE" $PT_ARGS --ckpt-dir CKPT
 	done
 	# shellcheck disable=SC2086 # word splitting of the arguments is meant
-	torchrun_rows "$EXAMPLE" $PT_ARGS --ckpt-dir CKPT
+	torchrun_rows "kill stop" "$EXAMPLE" $PT_ARGS --ckpt-dir CKPT
 }
 
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $CPUS CPUs, Linux $(uname -r); embedded cluster, $(sinfo -h -N -o %N 2>/dev/null | sort -u | grep -c .) nodes"
@@ -229,8 +240,10 @@ done
 echo
 echo "| launcher, program | fault on node 2 | fault -> detection | detection -> training (or verdict) | fault -> training | last step before fault | resumed from | steps lost | culprit named | orphans | weights = uninterrupted | outcome |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
-awk -F'\t' -v '{
+awk -F'\t' '{
 	f = $2 ~ /FT_SPARE/ ? "kill -9 of train-run (node lost, 1 spare)" : $2 ~ /comm=train-run/ ? "kill -9 of train-run (node lost)" : $2 ~ /^kill/ ? "kill -9 of a worker" : "hang (SIGSTOP) of a worker"
+	if ($2 ~ /^link/)
+		f = $2 ~ /FT_SPARE/ ? "link down in its namespace (node lost, 1 spare)" : "link down in its namespace (node lost)"
 	tot = ($3 != "-" && $4 != "-") ? sprintf("%.2f s", $3 + $4) : "-"
 	lost = ($5 != "-" && $6 != "-") ? $5 - $6 : "-"
 	out = $12 != "" ? "verdict: " $12 : $7
@@ -241,12 +254,14 @@ awk -F'\t' -v '{
 echo
 awk -F'\t' -v bound="$BOUND" '
 !($13 in seen) { seen[$13] = 1; progs[np++] = $13 }
-$7 == "recovered" { t[$13 "/" $1 "/" substr($2, 1, 4)] = $3 + $4 }
+$7 == "recovered" && $2 !~ /^kill.*FT_SPARE/ { t[$13 "/" $1 "/" substr($2, 1, 4)] = $3 + $4 }
 $7 ~ /^not recovered/ { lost[$13 "/" $1 "/" substr($2, 1, 4)] = 1 }
 END {
 	for (p = 0; p < np; p++)
-		for (i = 1; i <= 2; i++) {
-			f = (i == 1) ? "kill" : "stop"
+		for (i = 1; i <= 3; i++) {
+			f = (i == 1) ? "kill" : (i == 2) ? "stop" : "link"
+			if (f == "link" && progs[p] != "train-mlp")
+				continue
 			a = progs[p] "/train-run/" f
 			b = progs[p] "/torchrun/" f
 			if ((a in t) && (b in t) && t[a] > 0)
@@ -262,13 +277,18 @@ END {
 # The spare's row against a worker killed (train-run, train-mlp, the same run): what the loss and
 # the replacement cost beyond a restart.
 awk -F'\t' '
-$7 == "recovered" && $2 ~ /FT_SPARE/ { spare = $3 + $4 }
+$7 == "recovered" && $2 ~ /^kill.*FT_SPARE/ { spare = $3 + $4 }
+$7 == "recovered" && $2 ~ /^link.*FT_SPARE/ { link = $3 + $4 }
 $7 == "recovered" && $1 == "train-run" && $13 == "train-mlp" && $2 ~ /^kill,RANK=3/ { worker = $3 + $4 }
 END {
 	if (spare > 0 && worker > 0)
 		printf "node lost, 1 spare: fault -> training %.2f s = %.1fx a worker killed (%.2f s)\n", spare, spare / worker, worker
 	else
 		print "node lost, 1 spare: no ratio (the spare row or the worker row did not recover)"
+	if (link > 0 && worker > 0)
+		printf "link down, 1 spare: fault -> training %.2f s = %.1fx a worker killed (%.2f s)\n", link, link / worker, worker
+	else
+		print "link down, 1 spare: no ratio (the link row or the worker row did not recover)"
 }' "$WORK/rows"
 
 # The slow node and slow link rows: a table of their own (what is named, not a recovery).

@@ -9,11 +9,14 @@
 #   steps lost:                the last step line stamped before the fault minus the step resumed from
 #                              (--resume's group 1; 0 when no resume line comes)
 # Prints one tab-separated line: detect_s, again_s, last_step, resumed_step, verdict, exit.
+# FAULT link:NETNS is no signal: eth0 inside network namespace NETNS (a test cluster's node) goes
+# down at the fault and up again once training goes on (or the row is given up), so that the
+# node's slurmstepd can report its task's end to srun.
 # The target is local rank 1 below the launcher; with FT_TARGET="KEY=VALUE,...[,comm=NAME]" in the
 # environment it is instead the topmost process anywhere in /proc whose environment holds every
 # KEY=VALUE (and whose name is NAME): a worker or train-run that Slurm started on another node of
 # the test cluster (bench/ft_cluster.sh), which shares this machine's pid namespace.
-# Usage: ft_drive.py LOG FAULT(kill|stop) WARM_STEP BOUND_S STEP_RE DETECT_RE RESTART_RE RESUME_RE -- CMD...
+# Usage: ft_drive.py LOG FAULT(kill|stop|link:NETNS) WARM_STEP BOUND_S STEP_RE DETECT_RE RESTART_RE RESUME_RE -- CMD...
 import os
 import queue
 import re
@@ -97,12 +100,19 @@ def kill_all(root):
             pass
 
 
+def link(netns, state):
+    """eth0 of network namespace netns down or up."""
+    subprocess.run(["ip", "netns", "exec", netns, "ip", "link", "set", "eth0", state], check=True)
+
+
 def main():
     a = sys.argv[1:]
     sep = a.index("--")
     log, fault, warm, bound, step_re, detect_re, restart_re, resume_re = a[:sep]
     cmd = a[sep + 1:]
     warm, bound = int(warm), float(bound)
+    netns = fault[5:] if fault.startswith("link:") else None
+    link_down = False
     step_re, detect_re = re.compile(step_re), re.compile(detect_re)
     restart_re, resume_re = re.compile(restart_re), re.compile(resume_re)
 
@@ -139,8 +149,14 @@ def main():
                     last_step = int(m.group(1))
                     # Found at the first step line: scanning /proc at the fault itself took
                     # 0.2 s under load, hundreds of train-mlp steps.
-                    w = w or (None if os.environ.get("FT_TARGET") else worker(p.pid, "1"))
-                    if last_step >= warm:
+                    w = w or (None if os.environ.get("FT_TARGET") or netns else worker(p.pid, "1"))
+                    if last_step >= warm and netns:
+                        t_fault = time.monotonic()
+                        link(netns, "down")
+                        link_down = True
+                        lf.write(f"{t_fault - t0:10.6f} ft_drive: eth0 down in {netns}\n")
+                        deadline = t_fault + bound
+                    elif last_step >= warm:
                         w = w or worker(p.pid, "1")
                         if w is None:
                             verdict = "no rank 1 found"
@@ -162,6 +178,11 @@ def main():
             if t_restart is not None and t_again is None and m:
                 t_again = t
                 deadline = t_again + bound
+                if link_down:
+                    link(netns, "up")
+                    link_down = False
+        if link_down:
+            link(netns, "up")
         if verdict:
             kill_all(p.pid)
             lf.write(f"{time.monotonic() - t0:10.6f} ft_drive: {verdict}: killed the launcher's process groups\n")

@@ -172,8 +172,8 @@ dist_noinst_SCRIPTS += bench/preflight.sh
 
 # bench-ft-cluster: fault recovery across the nodes of the test cluster (issue #29), train-mlp and
 # examples/pytorch_ddp.py: a worker on node 2 killed or hung, node 2's train-run killed with and
-# without a spare (3rd node; train-mlp); train-run against torchrun (bench/ft_cluster.sh; needs root
-# and the cluster lock; brings a 3-node cluster up when none is). About 9 minutes;
+# without a spare and node 2's link down with a spare (3rd node; train-mlp); train-run against torchrun (bench/ft_cluster.sh; needs root
+# and the cluster lock; brings a 3-node cluster up when none is). About 10 minutes;
 # FT_PROGRAMS=pytorch runs only the example's rows. Then a slow node and a slow link, what names
 # them (bench/ft_straggle.sh; the link needs 4 nodes up).
 BENCH_TARGETS += bench-ft-cluster

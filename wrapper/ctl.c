@@ -8,7 +8,10 @@
 #include "tt_signal.h"
 
 #include <errno.h>
+#include <ifaddrs.h>
 #include <inttypes.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -729,10 +732,46 @@ void tt_ctl_health(struct tt_ctl *c, uint32_t round, const struct tt_preflight *
 	}
 }
 
+/* Whether interface address a is the socket address me. */
+static int same_addr(const struct sockaddr *a, const struct sockaddr_storage *me)
+{
+	if (!a || a->sa_family != me->ss_family)
+		return 0;
+	if (a->sa_family == AF_INET)
+		return !memcmp(&((const struct sockaddr_in *)a)->sin_addr,
+			       &((const struct sockaddr_in *)me)->sin_addr, sizeof(struct in_addr));
+	return a->sa_family == AF_INET6 &&
+	       !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+		       &((const struct sockaddr_in6 *)me)->sin6_addr, sizeof(struct in6_addr));
+}
+
+/* Whether the interface holding the local address of connection fd is down or has no carrier
+ * (its name into ifname): a node that lost node 0 so is itself the node cut off. */
+static int own_link_down(int fd, char *ifname, size_t len)
+{
+	struct sockaddr_storage me;
+	socklen_t n = sizeof(me);
+	struct ifaddrs *ifs;
+	int down = 0;
+
+	if (getsockname(fd, (struct sockaddr *)&me, &n) != 0 || getifaddrs(&ifs) != 0)
+		return 0;
+	for (const struct ifaddrs *i = ifs; i; i = i->ifa_next)
+		if (same_addr(i->ifa_addr, &me)) {
+			down = !(i->ifa_flags & IFF_UP) || !(i->ifa_flags & IFF_RUNNING);
+			snprintf(ifname, len, "%s", i->ifa_name);
+			break;
+		}
+	freeifaddrs(ifs);
+	return down;
+}
+
 /* Peer p is lost (why): the verdict, for every node: a spare takes its place (node 0 with
- * spares: tt_ctl_replace), a spare standing by is gone, or the loss stops every node. */
+ * spares: tt_ctl_replace), a spare standing by is gone, or the loss stops every node. A node
+ * whose own link to node 0 is down names itself, not node 0 (node 0 names it too). */
 static int lose(struct tt_ctl *c, struct tt_ctl_peer *p, const char *why, struct tt_ctl_msg *v)
 {
+	char ifname[IF_NAMESIZE] = "";
 	uint32_t spare = 0;
 	int k = c->role ? tt_ctl_replace(&c->rounds, c->role, c->counts, c->nnodes, p->node,
 					 !c->draining, &spare) : 0;
@@ -742,6 +781,11 @@ static int lose(struct tt_ctl *c, struct tt_ctl_peer *p, const char *why, struct
 	v->node = p->node;
 	snprintf(v->host, sizeof(v->host), "%s", p->host);
 	snprintf(v->what, sizeof(v->what), "%s%s", p->node == 0 ? "the coordinator, node 0: " : "", why);
+	if (!is_server(c) && p->fd >= 0 && own_link_down(p->fd, ifname, sizeof(ifname))) {
+		v->node = c->node;
+		snprintf(v->host, sizeof(v->host), "%s", c->host ? c->host : "?");
+		snprintf(v->what, sizeof(v->what), "its own link %s is down; node 0 (%s) %s", ifname, p->host, why);
+	}
 	if (k == 1) {
 		v->round = c->rounds.round;
 		v->spare = spare;

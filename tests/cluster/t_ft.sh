@@ -14,6 +14,9 @@
 #    every surviving node, node2 noted for exclusion, no worker left.
 #  - (4-node cluster) 3 nodes with --spares 1, node2 failing the start preflight: node3 runs node
 #    rank 1 from round 0, node2 none; the replacement named on every node, the step ends 0.
+#  - (4-node cluster) node2's link down inside its namespace (with a spare, then without):
+#    node2 falls silent, node1 names it lost (spare or verdict), node2 names itself (its own
+#    link is down), training completes with the spare, nothing left.
 # No timing asserts; every wait is bounded.
 
 # The worker: "RANK ROUND HOST" per start into starts.txt; train-run's pid into trpid.RANK; rank
@@ -55,12 +58,26 @@ test_ft_node_lost_names_it_for_exclusion() {
 	wait "$spid" || rc=$?
 	cat err.txt
 	[ "$rc" -ne 0 ] || fail "the step succeeded although node2's train-run was killed"
+	expect_eq "node2's verdict" 1 "$(grep -c -E "^$own" err.txt)"
 	expect_eq "node1's verdict" 1 "$(grep -c -E '^train-run: node node2 lost \(.*\); resubmit with: sbatch --exclude=node2 \.\.\.; stopping 2 workers here' err.txt)"
 	expect_eq "the exclude file" node2 "$(cat exclude.txt)"
 	expect_eq "no restart" "0 0;1 0;2 0;3 0;" "$(cut -d' ' -f1,2 starts.txt | sort | tr '\n' ';')"
 	sleep 1
 	left=$(pgrep -f 'TRAIN_HEARTBEAT_FD' | wc -l)
 	expect_eq "workers left behind" 0 "$left"
+}
+
+# spare_took_node2: after node2 was lost on 3 nodes with --spares 1 (starts.txt: "RANK ROUND
+# NODE_RANK WORLD_SIZE HOST" per start): node3 took node rank 1, train-mlp resumed and trained to
+# its last step at world size 2, node2 noted for exclusion.
+spare_took_node2() {
+	expect_eq "round 0 (rank round node-rank world host)" "0 0 0 2 node1;1 0 1 2 node2;" \
+		"$(awk '$2 == 0' starts.txt | sort | tr '\n' ';')"
+	expect_eq "node rank 1 after the loss" "1 1 2 node3" "$(awk '$2 > 0 && $1 == 1 { print $1, $3, $4, $5 }' starts.txt)"
+	expect_eq "resumed from a checkpoint" 1 "$(grep -c 'train-mlp: \[rank 0\] resumed from ckpt/step-' err.txt)"
+	expect_eq "trained to the last step at world size 2" "200 2" \
+		"$(python3 -c 'import json; s = json.load(open("summary.json")); print(s["steps"], s["world_size"])')"
+	expect_eq "the exclude files" node2 "$(sort -u exclude.txt)"
 }
 
 test_n4_ft_spare_takes_lost_node() {
@@ -86,13 +103,7 @@ test_n4_ft_spare_takes_lost_node() {
 	cat err.txt
 	expect_eq "the replacement, named on node1 and node3" 2 \
 		"$(grep -c -E '^train-run: host [^ ]*: node node2 lost \(.*\); spare node 2 \(node3\) takes its node rank 1: every node restarts its workers' err.txt)"
-	expect_eq "round 0 (rank round node-rank world host)" "0 0 0 2 node1;1 0 1 2 node2;" \
-		"$(awk '$2 == 0' starts.txt | sort | tr '\n' ';')"
-	expect_eq "node rank 1 after the loss" "1 1 2 node3" "$(awk '$2 > 0 && $1 == 1 { print $1, $3, $4, $5 }' starts.txt)"
-	expect_eq "resumed from a checkpoint" 1 "$(grep -c 'train-mlp: \[rank 0\] resumed from ckpt/step-' err.txt)"
-	expect_eq "trained to the last step at world size 2" "200 2" \
-		"$(python3 -c 'import json; s = json.load(open("summary.json")); print(s["steps"], s["world_size"])')"
-	expect_eq "the exclude files" node2 "$(sort -u exclude.txt)"
+	spare_took_node2
 	sleep 1
 	left=$(pgrep -f 'train-mlp --layers' | wc -l)
 	expect_eq "workers left behind" 0 "$left"
@@ -126,4 +137,86 @@ test_n4_ft_spare_replaces_node_failing_preflight() {
 	sleep 1
 	left=$(pgrep -f 'starts.txt; sleep 2' | wc -l)
 	expect_eq "workers left behind" 0 "$left"
+}
+
+# node_procs: "PID COMM" of every train-run and train-mlp in the cluster's node namespaces.
+node_procs() {
+	local ns pid
+	for ns in $(ip netns list | awk '/^tt-node[0-9]+/ { print $1 }'); do
+		for pid in $(ip netns pids "$ns"); do
+			case $(cat "/proc/$pid/comm" 2>/dev/null) in
+			train-run | train-mlp) echo "$pid $(cat "/proc/$pid/comm") in $ns" ;;
+			esac
+		done
+	done
+}
+
+# link_down_run SPARES N: train-mlp under train-run on N nodes (--spares SPARES, srun --no-kill)
+# with node2's eth0 taken down inside its namespace once the first checkpoint exists; the link
+# comes up again once training is over on the other nodes (summary.json), a verdict stopped them,
+# or 90 s after, so that
+# node2's slurmstepd can report its task's end (and its stderr) to srun. The output in err.txt.
+link_down_run() {
+	local spares=$1 nodes=$2 spid deadline
+	# shellcheck disable=SC2054 # the commas are inside values (--layers A,B,C), not between elements
+	local args=(--layers 784,1024,1024,10 --data synthetic --synthetic-samples 4096,256 --batch 64 --epochs 100
+		--seed 3 --log-every 1000 --ckpt-every 5 --keep 2 --max-steps 200 --ckpt-dir ckpt --summary summary.json)
+	rm -rf starts.txt exclude.txt ckpt summary.json
+	# shellcheck disable=SC2016 # expanded by the worker's bash
+	TRAIN_TOPO_EXCLUDE_FILE=$PWD/exclude.txt timeout 170 srun -N"$nodes" --ntasks-per-node=1 --no-kill --export=ALL \
+		train-run --nproc-per-node 1 --spares "$spares" -- bash -c \
+		'echo "$RANK $TRAIN_RESTART_COUNT $NODE_RANK $WORLD_SIZE $(hostname)" >>starts.txt
+		exec train-mlp "$@"' _ "${args[@]}" >out.txt 2>err.txt &
+	spid=$!
+	deadline=$((SECONDS + 60))
+	while [ $SECONDS -lt $deadline ] && { [ ! -s starts.txt ] || [ "$(wc -l <starts.txt)" -lt 2 ] ||
+		! compgen -G "ckpt/step-*/meta.txt" >/dev/null; }; do
+		sleep 0.1
+	done
+	compgen -G "ckpt/step-*/meta.txt" >/dev/null || { kill "$spid"; fail "no checkpoint within 60 s"; }
+	ip netns exec tt-node2 ip link set eth0 down
+	echo "node2's eth0 down at $(date +%T.%N)"
+	deadline=$((SECONDS + 90))
+	while [ $SECONDS -lt $deadline ] && [ ! -s summary.json ] && ! grep -q 'resubmit with' err.txt &&
+		kill -0 "$spid" 2>/dev/null; do
+		sleep 0.2
+	done
+	ip netns exec tt-node2 ip link set eth0 up
+	echo "node2's eth0 up at $(date +%T.%N)"
+	timeout 30 tail --pid="$spid" -f /dev/null || kill "$spid"
+	wait "$spid" || true
+	cat err.txt
+}
+
+# node2's link goes down inside its namespace while train-mlp trains on node1 and node2 (node3
+# a spare): node2's train-run falls silent on the control plane, node1 (node 0) judges it lost
+# and node3 takes its node rank; the line is printed once on each surviving node, training ends
+# at its last step at the same world size, node2 is noted for exclusion and nothing is left on
+# any node. node2 itself finds its own link down and names itself, not node 0 (it used to name
+# node1 and note it for exclusion). Then without a spare on 2 nodes: both nodes' verdicts name
+# node2 with the sbatch --exclude. The link is brought up again on every way out (trap).
+# shellcheck disable=SC2034 # run-tests.sh reads timeout_<test>
+timeout_test_n4_ft_link_down_node_lost=400
+test_n4_ft_link_down_node_lost() {
+	local left
+	trap 'ip netns exec tt-node2 ip link set eth0 up' EXIT
+	link_down_run 1 3
+	local own='train-run: node node2 lost \(its own link eth0 is down; node 0 \(node1\) silent for [0-9.]+ s\); resubmit with: sbatch --exclude=node2 \.\.\.; stopping 1 worker here$'
+	local line='node node2 lost \(silent for [0-9.]+ s\); spare node 2 \(node3\) takes its node rank 1: every node restarts its workers'
+	expect_eq "the replacement named on node1" 1 "$(grep -c -E "^train-run: host node1: $line" err.txt)"
+	expect_eq "the replacement named on node3" 1 "$(grep -c -E "^train-run: host node3: $line" err.txt)"
+	expect_eq "node2 names itself" 1 "$(grep -c -E "^$own" err.txt)"
+	spare_took_node2
+	sleep 1
+	left=$(node_procs)
+	expect_eq "processes left behind" "" "$left"
+
+	link_down_run 0 2
+	expect_eq "node2's verdict" 1 "$(grep -c -E "^$own" err.txt)"
+	expect_eq "node1's verdict" 1 "$(grep -c -E '^train-run: node node2 lost \(silent for [0-9.]+ s\); resubmit with: sbatch --exclude=node2 \.\.\.; stopping 1 worker here' err.txt)"
+	expect_eq "no restart" "0 0 0 2 node1;1 0 1 2 node2;" "$(sort starts.txt | tr '\n' ';')"
+	expect_eq "the exclude file" node2 "$(sort -u exclude.txt)"
+	sleep 1
+	left=$(node_procs)
+	expect_eq "processes left behind" "" "$left"
 }
