@@ -12,6 +12,9 @@
 #    killed -9 after the first checkpoint: node3 takes node rank 1, train-mlp resumes from its
 #    checkpoint and trains to its last step at the same world size; the replacement is named on
 #    every surviving node, node2 noted for exclusion, no worker left.
+#  - (4-node cluster) 3 nodes with --nnodes 2:3, train-mlp on each: node2's train-run killed -9
+#    after the first checkpoint: node1 and node3 restart as node ranks 0 and 1 of a world of 2,
+#    train-mlp resumes resharded and trains to its last step; one line on each, node2 excluded.
 # No timing asserts; every wait is bounded.
 
 # The worker: "RANK ROUND HOST" per start into starts.txt; train-run's pid into trpid.RANK; rank
@@ -88,6 +91,43 @@ test_n4_ft_spare_takes_lost_node() {
 		"$(awk '$2 == 0' starts.txt | sort | tr '\n' ';')"
 	expect_eq "node rank 1 after the loss" "1 1 2 node3" "$(awk '$2 > 0 && $1 == 1 { print $1, $3, $4, $5 }' starts.txt)"
 	expect_eq "resumed from a checkpoint" 1 "$(grep -c 'train-mlp: \[rank 0\] resumed from ckpt/step-' err.txt)"
+	expect_eq "trained to the last step at world size 2" "200 2" \
+		"$(python3 -c 'import json; s = json.load(open("summary.json")); print(s["steps"], s["world_size"])')"
+	expect_eq "the exclude files" node2 "$(sort -u exclude.txt)"
+	sleep 1
+	left=$(pgrep -f 'train-mlp --layers' | wc -l)
+	expect_eq "workers left behind" 0 "$left"
+}
+
+test_n4_ft_shrink_to_fewer_nodes() {
+	local spid victim deadline left
+	# shellcheck disable=SC2054 # the commas are inside values (--layers A,B,C), not between elements
+	# --batch 60: split by the 3 data-parallel replicas of round 0 and the 2 of round 1.
+	local args=(--layers 784,1024,1024,10 --data synthetic --synthetic-samples 4096,256 --batch 60 --epochs 100
+		--seed 3 --log-every 1000 --ckpt-every 5 --keep 2 --max-steps 200 --ckpt-dir ckpt --summary summary.json)
+	rm -rf starts.txt trpid.* exclude.txt ckpt summary.json
+	# srun --no-kill: the step outlives the killed train-run; --nnodes 2:3: it goes on without it.
+	TRAIN_TOPO_EXCLUDE_FILE=$PWD/exclude.txt timeout 150 srun -N3 --ntasks-per-node=1 --no-kill --export=ALL \
+		train-run --nproc-per-node 1 --nnodes 2:3 -- bash -c \
+		'echo "$RANK $TRAIN_RESTART_COUNT $NODE_RANK $WORLD_SIZE $(hostname)" >>starts.txt
+		echo $PPID >trpid.$NODE_RANK.$TRAIN_RESTART_COUNT; exec train-mlp "$@"' _ "${args[@]}" >out.txt 2>err.txt &
+	spid=$!
+	deadline=$((SECONDS + 90))
+	while [ $SECONDS -lt $deadline ] && kill -0 "$spid" 2>/dev/null && { [ ! -s trpid.1.0 ] || ! compgen -G "ckpt/step-*/meta.txt" >/dev/null; }; do
+		sleep 0.1
+	done
+	victim=$(cat trpid.1.0 2>/dev/null)
+	[ -n "$victim" ] || { kill "$spid"; fail "node2's worker never started"; }
+	kill -9 "$victim"
+	wait "$spid" || true
+	cat err.txt
+	expect_eq "the shrink, named on node1 and node3" 2 \
+		"$(grep -c -E '^train-run: host [^ ]*: node node2 lost \(.*\); no spare: every node restarts its workers on 2 nodes \(round 1; world 2; ' err.txt)"
+	expect_eq "round 0 (rank round node-rank world host)" "0 0 0 3 node1;1 0 1 3 node2;2 0 2 3 node3;" \
+		"$(awk '$2 == 0' starts.txt | sort | tr '\n' ';')"
+	expect_eq "round 1 on two nodes" "0 1 0 2 node1;1 1 1 2 node3;" "$(awk '$2 == 1' starts.txt | sort | tr '\n' ';')"
+	expect_eq "resumed from a checkpoint, resharded" "1 1" \
+		"$(grep -c 'train-mlp: \[rank 0\] resumed from ckpt/step-' err.txt) $(grep -c 'resharded' err.txt)"
 	expect_eq "trained to the last step at world size 2" "200 2" \
 		"$(python3 -c 'import json; s = json.load(open("summary.json")); print(s["steps"], s["world_size"])')"
 	expect_eq "the exclude files" node2 "$(sort -u exclude.txt)"
