@@ -64,27 +64,37 @@ test_ft_node_lost_names_it_for_exclusion() {
 	expect_eq "workers left behind" 0 "$left"
 }
 
-test_n4_ft_spare_takes_lost_node() {
-	local spid victim deadline left
+# train-mlp on 3 nodes x 1 worker under train-run with options "$@" (srun --no-kill: the step
+# outlives a killed train-run, as the sbatch-templates run it): node2's train-run (node rank 1)
+# killed -9 after the first checkpoint; its lines in err.txt, each start "RANK ROUND NODE_RANK
+# WORLD_SIZE HOST" in starts.txt, train-mlp's summary in summary.json. --batch 60: split by 3
+# data-parallel replicas and by 2.
+mlp_lose_node2() {
+	local spid victim deadline
 	# shellcheck disable=SC2054 # the commas are inside values (--layers A,B,C), not between elements
-	local args=(--layers 784,1024,1024,10 --data synthetic --synthetic-samples 4096,256 --batch 64 --epochs 100
+	local args=(--layers 784,1024,1024,10 --data synthetic --synthetic-samples 4096,256 --batch 60 --epochs 100
 		--seed 3 --log-every 1000 --ckpt-every 5 --keep 2 --max-steps 200 --ckpt-dir ckpt --summary summary.json)
 	rm -rf starts.txt trpid.* exclude.txt ckpt summary.json
-	# srun --no-kill: the step outlives the killed train-run (sbatch-templates, TRAIN_SPARES).
 	TRAIN_TOPO_EXCLUDE_FILE=$PWD/exclude.txt timeout 150 srun -N3 --ntasks-per-node=1 --no-kill --export=ALL \
-		train-run --nproc-per-node 1 --spares 1 -- bash -c \
+		train-run --nproc-per-node 1 "$@" -- bash -c \
 		'echo "$RANK $TRAIN_RESTART_COUNT $NODE_RANK $WORLD_SIZE $(hostname)" >>starts.txt
 		echo $PPID >trpid.$NODE_RANK.$TRAIN_RESTART_COUNT; exec train-mlp "$@"' _ "${args[@]}" >out.txt 2>err.txt &
 	spid=$!
 	deadline=$((SECONDS + 90))
-	while [ $SECONDS -lt $deadline ] && { [ ! -s trpid.1.0 ] || ! compgen -G "ckpt/step-*/meta.txt" >/dev/null; }; do
+	while [ $SECONDS -lt $deadline ] && kill -0 "$spid" 2>/dev/null &&
+		{ [ ! -s trpid.1.0 ] || ! compgen -G "ckpt/step-*/meta.txt" >/dev/null; }; do
 		sleep 0.1
 	done
 	victim=$(cat trpid.1.0 2>/dev/null)
-	[ -n "$victim" ] || { kill "$spid"; fail "node2's worker never started"; }
+	[ -n "$victim" ] || { kill "$spid"; cat err.txt; fail "node2's worker never started"; }
 	kill -9 "$victim"
 	wait "$spid" || true
 	cat err.txt
+}
+
+test_n4_ft_spare_takes_lost_node() {
+	local left
+	mlp_lose_node2 --spares 1
 	expect_eq "the replacement, named on node1 and node3" 2 \
 		"$(grep -c -E '^train-run: host [^ ]*: node node2 lost \(.*\); spare node 2 \(node3\) takes its node rank 1: every node restarts its workers' err.txt)"
 	expect_eq "round 0 (rank round node-rank world host)" "0 0 0 2 node1;1 0 1 2 node2;" \
@@ -100,27 +110,8 @@ test_n4_ft_spare_takes_lost_node() {
 }
 
 test_n4_ft_shrink_to_fewer_nodes() {
-	local spid victim deadline left
-	# shellcheck disable=SC2054 # the commas are inside values (--layers A,B,C), not between elements
-	# --batch 60: split by the 3 data-parallel replicas of round 0 and the 2 of round 1.
-	local args=(--layers 784,1024,1024,10 --data synthetic --synthetic-samples 4096,256 --batch 60 --epochs 100
-		--seed 3 --log-every 1000 --ckpt-every 5 --keep 2 --max-steps 200 --ckpt-dir ckpt --summary summary.json)
-	rm -rf starts.txt trpid.* exclude.txt ckpt summary.json
-	# srun --no-kill: the step outlives the killed train-run; --nnodes 2:3: it goes on without it.
-	TRAIN_TOPO_EXCLUDE_FILE=$PWD/exclude.txt timeout 150 srun -N3 --ntasks-per-node=1 --no-kill --export=ALL \
-		train-run --nproc-per-node 1 --nnodes 2:3 -- bash -c \
-		'echo "$RANK $TRAIN_RESTART_COUNT $NODE_RANK $WORLD_SIZE $(hostname)" >>starts.txt
-		echo $PPID >trpid.$NODE_RANK.$TRAIN_RESTART_COUNT; exec train-mlp "$@"' _ "${args[@]}" >out.txt 2>err.txt &
-	spid=$!
-	deadline=$((SECONDS + 90))
-	while [ $SECONDS -lt $deadline ] && kill -0 "$spid" 2>/dev/null && { [ ! -s trpid.1.0 ] || ! compgen -G "ckpt/step-*/meta.txt" >/dev/null; }; do
-		sleep 0.1
-	done
-	victim=$(cat trpid.1.0 2>/dev/null)
-	[ -n "$victim" ] || { kill "$spid"; fail "node2's worker never started"; }
-	kill -9 "$victim"
-	wait "$spid" || true
-	cat err.txt
+	local left
+	mlp_lose_node2 --nnodes 2:3
 	expect_eq "the shrink, named on node1 and node3" 2 \
 		"$(grep -c -E '^train-run: host [^ ]*: node node2 lost \(.*\); no spare: every node restarts its workers on 2 nodes \(round 1; world 2; ' err.txt)"
 	expect_eq "round 0 (rank round node-rank world host)" "0 0 0 3 node1;1 0 1 3 node2;2 0 2 3 node3;" \

@@ -309,6 +309,29 @@ kill_node() {
 	kill -9 "$victim"
 }
 
+# Launch $1 of three nodes, node 1's train-run killed: waits for every node; nodes 0 and 2 must
+# end 0 (test $2).
+await_survivors() {
+	wait "$(cat "$1/pid.0")"
+	rc0=$?
+	wait "$(cat "$1/pid.2")"
+	rc2=$?
+	wait "$(cat "$1/pid.1")"
+	[ $rc0 -eq 0 ] && [ $rc2 -eq 0 ] || fail "$2: exits $rc0 $rc2: $(cat "$1"/err.*)"
+}
+
+# Nodes 0 and 2 of launch $1 went on without node 1 (test $2): each said line $3 (a basic
+# regular expression) once and noted ft-b for exclusion; no worker is left running.
+survivors_said() {
+	for n in 0 2; do
+		[ "$(grep -c "$3" "$1/err.$n")" -eq 1 ] || fail "$2: node $n did not say it once: $(cat "$1/err.$n")"
+		[ "$(cat "$1/exclude.$n" 2>/dev/null)" = ft-b ] || fail "$2: exclude file of node $n: $(cat "$1/exclude.$n" 2>&1)"
+	done
+	sleep 0.5
+	left=$(pgrep -f "$1/worker.sh" | wc -l)
+	[ "$left" -eq 0 ] || fail "$2: $left workers left behind"
+}
+
 # Three nodes, the last a spare (--spares 1): node 1's train-run killed -9 (its workers die with
 # it) once every worker of round 0 runs. Node 0 gives the spare node rank 1: each rank of round
 # 1 starts exactly once, ranks 2 and 3 on ft-c with NODE_RANK 1 and the world of 4; nodes 0 and
@@ -319,12 +342,7 @@ t_spare_replaces_lost_node() {
 	for n in 0 1 2; do NODES=3 SECS=6 node "$d" $n --spares 1; done
 	await_lines "$d/starts" 4
 	kill_node "$d" 1 spare || return
-	wait "$(cat "$d/pid.0")"
-	rc0=$?
-	wait "$(cat "$d/pid.2")"
-	rc2=$?
-	wait "$(cat "$d/pid.1")"
-	[ $rc0 -eq 0 ] && [ $rc2 -eq 0 ] || fail "spare: exits $rc0 $rc2: $(cat "$d"/err.*)"
+	await_survivors "$d" spare
 	[ "$(starts "$d")" = "0 0;0 1;1 0;1 1;2 0;2 1;3 0;3 1;" ] || fail "spare: starts $(starts "$d")"
 	[ "$(awk '$2 == 1' "$d/where" | sort | tr '\n' ';')" = "0 1 ft-a 0 4 0;1 1 ft-a 0 4 0;2 1 ft-c 1 4 1;3 1 ft-c 1 4 1;" ] ||
 		fail "spare: round 1 ran $(sort "$d/where" | tr '\n' ';')"
@@ -336,14 +354,8 @@ t_spare_replaces_lost_node() {
 		[ -z "$diff_env" ] || fail "spare: rank $r's environment differs from node 1's: $diff_env"
 	done
 	! grep -q '^[0-9]* 0 ft-c ' "$d/where" || fail "spare: the spare ran a worker in round 0: $(cat "$d/where")"
-	for n in 0 2; do
-		[ "$(grep -c "^train-run: host .*: node ft-b lost (.*); spare node 2 (ft-c) takes its node rank 1: every node restarts its workers (round 1;" "$d/err.$n")" -eq 1 ] ||
-			fail "spare: node $n did not name the replacement once: $(cat "$d/err.$n")"
-		[ "$(cat "$d/exclude.$n" 2>/dev/null)" = ft-b ] || fail "spare: exclude file of node $n: $(cat "$d/exclude.$n" 2>&1)"
-	done
-	sleep 0.5
-	left=$(pgrep -f "$d/worker.sh" | wc -l)
-	[ "$left" -eq 0 ] || fail "spare: $left workers left behind"
+	survivors_said "$d" spare \
+		"^train-run: host .*: node ft-b lost (.*); spare node 2 (ft-c) takes its node rank 1: every node restarts its workers (round 1;"
 	pass "node 1 lost with a spare standing by: the spare runs node rank 1 in round 1, each rank once, named on every node"
 }
 
@@ -391,12 +403,7 @@ t_shrink_on_lost_node() {
 	for n in 0 1 2; do NODES=3 SECS=6 node "$d" $n --nnodes 2:3; done
 	await_lines "$d/starts" 6
 	kill_node "$d" 1 shrink || return
-	wait "$(cat "$d/pid.0")"
-	rc0=$?
-	wait "$(cat "$d/pid.2")"
-	rc2=$?
-	wait "$(cat "$d/pid.1")"
-	[ $rc0 -eq 0 ] && [ $rc2 -eq 0 ] || fail "shrink: exits $rc0 $rc2: $(cat "$d"/err.*)"
+	await_survivors "$d" shrink
 	[ "$(starts "$d")" = "0 0;0 1;1 0;1 1;2 0;2 1;3 0;3 1;4 0;5 0;" ] || fail "shrink: starts $(starts "$d")"
 	[ "$(awk '$2 == 1' "$d/where" | sort | tr '\n' ';')" = "0 1 ft-a 0 4 0;1 1 ft-a 0 4 0;2 1 ft-c 1 4 1;3 1 ft-c 1 4 1;" ] ||
 		fail "shrink: round 1 ran $(sort "$d/where" | tr '\n' ';')"
@@ -404,14 +411,8 @@ t_shrink_on_lost_node() {
 		[ "$(grep -c -x -E 'NNODES=2|SLURM_TASKS_PER_NODE=2\(x2\)|TRAIN_RESTART_COUNT=1' "$d/env.$r.1")" -eq 3 ] ||
 			fail "shrink: rank $r of round 1: $(grep -E '^(NNODES|SLURM_TASKS_PER_NODE|TRAIN_RESTART_COUNT)=' "$d/env.$r.1")"
 	done
-	for n in 0 2; do
-		[ "$(grep -c "^train-run: host .*: node ft-b lost (.*); no spare: every node restarts its workers on 2 nodes (round 1; world 4; stopping 2 here)$" "$d/err.$n")" -eq 1 ] ||
-			fail "shrink: node $n did not name the shrink once: $(cat "$d/err.$n")"
-		[ "$(cat "$d/exclude.$n" 2>/dev/null)" = ft-b ] || fail "shrink: exclude file of node $n: $(cat "$d/exclude.$n" 2>&1)"
-	done
-	sleep 0.5
-	left=$(pgrep -f "$d/worker.sh" | wc -l)
-	[ "$left" -eq 0 ] || fail "shrink: $left workers left behind"
+	survivors_said "$d" shrink \
+		"^train-run: host .*: node ft-b lost (.*); no spare: every node restarts its workers on 2 nodes (round 1; world 4; stopping 2 here)$"
 	pass "node 1 lost under --nnodes 2:3 without a spare: nodes 0 and 2 go on as node ranks 0 and 1 in round 1, each rank once"
 }
 
