@@ -26,6 +26,7 @@ static const char *const kinds[] = {
 	[TT_CTL_RESTART] = "restart", [TT_CTL_STOP] = "stop", [TT_CTL_LOST] = "lost",
 	[TT_CTL_BYE] = "bye", [TT_CTL_STEPS] = "steps", [TT_CTL_REPLACE] = "replace",
 	[TT_CTL_SPARE_LOST] = "spare-lost", [TT_CTL_HEALTH] = "health", [TT_CTL_GO] = "go",
+	[TT_CTL_SHRINK] = "shrink",
 };
 
 /* ---- the messages --------------------------------------------------------------------------- */
@@ -67,6 +68,10 @@ int tt_ctl_format(const struct tt_ctl_msg *m, uint64_t seq, char *buf, size_t le
 	case TT_CTL_REPLACE:
 		n = snprintf(buf, len, "%" PRIu64 " replace %" PRIu32 " %" PRIu32 " %s %" PRIu32 " %s %" PRId32
 			     " %s", seq, m->round, m->node, host, m->spare, spare_host, m->rank, what);
+		break;
+	case TT_CTL_SHRINK:
+		n = snprintf(buf, len, "%" PRIu64 " shrink %" PRIu32 " %" PRIu32 " %s %" PRId32 " %" PRIu32
+			     " %s", seq, m->round, m->node, host, m->rank, m->nnodes, what);
 		break;
 	case TT_CTL_HEALTH:
 		n = snprintf(buf, len, "%" PRIu64 " health %" PRIu32, seq, m->round);
@@ -171,12 +176,22 @@ int tt_ctl_parse(const char *body, size_t len, uint64_t *seq, struct tt_ctl_msg 
 			break;
 		goto what;
 	case TT_CTL_REPLACE:
+	case TT_CTL_SHRINK:
 		if (number(&p, end, 0, UINT32_MAX, &v) != 0)
 			goto bad;
 		m->round = (uint32_t)v;
 		if (number(&p, end, 0, UINT32_MAX, &v) != 0 || word(&p, end, m->host, sizeof(m->host)) != 0)
 			goto bad;
 		m->node = (uint32_t)v;
+		if (m->kind == TT_CTL_SHRINK) {
+			if (number(&p, end, 1, INT32_MAX, &v) != 0)
+				goto bad;
+			m->rank = (int32_t)v;
+			if (number(&p, end, 1, UINT32_MAX, &v) != 0)
+				goto bad;
+			m->nnodes = (uint32_t)v;
+			goto what;
+		}
 		if (number(&p, end, 0, UINT32_MAX, &v) != 0 ||
 		    word(&p, end, m->spare_host, sizeof(m->spare_host)) != 0)
 			goto bad;
@@ -285,10 +300,15 @@ int tt_ctl_decide(struct tt_ctl_rounds *r, const struct tt_ctl_msg *fault, struc
 	return 1;
 }
 
-int tt_ctl_replace(struct tt_ctl_rounds *r, uint32_t *role, const uint32_t *count, uint32_t nnodes,
-		   uint32_t lost, int may_replace, uint32_t *spare)
+uint32_t tt_ctl_renumber(uint32_t node_rank, uint32_t lost)
 {
-	uint32_t was;
+	return node_rank > lost ? node_rank - 1 : node_rank;
+}
+
+int tt_ctl_replace(struct tt_ctl_rounds *r, uint32_t *role, const uint32_t *count, uint32_t nnodes,
+		   uint32_t lost, int may_replace, uint32_t min_nodes, uint32_t *spare, uint32_t *rank)
+{
+	uint32_t was, left = 0;
 
 	if (lost >= nnodes)
 		return 0;
@@ -298,6 +318,7 @@ int tt_ctl_replace(struct tt_ctl_rounds *r, uint32_t *role, const uint32_t *coun
 		return 2;
 	if (was == TT_CTL_GONE || was == 0 || r->over || !may_replace)
 		return 0;
+	*rank = was;
 	for (uint32_t k = 0; k < nnodes; k++)
 		if (role[k] == TT_CTL_SPARE && count[k] == count[lost]) {
 			role[k] = was;
@@ -305,7 +326,15 @@ int tt_ctl_replace(struct tt_ctl_rounds *r, uint32_t *role, const uint32_t *coun
 			r->round++;
 			return 1;
 		}
-	return 0;
+	for (uint32_t k = 0; k < nnodes; k++)
+		left += role[k] < TT_CTL_ASIDE;
+	if (min_nodes == 0 || left < min_nodes)
+		return 0;
+	for (uint32_t k = 0; k < nnodes; k++)
+		if (role[k] < TT_CTL_ASIDE)
+			role[k] = tt_ctl_renumber(role[k], was);
+	r->round++;
+	return 3;
 }
 
 void tt_ctl_lost_line(const struct tt_ctl_msg *lost, char *buf, size_t len)
@@ -598,7 +627,7 @@ int tt_ctl_connect(struct tt_ctl *c, uint16_t port, uint32_t max_restarts, tt_er
 	int rc;
 
 	c->rounds = (struct tt_ctl_rounds){ .max_restarts = max_restarts };
-	if (is_server(c) && c->nspares > 0) {
+	if (is_server(c) && (c->nspares > 0 || c->min_nodes > 0)) {
 		c->role = calloc(c->nnodes, sizeof(*c->role));
 		if (!c->role)
 			return tt_err_errno(err, "control plane: allocating the roles of %" PRIu32 " nodes",
@@ -766,18 +795,31 @@ static int own_link_down(int fd, char *ifname, size_t len)
 	return down;
 }
 
-/* Peer p is lost (why): the verdict, for every node: a spare takes its place (node 0 with
- * spares: tt_ctl_replace), a spare standing by is gone, or the loss stops every node. A node
- * whose own link to node 0 is down names itself, not node 0 (node 0 names it too). */
+/* The nodes with a NODE_RANK in node 0's map (after a shrink: the new round's). */
+static uint32_t ranked(const struct tt_ctl *c)
+{
+	uint32_t n = 0;
+
+	for (uint32_t k = 0; k < c->nnodes; k++)
+		n += c->role[k] < TT_CTL_ASIDE;
+	return n;
+}
+
+/* Peer p is lost (why): the verdict, for every node: a spare takes its place, the others go on
+ * without it (node 0 with spares or --nnodes MIN:MAX: tt_ctl_replace), a spare standing by is
+ * gone, or the loss stops every node. A node whose own link to node 0 is down names itself, not
+ * node 0 (node 0 names it too). */
 static int lose(struct tt_ctl *c, struct tt_ctl_peer *p, const char *why, struct tt_ctl_msg *v)
 {
+	static const enum tt_ctl_kind verdict[] = { TT_CTL_LOST, TT_CTL_REPLACE, TT_CTL_SPARE_LOST,
+						    TT_CTL_SHRINK };
 	char ifname[IF_NAMESIZE] = "";
-	uint32_t spare = 0;
+	uint32_t spare = 0, rank = 0;
 	int k = c->role ? tt_ctl_replace(&c->rounds, c->role, c->counts, c->nnodes, p->node,
-					 !c->draining, &spare) : 0;
+					 !c->draining, c->min_nodes, &spare, &rank) : 0;
 
 	memset(v, 0, sizeof(*v));
-	v->kind = k == 1 ? TT_CTL_REPLACE : k == 2 ? TT_CTL_SPARE_LOST : TT_CTL_LOST;
+	v->kind = verdict[k];
 	v->node = p->node;
 	snprintf(v->host, sizeof(v->host), "%s", p->host);
 	snprintf(v->what, sizeof(v->what), "%s%s", p->node == 0 ? "the coordinator, node 0: " : "", why);
@@ -786,18 +828,22 @@ static int lose(struct tt_ctl *c, struct tt_ctl_peer *p, const char *why, struct
 		snprintf(v->host, sizeof(v->host), "%s", c->host ? c->host : "?");
 		snprintf(v->what, sizeof(v->what), "its own link %s is down; node 0 (%s) %s", ifname, p->host, why);
 	}
-	if (k == 1) {
+	if (k == 1 || k == 3) {
 		v->round = c->rounds.round;
+		v->rank = (int32_t)rank;
+	}
+	if (k == 1) {
 		v->spare = spare;
-		v->rank = (int32_t)c->role[spare];
 		snprintf(v->spare_host, sizeof(v->spare_host), "%s", c->peers[spare].host);
 	}
+	if (k == 3)
+		v->nnodes = ranked(c);
 	if (k == 0)
 		c->rounds.over = 1;
 	if (is_server(c))
 		broadcast(c, v);	/* p too: a node that failed its checks hears why it stops */
 	peer_close(p);
-	if (k == 1)
+	if (k == 1 || k == 3)
 		await_health(c, v->round);
 	return 1;
 }
@@ -839,6 +885,7 @@ static int said(struct tt_ctl *c, struct tt_ctl_peer *p, const struct tt_ctl_msg
 	case TT_CTL_STOP:
 	case TT_CTL_LOST:
 	case TT_CTL_REPLACE:
+	case TT_CTL_SHRINK:
 	case TT_CTL_SPARE_LOST:
 		if (is_server(c))
 			return 0;	/* only the coordinator decides */

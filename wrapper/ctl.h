@@ -26,6 +26,10 @@
  *   replace ROUND NODE HOST SPARE SPAREHOST NODE_RANK WHAT
  *                                    coordinator: node NODE is gone, spare SPARE takes its
  *                                    NODE_RANK; every node restarts into round ROUND
+ *   shrink ROUND NODE HOST NODE_RANK NNODES WHAT
+ *                                    coordinator: node NODE (NODE_RANK) is gone and no spare
+ *                                    takes its place: every node restarts into round ROUND on
+ *                                    NNODES nodes, the NODE_RANKs above NODE_RANK one lower
  *   spare-lost NODE HOST WHAT        coordinator: spare NODE, standing by, is gone; the job
  *                                    goes on with one spare fewer
  *   steps RANK P50_US P99_US SAMPLES another node: one of its ranks' step times (heartbeat.h),
@@ -43,6 +47,12 @@
  * A node the census replaced at the start (its preflight failed) joins too and stands aside,
  * like a spare that is never chosen, until node 0 ends.
  * Node 0 is the coordinator: its loss is not replaced.
+ *
+ * Fewer nodes (train-run --nnodes MIN:MAX, MIN < MAX): a lost node that no spare replaces
+ * leaves the others to restart without it while at least MIN nodes remain (tt_ctl_replace's
+ * shrink): the survivors keep their order, NODE_RANKs stay contiguous (tt_ctl_renumber), node 0
+ * stays 0. Every node, a spare standing by too, applies the shrink to its own view of the
+ * world (the worker counts by NODE_RANK), so a spare that takes a place later fits in.
  *
  * Preflight before each restart (--preflight, on by default): every active node re-runs its
  * local checks (devices open, memcpy probe) once its workers stopped, before it starts the new
@@ -80,15 +90,17 @@
 
 enum tt_ctl_kind { TT_CTL_JOIN, TT_CTL_PING, TT_CTL_FAULT, TT_CTL_RESTART, TT_CTL_STOP,
 		   TT_CTL_LOST, TT_CTL_BYE, TT_CTL_STEPS, TT_CTL_REPLACE, TT_CTL_SPARE_LOST,
-		   TT_CTL_HEALTH, TT_CTL_GO };
+		   TT_CTL_HEALTH, TT_CTL_GO, TT_CTL_SHRINK };
 
 struct tt_ctl_msg {
 	enum tt_ctl_kind kind;
 	uint32_t round;			/* fault: the round that failed; restart, health, go: the new
 					 * one; stop */
-	uint32_t node;			/* join, lost, replace, spare-lost: the lost node */
+	uint32_t node;			/* join, lost, replace, spare-lost, shrink: the lost node */
 	int32_t rank;			/* fault, restart, stop: the culprit's global rank; steps;
-					 * replace: the NODE_RANK the spare takes */
+					 * replace: the NODE_RANK the spare takes; shrink: the
+					 * NODE_RANK that is gone */
+	uint32_t nnodes;		/* shrink: the nodes of the new round */
 	uint32_t spare;			/* replace: the spare that takes it */
 	char spare_host[TT_CTL_HOST];	/* replace: the spare's host */
 	char host[TT_CTL_HOST];		/* join: the node's; fault, restart, stop: the culprit's;
@@ -129,19 +141,26 @@ struct tt_ctl_rounds {
  * nothing. */
 int tt_ctl_decide(struct tt_ctl_rounds *r, const struct tt_ctl_msg *fault, struct tt_ctl_msg *out);
 
-/* Node 0's spares: role[k] is node k's NODE_RANK, TT_CTL_SPARE while it stands by, TT_CTL_ASIDE
- * while it stands aside (the census replaced it at the start: excluded), TT_CTL_GONE once lost
- * (or replaced); count[k] its workers. Node lost is gone: 1 when a spare standing by
- * with lost's worker count takes lost's NODE_RANK (the first such, in *spare; r's round
- * bumped: the new round, which needs no restart left), 2 when lost was a spare standing by
- * (or a node standing aside), 0
- * when no spare takes its place (node 0, none left or none with its worker count, a decision
- * that was over, or !may_replace). role[lost] becomes TT_CTL_GONE in every case. */
+/* Node 0's node map: role[k] is node k's NODE_RANK, TT_CTL_SPARE while it stands by,
+ * TT_CTL_ASIDE while it stands aside (the census replaced it at the start: excluded),
+ * TT_CTL_GONE once lost (or replaced); count[k] its workers. The three markers are the largest
+ * values: a role below TT_CTL_ASIDE is a NODE_RANK. Node lost is gone: 1 when a spare standing
+ * by with lost's worker count takes lost's NODE_RANK (the first such, in *spare), 3 when none
+ * does but min_nodes > 0 and at least min_nodes nodes with a NODE_RANK remain: they go on
+ * without it, renumbered (tt_ctl_renumber); in both, *rank is the NODE_RANK lost had and r's
+ * round is bumped: the new round, which needs no restart left. 2 when lost was a spare standing
+ * by (or a node standing aside), 0 when the loss stops the job (node 0, no spare fits and too
+ * few nodes remain, a decision that was over, or !may_replace). role[lost] becomes TT_CTL_GONE
+ * in every case. */
 #define TT_CTL_SPARE UINT32_MAX
 #define TT_CTL_GONE (UINT32_MAX - 1)
 #define TT_CTL_ASIDE (UINT32_MAX - 2)
 int tt_ctl_replace(struct tt_ctl_rounds *r, uint32_t *role, const uint32_t *count, uint32_t nnodes,
-		   uint32_t lost, int may_replace, uint32_t *spare);
+		   uint32_t lost, int may_replace, uint32_t min_nodes, uint32_t *spare, uint32_t *rank);
+
+/* A node's NODE_RANK once NODE_RANK lost is gone from a shrink (the one rule of every node's
+ * renumbering): the ranks above it one lower, the others kept. */
+uint32_t tt_ctl_renumber(uint32_t node_rank, uint32_t lost);
 
 /* The verdict line's resubmission hint for a lost host. */
 void tt_ctl_lost_line(const struct tt_ctl_msg *lost, char *buf, size_t len);
@@ -167,7 +186,10 @@ struct tt_ctl {
 	uint32_t nnodes, node;
 	const sigset_t *stop;		/* give up joining once one of these is pending; NULL */
 	uint32_t nspares;		/* the last nspares nodes are spares (--spares) */
-	const uint32_t *counts;		/* node 0 with spares: every node's worker count [nnodes] */
+	uint32_t min_nodes;		/* node 0: --nnodes MIN:MAX's MIN, the fewest nodes a loss may
+					 * leave running (tt_ctl_replace); 0: a loss stops the job */
+	const uint32_t *counts;		/* node 0 with spares or min_nodes: every node's worker
+					 * count [nnodes] */
 	uint32_t excluded, excluded_by;	/* node 0: the census's swap (census.h): node excluded stands
 					 * aside, spare excluded_by runs its NODE_RANK; 0: none */
 	int health;			/* preflight before each restart (tt_ctl_health) */
@@ -181,7 +203,8 @@ struct tt_ctl {
 	uint32_t npeers;
 	struct tt_ctl_rounds rounds;	/* node 0's decisions */
 	struct tt_steps *steps;		/* node 0: where the nodes' step times go; NULL: nowhere */
-	uint32_t *role;			/* node 0 with spares: [nnodes] (tt_ctl_replace); else NULL */
+	uint32_t *role;			/* node 0 with spares or min_nodes: [nnodes] (tt_ctl_replace);
+					 * else NULL */
 	int draining;			/* node 0's workers are done: no spare takes a place now */
 	uint32_t health_round;		/* node 0: the round whose reports it awaits; 0: none */
 	long health_deadline;		/* node 0: when a missing report is a loss (tt_now_ms) */
@@ -203,7 +226,7 @@ int tt_ctl_nfds(const struct tt_ctl *c);
 int tt_ctl_pollfds(const struct tt_ctl *c, struct pollfd *p);
 
 /* Handles what arrived, sends what is due, judges silences. 1 with a verdict (restart, stop,
- * lost, replace, spare-lost or go) for this node in v, 0 when nothing to act on. */
+ * lost, replace, shrink, spare-lost or go) for this node in v, 0 when nothing to act on. */
 int tt_ctl_service(struct tt_ctl *c, struct tt_ctl_msg *v);
 
 /* This node's workers failed (m: a fault). Node 0 decides at once (1 with the verdict in v,

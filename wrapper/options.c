@@ -21,6 +21,8 @@ const char tt_run_usage[] =
 	"\n"
 	"  --nproc-per-node N|gpu|cpu|auto  workers on this node (default: one per GPU, else 1)\n"
 	"  --nnodes N|MIN:MAX               nodes in the job (default: from Slurm, else 1)\n"
+	"                                   MIN < MAX: a lost node leaves the others going on\n"
+	"                                   down to MIN nodes (Slurm)\n"
 	"  --node-rank N                    this node's index (default: from Slurm, else 0)\n"
 	"  --master-addr HOST               rendezvous host (default: first node, or 127.0.0.1)\n"
 	"  --master-port PORT               rendezvous port (default: per job and step, or a free port)\n"

@@ -386,6 +386,8 @@ static int start_round(struct tt_supervisor *s, tt_err *err)
 	return 0;
 }
 
+static int take_role(struct tt_supervisor *s, uint32_t node_rank, tt_err *err);
+
 /* Applies the policy's answer. Returns 1 when the loop is over (exit), else 0. */
 static int apply(struct tt_supervisor *s, enum tt_pt_action act, tt_err *err)
 {
@@ -402,6 +404,12 @@ static int apply(struct tt_supervisor *s, enum tt_pt_action act, tt_err *err)
 	case TT_ACT_RESTART:
 		drain_all_and_close(s);
 		disarm_grace(s);
+		/* A shrink's new NODE_RANK, once the old round's workers are all gone. */
+		if (s->remap) {
+			s->remap = 0;
+			if (take_role(s, s->node_rank, err))
+				return 1;
+		}
 		/* Preflight before the round (ctl.h): it starts on node 0's go (on_verdict). */
 		if (s->ctl && s->ctl->health && s->go_round != (uint32_t)s->pt.restarts) {
 			struct tt_preflight pf;
@@ -458,19 +466,17 @@ static int assign_ranks(struct tt_supervisor *s, tt_err *err)
 	return 0;
 }
 
-/* This spare takes the lost node's NODE_RANK (v, a replace) and starts its workers in v's
- * round. Returns 1 when the loop is over (the contracts could not be made: this node ends, and
- * node 0 takes that for its loss). */
-static int take_role(struct tt_supervisor *s, const struct tt_ctl_msg *v, tt_err *err)
+/* This node's workers take NODE_RANK node_rank: their contracts and ranks anew. Returns 1 when
+ * the loop is over (the contracts could not be made: this node ends, and node 0 takes that for
+ * its loss). */
+static int take_role(struct tt_supervisor *s, uint32_t node_rank, tt_err *err)
 {
-	if (s->take_role(s->role_arg, (uint32_t)v->rank, err) != 0 || assign_ranks(s, err) != 0) {
-		fprintf(stderr, "train-run: spare node %u cannot take node rank %d: %s\n", s->ctl->node,
-			v->rank, err->msg);
-		tt_pt_abort(&s->pt, 1);
-		return apply(s, TT_ACT_EXIT, err);
-	}
-	s->standby = 0;
-	return apply(s, tt_pt_decided(&s->pt, (int)v->round), err);
+	if (s->take_role(s->role_arg, node_rank, err) == 0 && assign_ranks(s, err) == 0)
+		return 0;
+	fprintf(stderr, "train-run: %snode %u cannot take node rank %u: %s\n", s->standby ? "spare " : "",
+		s->ctl->node, node_rank, err->msg);
+	tt_pt_abort(&s->pt, 1);
+	return apply(s, TT_ACT_EXIT, err);
 }
 
 /* Appends a lost node's host to the exclude file, for the requeue template (one host a line). */
@@ -488,6 +494,17 @@ static void note_exclusion(struct tt_supervisor *s, const char *host)
 	if (!ok)
 		fprintf(stderr, "train-run: cannot append the lost host to %s (%s): %s\n", s->exclude_file,
 			TT_ENV_EXCLUDE_FILE, strerror(errno));
+}
+
+/* A replace's or a shrink's new round (v) on this node: none for a spare standing by; this node
+ * stops when it is the one lost (it failed its preflight). Returns 1 when the loop is over. */
+static int new_round(struct tt_supervisor *s, const struct tt_ctl_msg *v, tt_err *err)
+{
+	if (v->node == s->ctl->node) {
+		tt_pt_abort(&s->pt, 1);
+		return apply(s, tt_pt_decided(&s->pt, -1), err);
+	}
+	return s->standby ? 0 : apply(s, tt_pt_decided(&s->pt, (int)v->round), err);
 }
 
 /* The control plane's verdict for every node: its one line, then the policy's answer. Returns
@@ -515,13 +532,33 @@ static int on_verdict(struct tt_supervisor *s, const struct tt_ctl_msg *v, tt_er
 			"%d: every node restarts its workers (round %u; stopping %d here)\n", s->host, v->host,
 			v->what, v->spare, v->spare_host, v->rank, v->round, here);
 		note_exclusion(s, v->host);
-		if (v->spare == s->ctl->node)
-			return take_role(s, v, err);
-		if (v->node == s->ctl->node) {	/* this node failed its preflight: it stops */
+		if (v->spare == s->ctl->node) {
+			if (take_role(s, (uint32_t)v->rank, err))
+				return 1;
+			s->standby = 0;
+		}
+		return new_round(s, v, err);
+	case TT_CTL_SHRINK: {
+		uint32_t world = 0;
+
+		if (s->shrink(s->role_arg, (uint32_t)v->rank, v->nnodes, &world, err) != 0) {
+			fprintf(stderr, "train-run: host %s: node %s lost, but %s; stopping %d worker%s here\n",
+				s->host, v->host, err->msg, here, here == 1 ? "" : "s");
+			note_exclusion(s, v->host);
 			tt_pt_abort(&s->pt, 1);
 			return apply(s, tt_pt_decided(&s->pt, -1), err);
 		}
-		return s->standby ? 0 : apply(s, tt_pt_decided(&s->pt, (int)v->round), err);
+		fprintf(stderr, "train-run: host %s: node %s lost (%s); no spare: every node restarts its "
+			"workers on %u nodes (round %u; world %u; stopping %d here)\n", s->host, v->host,
+			v->what, v->nnodes, v->round, world, here);
+		note_exclusion(s, v->host);
+		if (v->node != s->ctl->node && !s->standby) {
+			s->node_rank = tt_ctl_renumber(s->remap ? s->node_rank : s->setup[0].env.node_rank,
+						       (uint32_t)v->rank);
+			s->remap = 1;
+		}
+		return new_round(s, v, err);
+	}
 	case TT_CTL_GO:
 		if (s->standby || v->round != (uint32_t)s->pt.restarts || tt_pt_running(&s->pt))
 			return 0;

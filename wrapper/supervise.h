@@ -63,9 +63,13 @@ struct tt_supervisor {
 	const char *report_file;	/* --report: node 0 writes the step times as JSON; NULL */
 	int standby;			/* a spare standing by (ctl.h): no worker until node 0 gives
 					 * it a lost node's NODE_RANK */
-	/* A spare takes NODE_RANK node_rank: fills setup[] for it as for an original node of
-	 * that rank. 0, or -1 with err. */
+	/* This node's workers take NODE_RANK node_rank of the current world (a spare its lost
+	 * node's, a node of a shrink its renumbered one): fills setup[] for it as for an original
+	 * node of that rank. 0, or -1 with err. */
 	int (*take_role)(void *arg, uint32_t node_rank, tt_err *err);
+	/* A shrink (ctl.h): NODE_RANK lost leaves this node's view of the world, which must then
+	 * have nnodes nodes; their workers in *world. 0, or -1 with err when the views disagree. */
+	int (*shrink)(void *arg, uint32_t lost, uint32_t nnodes, uint32_t *world, tt_err *err);
 	void *role_arg;
 	/* With ctl->health: this node's local preflight checks (preflight.h) into pf, before each
 	 * restart round (role_arg). */
@@ -85,6 +89,9 @@ struct tt_supervisor {
 	struct tt_steps steps;		/* node 0: every rank's step times (steps.h) */
 	long steps_due_ms;		/* when this node's step times are shared next */
 	uint32_t go_round;		/* the last round node 0 let go after the preflight (ctl.h) */
+	int remap;			/* a shrink renumbered this node: its workers take NODE_RANK
+					 * node_rank before the next round starts */
+	uint32_t node_rank;
 };
 
 /* Runs the group to the end. Returns the exit status for train-run (the failing worker's, 0

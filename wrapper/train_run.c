@@ -48,6 +48,9 @@ struct launch {
 	char **argv;			/* what the workers exec: PROGRAM ARGS, or python3 PROGRAM ARGS */
 	struct tt_hw_model *hw;		/* the node's hardware, NULL when not needed or unknown */
 	uint32_t *per_node;		/* every node's worker count (census.h), NULL: all nproc */
+	uint32_t *world;		/* the worker counts by NODE_RANK of the program's world:
+					 * facts.nactive of them (a shrink removes one, ctl.h); NULL:
+					 * all nproc */
 	int relay_signal;		/* the checkpoint signal a relay above delivers, or 0 */
 	struct tt_group_env group;
 	char run_id[64];
@@ -344,6 +347,8 @@ static int learn_node_counts(struct launch *l, uint32_t nnodes, const char *refu
 				.host = node_name(l),
 				.nnodes = nnodes, .node = l->facts.node_index, .stop = &stop,
 				.nspares = (uint32_t)l->opts.spares, .counts = l->per_node,
+				.min_nodes = l->opts.nnodes_max > 0 && l->opts.nnodes_min < l->opts.nnodes_max ?
+					     (uint32_t)l->opts.nnodes_min : 0,
 				.health = l->opts.preflight, .min_fraction = l->opts.preflight_min_fraction,
 				.health_wait_ms = (l->opts.grace_s + TT_CTL_LOST_MS / 1000) * 1000L,
 				.lfd = -1, .timerfd = -1 };
@@ -390,6 +395,19 @@ static void apply_swap(struct launch *l)
 		l->facts.node_index = l->swap.node;
 }
 
+/* The program's world at the start: the census's counts of the active nodes, NODE_RANK = node
+ * index. */
+static int alloc_world(struct launch *l, uint32_t nnodes, tt_err *err)
+{
+	if (!l->per_node)
+		return 0;
+	l->world = calloc(nnodes, sizeof(*l->world));
+	if (!l->world)
+		return tt_err_errno(err, "allocating the world of %u nodes", nnodes);
+	memcpy(l->world, l->per_node, nnodes * sizeof(*l->world));
+	return 0;
+}
+
 static int alloc_setup(struct launch *l, tt_err *err)
 {
 	l->setup = calloc((size_t)l->nproc, sizeof(*l->setup));
@@ -406,7 +424,7 @@ static int compute_envs(struct launch *l, tt_err *err)
 	size_t w;
 
 	for (i = 0; i < l->nproc; i++)
-		if (tt_layout_compute_worker(&l->facts, (uint32_t)l->nproc, l->per_node, (uint32_t)i,
+		if (tt_layout_compute_worker(&l->facts, (uint32_t)l->nproc, l->world, (uint32_t)i,
 					     &l->setup[i].env, err) != 0)
 			return -1;
 	for (w = 0; w < l->setup[0].env.nwarnings; w++)
@@ -617,12 +635,11 @@ static int prepare(struct launch *l, const tt_err *refused, tt_err *err)
 				err->msg);
 		return -2;
 	}
-	if (l->opts.spares)
-		l->facts.nactive = nnodes - (uint32_t)l->opts.spares;
+	l->facts.nactive = nnodes - (uint32_t)l->opts.spares;
 	if (learn_node_counts(l, nnodes, NULL, err) != 0)
 		return -1;
 	apply_swap(l);
-	if (alloc_setup(l, err) != 0 ||
+	if (alloc_world(l, nnodes, err) != 0 || alloc_setup(l, err) != 0 ||
 	    (!standing_by(l) && (compute_envs(l, err) != 0 || bind_workers(l, err) != 0)) ||
 	    group_env(l, err) != 0 || make_log_dir(l, err) != 0)
 		return -1;
@@ -632,14 +649,32 @@ static int prepare(struct launch *l, const tt_err *refused, tt_err *err)
 	return 0;
 }
 
-/* A spare takes NODE_RANK node_rank (supervise.h): the contracts an original node of that rank
- * gets, with this node's own GPUs and CPUs. */
+/* This node takes NODE_RANK node_rank of the current world (supervise.h: a spare, or a shrink's
+ * renumbering): the contracts an original node of that rank gets, with this node's own GPUs and
+ * CPUs. */
 static int take_role(void *arg, uint32_t node_rank, tt_err *err)
 {
 	struct launch *l = arg;
 
 	l->facts.node_index = node_rank;
 	return compute_envs(l, err) != 0 || bind_workers(l, err) != 0 ? -1 : 0;
+}
+
+/* A shrink (supervise.h): NODE_RANK lost leaves the world, nnodes nodes remain. */
+static int shrink(void *arg, uint32_t lost, uint32_t nnodes, uint32_t *world, tt_err *err)
+{
+	struct launch *l = arg;
+	uint32_t n = l->facts.nactive;
+
+	if (!l->world || lost >= n || nnodes + 1 != n)
+		return tt_err_set(err, "node 0's %u nodes without node rank %u do not fit this node's "
+				  "world of %u", nnodes, lost, n);
+	memmove(&l->world[lost], &l->world[lost + 1], (n - lost - 1) * sizeof(*l->world));
+	l->facts.nactive = nnodes;
+	*world = 0;
+	for (uint32_t k = 0; k < nnodes; k++)
+		*world += l->world[k];
+	return 0;
 }
 
 /* Finds what to exec before any worker starts: PROGRAM, or python3 for a Python program
@@ -729,6 +764,7 @@ int main(int argc, char **argv)
 	s.ctl = l.ctl.peers ? &l.ctl : NULL;
 	s.standby = standing_by(&l);
 	s.take_role = take_role;
+	s.shrink = shrink;
 	s.role_arg = &l;
 	s.check = restart_preflight;
 	s.report_file = l.opts.report;
@@ -746,6 +782,7 @@ out:
 	close(s.sigfd);
 	free(l.setup);
 	free(l.per_node);
+	free(l.world);
 	if (l.hw)
 		tt_hw_free(l.hw);
 	if (l.argv != l.opts.argv)

@@ -17,6 +17,9 @@
 #  - (4-node cluster) node2's link down inside its namespace (with a spare, then without):
 #    node2 falls silent, node1 names it lost (spare or verdict), node2 names itself (its own
 #    link is down), training completes with the spare, nothing left.
+#  - (4-node cluster) 3 nodes with --nnodes 2:3, train-mlp on each: node2's train-run killed -9
+#    after the first checkpoint: node1 and node3 restart as node ranks 0 and 1 of a world of 2,
+#    train-mlp resumes resharded and trains to its last step; one line on each, node2 excluded.
 # No timing asserts; every wait is bounded.
 
 # The worker: "RANK ROUND HOST" per start into starts.txt; train-run's pid into trpid.RANK; rank
@@ -80,27 +83,37 @@ spare_took_node2() {
 	expect_eq "the exclude files" node2 "$(sort -u exclude.txt)"
 }
 
-test_n4_ft_spare_takes_lost_node() {
-	local spid victim deadline left
+# train-mlp on 3 nodes x 1 worker under train-run with options "$@" (srun --no-kill: the step
+# outlives a killed train-run, as the sbatch-templates run it): node2's train-run (node rank 1)
+# killed -9 after the first checkpoint; its lines in err.txt, each start "RANK ROUND NODE_RANK
+# WORLD_SIZE HOST" in starts.txt, train-mlp's summary in summary.json. --batch 60: split by 3
+# data-parallel replicas and by 2.
+mlp_lose_node2() {
+	local spid victim deadline
 	# shellcheck disable=SC2054 # the commas are inside values (--layers A,B,C), not between elements
-	local args=(--layers 784,1024,1024,10 --data synthetic --synthetic-samples 4096,256 --batch 64 --epochs 100
+	local args=(--layers 784,1024,1024,10 --data synthetic --synthetic-samples 4096,256 --batch 60 --epochs 100
 		--seed 3 --log-every 1000 --ckpt-every 5 --keep 2 --max-steps 200 --ckpt-dir ckpt --summary summary.json)
 	rm -rf starts.txt trpid.* exclude.txt ckpt summary.json
-	# srun --no-kill: the step outlives the killed train-run (sbatch-templates, TRAIN_SPARES).
 	TRAIN_TOPO_EXCLUDE_FILE=$PWD/exclude.txt timeout 150 srun -N3 --ntasks-per-node=1 --no-kill --export=ALL \
-		train-run --nproc-per-node 1 --spares 1 -- bash -c \
+		train-run --nproc-per-node 1 "$@" -- bash -c \
 		'echo "$RANK $TRAIN_RESTART_COUNT $NODE_RANK $WORLD_SIZE $(hostname)" >>starts.txt
 		echo $PPID >trpid.$NODE_RANK.$TRAIN_RESTART_COUNT; exec train-mlp "$@"' _ "${args[@]}" >out.txt 2>err.txt &
 	spid=$!
 	deadline=$((SECONDS + 90))
-	while [ $SECONDS -lt $deadline ] && { [ ! -s trpid.1.0 ] || ! compgen -G "ckpt/step-*/meta.txt" >/dev/null; }; do
+	while [ $SECONDS -lt $deadline ] && kill -0 "$spid" 2>/dev/null &&
+		{ [ ! -s trpid.1.0 ] || ! compgen -G "ckpt/step-*/meta.txt" >/dev/null; }; do
 		sleep 0.1
 	done
 	victim=$(cat trpid.1.0 2>/dev/null)
-	[ -n "$victim" ] || { kill "$spid"; fail "node2's worker never started"; }
+	[ -n "$victim" ] || { kill "$spid"; cat err.txt; fail "node2's worker never started"; }
 	kill -9 "$victim"
 	wait "$spid" || true
 	cat err.txt
+}
+
+test_n4_ft_spare_takes_lost_node() {
+	local left
+	mlp_lose_node2 --spares 1
 	expect_eq "the replacement, named on node1 and node3" 2 \
 		"$(grep -c -E '^train-run: host [^ ]*: node node2 lost \(.*\); spare node 2 \(node3\) takes its node rank 1: every node restarts its workers' err.txt)"
 	spare_took_node2
@@ -219,4 +232,22 @@ test_n4_ft_link_down_node_lost() {
 	sleep 1
 	left=$(node_procs)
 	expect_eq "processes left behind" "" "$left"
+}
+
+test_n4_ft_shrink_to_fewer_nodes() {
+	local left
+	mlp_lose_node2 --nnodes 2:3
+	expect_eq "the shrink, named on node1 and node3" 2 \
+		"$(grep -c -E '^train-run: host [^ ]*: node node2 lost \(.*\); no spare: every node restarts its workers on 2 nodes \(round 1; world 2; ' err.txt)"
+	expect_eq "round 0 (rank round node-rank world host)" "0 0 0 3 node1;1 0 1 3 node2;2 0 2 3 node3;" \
+		"$(awk '$2 == 0' starts.txt | sort | tr '\n' ';')"
+	expect_eq "round 1 on two nodes" "0 1 0 2 node1;1 1 1 2 node3;" "$(awk '$2 == 1' starts.txt | sort | tr '\n' ';')"
+	expect_eq "resumed from a checkpoint, resharded" "1 1" \
+		"$(grep -c 'train-mlp: \[rank 0\] resumed from ckpt/step-' err.txt) $(grep -c 'resharded' err.txt)"
+	expect_eq "trained to the last step at world size 2" "200 2" \
+		"$(python3 -c 'import json; s = json.load(open("summary.json")); print(s["steps"], s["world_size"])')"
+	expect_eq "the exclude files" node2 "$(sort -u exclude.txt)"
+	sleep 1
+	left=$(pgrep -f 'train-mlp --layers' | wc -l)
+	expect_eq "workers left behind" 0 "$left"
 }

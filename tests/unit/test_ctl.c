@@ -57,6 +57,10 @@ static void test_messages_both_ways(void)
 	CU_ASSERT_EQUAL(tt_ctl_parse("9 replace 3 1 n1 4 n4 1 w", 25, &seq, &got, &err), 0);
 	CU_ASSERT_STRING_EQUAL(got.spare_host, "n4");
 	CU_ASSERT_STRING_EQUAL(got.what, "w");
+	m = (struct tt_ctl_msg){ .kind = TT_CTL_SHRINK, .round = 2, .node = 3, .host = "n3", .rank = 2,
+				 .nnodes = 3, .what = "silent for 5.1 s" };
+	roundtrip(&m, 9, "9 shrink 2 3 n3 2 3 silent for 5.1 s");
+	CU_ASSERT_EQUAL(tt_ctl_parse("9 shrink 2 3 n3 0 3 w", 21, &seq, &got, &err), -1);	/* node rank 0 stays */
 	m = (struct tt_ctl_msg){ .kind = TT_CTL_JOIN, .node = 1, .host = "node one" };
 	roundtrip(&m, 1, "1 join 1 node?one");	/* a host is one token */
 	m = (struct tt_ctl_msg){ .kind = TT_CTL_PING };
@@ -196,39 +200,40 @@ static void test_spare_takes_the_lost_rank(void)
 	struct tt_ctl_rounds r = { .max_restarts = 0 };
 	uint32_t role[5] = { 0, 1, 2, TT_CTL_SPARE, TT_CTL_SPARE };
 	const uint32_t count[5] = { 8, 8, 4, 8, 4 };
-	uint32_t spare = 99;
+	uint32_t spare = 99, rank = 99;
 
 	/* Node 2 (4 workers) lost: the first spare with 4 workers, node 4, takes node rank 2 in
 	 * round 1, though no restart is left. */
-	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role, count, 5, 2, 1, &spare), 1);
+	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role, count, 5, 2, 1, 0, &spare, &rank), 1);
 	CU_ASSERT_EQUAL(spare, 4);
+	CU_ASSERT_EQUAL(rank, 2);
 	CU_ASSERT_EQUAL(role[4], 2);
 	CU_ASSERT_EQUAL(role[2], TT_CTL_GONE);
 	CU_ASSERT_EQUAL(r.round, 1);
 	/* Lost again (its silence judged twice): nothing more. */
-	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role, count, 5, 2, 1, &spare), 0);
+	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role, count, 5, 2, 1, 0, &spare, &rank), 0);
 	CU_ASSERT_EQUAL(r.round, 1);
 	/* The spare that took rank 2 lost: no spare with 4 workers left. */
-	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role, count, 5, 4, 1, &spare), 0);
+	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role, count, 5, 4, 1, 0, &spare, &rank), 0);
 	/* Node 1 lost while draining: not replaced; then node 3, a spare standing by: 2. */
-	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role, count, 5, 1, 0, &spare), 0);
+	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role, count, 5, 1, 0, 0, &spare, &rank), 0);
 	CU_ASSERT_EQUAL(role[3], TT_CTL_SPARE);
-	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role, count, 5, 3, 1, &spare), 2);
+	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role, count, 5, 3, 1, 0, &spare, &rank), 2);
 	CU_ASSERT_EQUAL(role[3], TT_CTL_GONE);
 	/* Node 0, the coordinator, is never replaced; nor a node outside the launch. */
 	uint32_t role2[3] = { 0, 1, TT_CTL_SPARE };
 	const uint32_t count2[3] = { 2, 2, 2 };
 
-	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role2, count2, 3, 0, 1, &spare), 0);
-	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role2, count2, 3, 7, 1, &spare), 0);
+	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role2, count2, 3, 0, 1, 0, &spare, &rank), 0);
+	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role2, count2, 3, 7, 1, 0, &spare, &rank), 0);
 	CU_ASSERT_EQUAL(role2[2], TT_CTL_SPARE);
 	/* A decision that was over (a stop): nothing taken. */
 	r.over = 1;
-	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role2, count2, 3, 1, 1, &spare), 0);
+	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role2, count2, 3, 1, 1, 0, &spare, &rank), 0);
 	CU_ASSERT_EQUAL(role2[2], TT_CTL_SPARE);
 	r.over = 0;
 	role2[1] = 1;
-	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role2, count2, 3, 1, 1, &spare), 1);
+	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role2, count2, 3, 1, 1, 0, &spare, &rank), 1);
 	CU_ASSERT_EQUAL(spare, 2);
 	CU_ASSERT_EQUAL(role2[2], 1);
 	/* A node standing aside (the census replaced it at the start) lost: like a spare standing
@@ -238,6 +243,46 @@ static void test_spare_takes_the_lost_rank(void)
 	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role3, count2, 3, 1, 1, &spare), 2);
 	CU_ASSERT_EQUAL(role3[1], TT_CTL_GONE);
 	CU_ASSERT_EQUAL(role3[2], 1);
+}
+
+/* --nnodes 2:4 (tt_ctl_replace's shrink) on 5 nodes, node 4 a spare with 4 workers. */
+static void test_shrink_renumbers(void)
+{
+	struct tt_ctl_rounds r = { .max_restarts = 0 };
+	uint32_t role[5] = { 0, 1, 2, 3, TT_CTL_SPARE };
+	const uint32_t count[5] = { 8, 8, 8, 8, 4 };
+	uint32_t spare = 99, rank = 99;
+
+	/* Node 1 lost, no spare with 8 workers: nodes 0, 2, 3 go on as node ranks 0, 1, 2 in
+	 * round 1, though no restart is left; the spare stands by. */
+	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role, count, 5, 1, 1, 2, &spare, &rank), 3);
+	CU_ASSERT_EQUAL(rank, 1);
+	CU_ASSERT_EQUAL(r.round, 1);
+	CU_ASSERT_EQUAL(role[0], 0);
+	CU_ASSERT_EQUAL(role[1], TT_CTL_GONE);
+	CU_ASSERT_EQUAL(role[2], 1);
+	CU_ASSERT_EQUAL(role[3], 2);
+	CU_ASSERT_EQUAL(role[4], TT_CTL_SPARE);
+	/* Node 3 (now node rank 2) lost: two nodes left, MIN 2: node 2 stays node rank 1. */
+	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role, count, 5, 3, 1, 2, &spare, &rank), 3);
+	CU_ASSERT_EQUAL(rank, 2);
+	CU_ASSERT_EQUAL(role[2], 1);
+	CU_ASSERT_EQUAL(r.round, 2);
+	/* Node 2 lost: one node would be left, below MIN: the loss stops the job. */
+	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role, count, 5, 2, 1, 2, &spare, &rank), 0);
+	CU_ASSERT_EQUAL(r.round, 2);
+	/* Without MIN (0) or while draining: no shrink. */
+	uint32_t role2[3] = { 0, 1, 2 };
+	const uint32_t count2[3] = { 2, 2, 2 };
+
+	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role2, count2, 3, 1, 1, 0, &spare, &rank), 0);
+	role2[1] = 1;
+	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role2, count2, 3, 1, 0, 2, &spare, &rank), 0);
+	CU_ASSERT_EQUAL(role2[2], 2);
+	/* The one renumbering rule. */
+	CU_ASSERT_EQUAL(tt_ctl_renumber(0, 1), 0);
+	CU_ASSERT_EQUAL(tt_ctl_renumber(1, 1), 1);
+	CU_ASSERT_EQUAL(tt_ctl_renumber(5, 1), 4);
 }
 
 static void test_lost_line(void)
@@ -262,5 +307,6 @@ int tt_register_suites(void)
 	CU_add_test(s, "one decision per round", test_one_decision_per_round);
 	CU_add_test(s, "the lost line", test_lost_line);
 	CU_add_test(s, "a spare takes the lost rank", test_spare_takes_the_lost_rank);
+	CU_add_test(s, "a shrink renumbers the nodes left", test_shrink_renumbers);
 	return 0;
 }

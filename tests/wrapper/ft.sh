@@ -20,6 +20,8 @@
 #  - three nodes with --spares 1 (ft-c at 127.0.0.2 the spare): node 1's train-run killed: the
 #    spare runs node rank 1 in round 1, each rank once on the right host, one line per node;
 #    the spare lost while standing by: named, the job goes on; then node 1 lost: the verdict.
+#  - three nodes with --nnodes 2:3, no spare: node 1's train-run killed: nodes 0 and 2 restart
+#    as node ranks 0 and 1 of a world of 4, one line per node; with --nnodes 3:4: the verdict.
 #  - preflight before each restart: node 1's GPU device file gone after round 0 (a fake device
 #    directory): with a spare, node 1 is replaced before round 1 starts, one line on every node
 #    naming it, the device and the spare; without one, both nodes stop with the verdict;
@@ -310,6 +312,29 @@ kill_node() {
 	kill -9 "$victim"
 }
 
+# Launch $1 of three nodes, node 1's train-run killed: waits for every node; nodes 0 and 2 must
+# end 0 (test $2).
+await_survivors() {
+	wait "$(cat "$1/pid.0")"
+	rc0=$?
+	wait "$(cat "$1/pid.2")"
+	rc2=$?
+	wait "$(cat "$1/pid.1")"
+	[ $rc0 -eq 0 ] && [ $rc2 -eq 0 ] || fail "$2: exits $rc0 $rc2: $(cat "$1"/err.*)"
+}
+
+# Nodes 0 and 2 of launch $1 went on without node 1 (test $2): each said line $3 (a basic
+# regular expression) once and noted ft-b for exclusion; no worker is left running.
+survivors_said() {
+	for n in 0 2; do
+		[ "$(grep -c "$3" "$1/err.$n")" -eq 1 ] || fail "$2: node $n did not say it once: $(cat "$1/err.$n")"
+		[ "$(cat "$1/exclude.$n" 2>/dev/null)" = ft-b ] || fail "$2: exclude file of node $n: $(cat "$1/exclude.$n" 2>&1)"
+	done
+	sleep 0.5
+	left=$(pgrep -f "$1/worker.sh" | wc -l)
+	[ "$left" -eq 0 ] || fail "$2: $left workers left behind"
+}
+
 # Three nodes, the last a spare (--spares 1): node 1's train-run killed -9 (its workers die with
 # it) once every worker of round 0 runs. Node 0 gives the spare node rank 1: each rank of round
 # 1 starts exactly once, ranks 2 and 3 on ft-c with NODE_RANK 1 and the world of 4; nodes 0 and
@@ -320,12 +345,7 @@ t_spare_replaces_lost_node() {
 	for n in 0 1 2; do NODES=3 SECS=6 node "$d" $n --spares 1; done
 	await_lines "$d/starts" 4
 	kill_node "$d" 1 spare || return
-	wait "$(cat "$d/pid.0")"
-	rc0=$?
-	wait "$(cat "$d/pid.2")"
-	rc2=$?
-	wait "$(cat "$d/pid.1")"
-	[ $rc0 -eq 0 ] && [ $rc2 -eq 0 ] || fail "spare: exits $rc0 $rc2: $(cat "$d"/err.*)"
+	await_survivors "$d" spare
 	[ "$(starts "$d")" = "0 0;0 1;1 0;1 1;2 0;2 1;3 0;3 1;" ] || fail "spare: starts $(starts "$d")"
 	[ "$(awk '$2 == 1' "$d/where" | sort | tr '\n' ';')" = "0 1 ft-a 0 4 0;1 1 ft-a 0 4 0;2 1 ft-c 1 4 1;3 1 ft-c 1 4 1;" ] ||
 		fail "spare: round 1 ran $(sort "$d/where" | tr '\n' ';')"
@@ -337,14 +357,8 @@ t_spare_replaces_lost_node() {
 		[ -z "$diff_env" ] || fail "spare: rank $r's environment differs from node 1's: $diff_env"
 	done
 	! grep -q '^[0-9]* 0 ft-c ' "$d/where" || fail "spare: the spare ran a worker in round 0: $(cat "$d/where")"
-	for n in 0 2; do
-		[ "$(grep -c "^train-run: host .*: node ft-b lost (.*); spare node 2 (ft-c) takes its node rank 1: every node restarts its workers (round 1;" "$d/err.$n")" -eq 1 ] ||
-			fail "spare: node $n did not name the replacement once: $(cat "$d/err.$n")"
-		[ "$(cat "$d/exclude.$n" 2>/dev/null)" = ft-b ] || fail "spare: exclude file of node $n: $(cat "$d/exclude.$n" 2>&1)"
-	done
-	sleep 0.5
-	left=$(pgrep -f "$d/worker.sh" | wc -l)
-	[ "$left" -eq 0 ] || fail "spare: $left workers left behind"
+	survivors_said "$d" spare \
+		"^train-run: host .*: node ft-b lost (.*); spare node 2 (ft-c) takes its node rank 1: every node restarts its workers (round 1;"
 	pass "node 1 lost with a spare standing by: the spare runs node rank 1 in round 1, each rank once, named on every node"
 }
 
@@ -380,6 +394,54 @@ t_spare_lost_then_no_spare() {
 	left=$(pgrep -f "$d/worker.sh" | wc -l)
 	[ "$left" -eq 0 ] || fail "no spare: $left workers left behind"
 	pass "a spare lost standing by: named, the job goes on; node 1 lost then: the verdict as without spares"
+}
+
+# Three nodes with --nnodes 2:3, no spare: node 1's train-run killed -9 once every worker of
+# round 0 runs. Node 0 and node 2 go on without it: each rank of round 1 starts exactly once,
+# ranks 0 1 on ft-a with NODE_RANK 0, ranks 2 3 on ft-c with NODE_RANK (and SLURM_NODEID) 1,
+# WORLD_SIZE 4, NNODES 2; nodes 0 and 2 say so in one line each, note ft-b for exclusion, end 0.
+t_shrink_on_lost_node() {
+	d="$WORK/shrink"
+	launch_dir shrink
+	for n in 0 1 2; do NODES=3 SECS=6 node "$d" $n --nnodes 2:3; done
+	await_lines "$d/starts" 6
+	kill_node "$d" 1 shrink || return
+	await_survivors "$d" shrink
+	[ "$(starts "$d")" = "0 0;0 1;1 0;1 1;2 0;2 1;3 0;3 1;4 0;5 0;" ] || fail "shrink: starts $(starts "$d")"
+	[ "$(awk '$2 == 1' "$d/where" | sort | tr '\n' ';')" = "0 1 ft-a 0 4 0;1 1 ft-a 0 4 0;2 1 ft-c 1 4 1;3 1 ft-c 1 4 1;" ] ||
+		fail "shrink: round 1 ran $(sort "$d/where" | tr '\n' ';')"
+	for r in 0 1 2 3; do
+		[ "$(grep -c -x -E 'NNODES=2|SLURM_TASKS_PER_NODE=2\(x2\)|TRAIN_RESTART_COUNT=1' "$d/env.$r.1")" -eq 3 ] ||
+			fail "shrink: rank $r of round 1: $(grep -E '^(NNODES|SLURM_TASKS_PER_NODE|TRAIN_RESTART_COUNT)=' "$d/env.$r.1")"
+	done
+	survivors_said "$d" shrink \
+		"^train-run: host .*: node ft-b lost (.*); no spare: every node restarts its workers on 2 nodes (round 1; world 4; stopping 2 here)$"
+	pass "node 1 lost under --nnodes 2:3 without a spare: nodes 0 and 2 go on as node ranks 0 and 1 in round 1, each rank once"
+}
+
+# Three nodes with --nnodes 3:4: node 1's train-run killed: two nodes would be left, below MIN:
+# node 0 stops with the loss verdict, nothing restarted.
+t_shrink_below_min() {
+	d="$WORK/belowmin"
+	launch_dir belowmin
+	for n in 0 1 2; do NODES=3 SECS=50 node "$d" $n --nnodes 3:4; done
+	await_lines "$d/starts" 6
+	kill_node "$d" 1 "below min" || return
+	wait "$(cat "$d/pid.0")"
+	rc=$?
+	wait "$(cat "$d/pid.2")"
+	wait "$(cat "$d/pid.1")"
+	[ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "below min: node 0 exit $rc: $(cat "$d/err.0")"
+	for n in 0 2; do
+		[ "$(grep -c "train-run: node ft-b lost (.*); resubmit with: sbatch --exclude=ft-b \.\.\.; stopping 2 workers here" "$d/err.$n")" -eq 1 ] ||
+			fail "below min: no verdict on node $n: $(cat "$d/err.$n")"
+		! grep -q "no spare: every node restarts" "$d/err.$n" || fail "below min: node $n shrank: $(cat "$d/err.$n")"
+	done
+	[ "$(starts "$d")" = "0 0;1 0;2 0;3 0;4 0;5 0;" ] || fail "below min: starts $(starts "$d")"
+	sleep 0.5
+	left=$(pgrep -f "$d/worker.sh" | wc -l)
+	[ "$left" -eq 0 ] || fail "below min: $left workers left behind"
+	pass "node 1 lost under --nnodes 3:4: two nodes would be left, below MIN: the verdict, nothing restarted"
 }
 
 # Two fake GPUs for nodes 0..$2-1 of launch $1: device files that open (regular files), with the
@@ -507,7 +569,7 @@ t_spare_replaces_node_failing_preflight() {
 
 [ -x "$TRAIN_RUN" ] || { echo "FAIL: $TRAIN_RUN not built"; exit 1; }
 command -v pgrep >/dev/null 2>&1 || { echo "SKIP: pgrep not found (procps)"; exit 77; }
-for t in ${FT_TESTS:-t_fault_restarts_every_node t_victim_waits_for_the_culprit t_restarts_used_up t_node_lost t_suspend_is_no_loss t_job_stragglers t_spare_replaces_lost_node t_spare_lost_then_no_spare t_preflight_before_restart t_spare_replaces_node_failing_preflight}; do
+for t in ${FT_TESTS:-t_fault_restarts_every_node t_victim_waits_for_the_culprit t_restarts_used_up t_node_lost t_suspend_is_no_loss t_job_stragglers t_spare_replaces_lost_node t_spare_lost_then_no_spare t_shrink_on_lost_node t_shrink_below_min t_preflight_before_restart t_spare_replaces_node_failing_preflight}; do
 	f0=$failures
 	$t
 done
