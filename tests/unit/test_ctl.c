@@ -240,9 +240,15 @@ static void test_spare_takes_the_lost_rank(void)
 	 * by, 2 and no spare taken. */
 	uint32_t role3[3] = { 0, TT_CTL_ASIDE, 1 };
 
-	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role3, count2, 3, 1, 1, &spare), 2);
+	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role3, count2, 3, 1, 1, 0, &spare, &rank), 2);
 	CU_ASSERT_EQUAL(role3[1], TT_CTL_GONE);
 	CU_ASSERT_EQUAL(role3[2], 1);
+	/* A node standing aside has no NODE_RANK: it does not count among the nodes a shrink keeps
+	 * (--nnodes 3:4, node 3 lost leaves nodes 0 and 2 only: the loss stops the job). */
+	uint32_t role4[4] = { 0, TT_CTL_ASIDE, 1, 2 }, count4[4] = { 1, 1, 1, 1 };
+
+	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role4, count4, 4, 3, 1, 3, &spare, &rank), 0);
+	CU_ASSERT_EQUAL(role4[1], TT_CTL_ASIDE);
 }
 
 /* --nnodes 2:4 (tt_ctl_replace's shrink) on 5 nodes, node 4 a spare with 4 workers. */
