@@ -73,6 +73,19 @@ ddp() {
 }
 
 load_on() { yes >/dev/null & busy=$!; }
+
+# hog ITEM CMD...: runs CMD (its output is the item's value), and records in ITEM.hog the share
+# of a core the busy process got meanwhile (its utime+stime from /proc, over the wall time): where
+# the kernel put the ranks shows there (a share near 1: both ranks on the other core).
+hog() {
+	hog_item=$1
+	shift
+	hog_t0=$(date +%s.%N) hog_c0=$(awk '{ print $14 + $15 }' "/proc/$busy/stat")
+	hog_v=$("$@")
+	awk -v c0="$hog_c0" -v c1="$(awk '{ print $14 + $15 }' "/proc/$busy/stat")" -v t0="$hog_t0" -v t1="$(date +%s.%N)" \
+		-v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f\n", (c1 - c0) / hz / (t1 - t0) }' >>"$tmp/$hog_item.hog"
+	echo "$hog_v"
+}
 load_off() { kill "$busy" 2>/dev/null; wait "$busy" 2>/dev/null; busy=; }
 
 # record NAME VALUE: appends to the item's file
@@ -105,8 +118,8 @@ while [ "$r" -le "$ROUNDS" ]; do
 		record "pipe.$which" "$(pipe "$d")"
 		load_on
 		record "mlp1busy.$which" "$(mlp "$d" 1)"
-		record "mlp2busy.$which" "$(mlp "$d" 2)"
-		record "mlp2runbusy.$which" "$(mlprun "$d")"
+		record "mlp2busy.$which" "$(hog "mlp2busy.$which" mlp "$d" 2)"
+		record "mlp2runbusy.$which" "$(hog "mlp2runbusy.$which" mlprun "$d")"
 		load_off
 	done
 	record mem2 "$(copiers 2)"
@@ -134,6 +147,7 @@ for it in $items; do
 	printf "%-42s %12s %12s %9s   %s | %s\n" "$name" "$o" "$n" "$(awk -v a="$n" -v b="$o" 'BEGIN { printf "%.2f", a / b }')" \
 		"$(tr '\n' ' ' <"$tmp/$key.old")" "$(tr '\n' ' ' <"$tmp/$key.new")"
 done
+echo "share of a core the busy process got during train-mlp world 2 (medians, old | new): bench launcher $(median "$tmp/mlp2busy.old.hog") | $(median "$tmp/mlp2busy.new.hog"), under train-run $(median "$tmp/mlp2runbusy.old.hog") | $(median "$tmp/mlp2runbusy.new.hog")"
 m2=$(median "$tmp/mem2") m4=$(median "$tmp/mem4")
 frac() { awk -v a="$(median "$tmp/$1")" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 echo "memory bandwidth each of N copiers gets (GB/s): N=2 $m2, N=4 $m4; all-reduce 64 MiB busbw as a fraction of it (goal 0.8): 2 ranks old $(frac ar64.old "$m2") new $(frac ar64.new "$m2"), 4 ranks old $(frac ar64x4.old "$m4") new $(frac ar64x4.new "$m4")"
