@@ -4,7 +4,8 @@
 # on this machine: memcpy bandwidth, our shm all-reduce (2 and 4 ranks, 64 MiB float32), Gloo
 # all-reduce through Debian's PyTorch, MPI_Allreduce from Debian's Open MPI, and a rendezvous of
 # 1024 ranks (threads) through our store vs PyTorch's TCPStore; point-to-point exchanges between two
-# ranks (trainrt_sendrecv over shared memory and over loopback TCP, Gloo isend/irecv). Prints the
+# ranks (trainrt_sendrecv over shared memory and over loopback TCP, Gloo isend/irecv, Open MPI's
+# MPI_Sendrecv); the 8 B all-reduce of ours and Open MPI's. Prints the
 # numbers and the ratios that BENCHMARKS.md "## Collectives" records. Every part is bounded (timeout) and loopback only.
 # Needs: apt-get install -y python3-torch libopenmpi-dev openmpi-bin (parts without them are skipped).
 set -u
@@ -86,7 +87,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < iters; i++) MPI_Allreduce(MPI_IN_PLACE, x, size / 4, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
 	t = (MPI_Wtime() - t0) / iters;
 	MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-	if (me == 0) printf("%.3f\n", size / tmax / 1e9 * 2 * (n - 1) / n);
+	if (me == 0) printf("%.3f %.2f\n", size / tmax / 1e9 * 2 * (n - 1) / n, tmax * 1e6);
 	MPI_Finalize();
 	free(x);
 	return 0;
@@ -94,13 +95,17 @@ int main(int argc, char **argv)
 C
 if command -v mpicc >/dev/null && mpicc -O2 -o "$tmp/mpi_ar" "$tmp/mpi_ar.c" 2>/dev/null; then
 	for n in 2 4; do
-		m=$(timeout 120 mpirun --allow-run-as-root --oversubscribe --mca btl self,vader -np $n "$tmp/mpi_ar" $SIZE $ITERS $WARM 2>/dev/null | tail -1)
+		m=$(timeout 120 mpirun --allow-run-as-root --oversubscribe --mca btl self,vader -np $n "$tmp/mpi_ar" $SIZE $ITERS $WARM 2>/dev/null | tail -1 | cut -d' ' -f1)
 		eval "mpi$n=\${m:-0}"
 		say "Open MPI allreduce $n ranks 64 MiB float32: busbw ${m:-n/a} GB/s"
 	done
+	m=$(timeout 120 mpirun --allow-run-as-root --mca btl self,vader -np 2 "$tmp/mpi_ar" 8 2000 100 2>/dev/null | tail -1 | cut -d' ' -f2)
+	say "Open MPI allreduce 2 ranks 8 B: ${m:-n/a} us"
 else
 	say "Open MPI: skipped (apt-get install -y libopenmpi-dev openmpi-bin)"; mpi2=0; mpi4=0
 fi
+# ours at 8 B, the same 2000 timed calls: latency (time per call, us)
+say "trainrt shm allreduce 2 ranks 8 B: $(LOCAL_WORLD_SIZE=2 timeout 120 "$BENCH" --local 2 -b 8 -e 8 -n 2000 -w 100 | awk '!/^#/ { print $5 }') us"
 
 rdv=$(timeout 60 "$BENCH" --rendezvous 1024 | awk '{ print $(NF-3) }')
 say "rendezvous 1024 ranks (threads), trainrt store: ${rdv} s"
@@ -129,13 +134,13 @@ else
 fi
 
 # Point-to-point: two ranks swap a buffer (8 bytes: latency, 64 MiB: bandwidth per direction).
-p2p() { # LOCAL_WORLD_SIZE size -> "time_us algbw"
-	LOCAL_WORLD_SIZE=$1 timeout 120 "$BENCH" --local 2 -o sendrecv -b "$2" -e "$2" -n $ITERS -w $WARM |
+p2p() { # LOCAL_WORLD_SIZE size [iters] -> "time_us algbw"
+	LOCAL_WORLD_SIZE=$1 timeout 120 "$BENCH" --local 2 -o sendrecv -b "$2" -e "$2" -n "${3:-$ITERS}" -w $WARM |
 		awk '!/^#/ { print $5, $7 }'
 }
 for where in "2 shm" "1 tcp"; do
 	set -- $where
-	small=$(p2p "$1" 8)
+	small=$(p2p "$1" 8 2000)
 	big=$(p2p "$1" $SIZE)
 	eval "p2p_$2=\$(echo \$big | cut -d' ' -f2)"
 	say "trainrt sendrecv 2 ranks over $2: 8 B $(echo "$small" | cut -d' ' -f1) us, 64 MiB $(echo "$big" | cut -d' ' -f2) GB/s per direction"
@@ -169,6 +174,42 @@ if "$PY" -c 'import torch.distributed' 2>/dev/null; then
 	say "gloo isend/irecv 2 ranks: 8 B $(echo "$small" | cut -d' ' -f1) us, 64 MiB ${gloo_p2p:-n/a} GB/s per direction"
 else
 	gloo_p2p=0
+fi
+
+# Open MPI's peer of trainrt_sendrecv: MPI_Sendrecv between 2 ranks (both directions at once),
+# time per exchange and bandwidth per direction; its shared-memory transport spins while it waits.
+cat >"$tmp/mpi_sr.c" <<'C'
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv)
+{
+	int me, size = atoi(argv[1]), iters = atoi(argv[2]), warm = atoi(argv[3]);
+	char *out = calloc(1, size), *in = calloc(1, size);
+	double t0 = 0, t, tmax;
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &me);
+	for (int i = 0; i < warm + iters; i++) {
+		if (i == warm) {
+			MPI_Barrier(MPI_COMM_WORLD);
+			t0 = MPI_Wtime();
+		}
+		MPI_Sendrecv(out, size, MPI_BYTE, 1 - me, 0, in, size, MPI_BYTE, 1 - me, 0, MPI_COMM_WORLD,
+			     MPI_STATUS_IGNORE);
+	}
+	t = (MPI_Wtime() - t0) / iters;
+	MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+	if (me == 0) printf("%.2f %.3f\n", tmax * 1e6, size / tmax / 1e9);
+	MPI_Finalize();
+	free(out);
+	free(in);
+	return 0;
+}
+C
+if command -v mpicc >/dev/null && mpicc -O2 -o "$tmp/mpi_sr" "$tmp/mpi_sr.c" 2>/dev/null; then
+	small=$(timeout 120 mpirun --allow-run-as-root --mca btl self,vader -np 2 "$tmp/mpi_sr" 8 2000 100 2>/dev/null | tail -1)
+	big=$(timeout 120 mpirun --allow-run-as-root --mca btl self,vader -np 2 "$tmp/mpi_sr" $SIZE $ITERS $WARM 2>/dev/null | tail -1)
+	say "Open MPI sendrecv 2 ranks: 8 B $(echo "$small" | cut -d' ' -f1) us, 64 MiB $(echo "$big" | cut -d' ' -f2) GB/s per direction"
 fi
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
