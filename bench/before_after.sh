@@ -11,7 +11,8 @@
 # CPU kept busy by an unrelated `yes >/dev/null`, started by the bench launcher (unbound) and by
 # the build's train-run (each worker bound to a CPU of its own, as users run it); PyTorch DDP
 # (gloo, bench/torch_ddp.py) world 2 both ways, unbound and bound (--bind), when python3-torch
-# is installed; the pipeline step time of bench/parallel.sh's 1x1x2
+# is installed; the peers of the point-to-point and all-reduce items once a round (Open MPI's
+# MPI_Sendrecv and MPI_Allreduce when mpicc is installed, Gloo's isend/irecv and all-reduce); the pipeline step time of bench/parallel.sh's 1x1x2
 # layout (512x8, batch 128, 4 micro-batches). Every command is bounded (timeout); a benchmark,
 # never a test.
 set -u
@@ -71,6 +72,19 @@ ddp() {
 	timeout 120 "$PY" "$here/torch_ddp.py" --layers 784,256,10 --batch 256 --world 2 --steps 300 --threads 1 "$@" \
 		2>"$tmp/d.log" | awk '{ print $2 }'
 }
+
+# the peers: bench/mpi_*.c built once; each prints "value value" (see their opening comments)
+has_mpi=0
+command -v mpicc >/dev/null && mpicc -O2 -o "$tmp/mpi_sr" "$here/mpi_sendrecv.c" 2>/dev/null &&
+	mpicc -O2 -o "$tmp/mpi_ar" "$here/mpi_allreduce.c" 2>/dev/null && has_mpi=1
+# mpi PROGRAM BYTES ITERS FIELD: one Open MPI number between 2 ranks over shared memory
+mpi() {
+	timeout 120 mpirun --allow-run-as-root --mca btl self,vader -np 2 "$tmp/$1" "$2" "$3" 10 2>/dev/null |
+		tail -1 | cut -d' ' -f"$4"
+}
+port() { sh "$launch" --free-port; }
+# gloo SCRIPT ARGS...: the first number a Gloo peer prints
+gloo() { s=$1; shift; timeout 120 "$PY" "$here/$s" "$@" 2>/dev/null | cut -d' ' -f1; }
 
 load_on() { yes >/dev/null & busy=$!; }
 
@@ -132,6 +146,16 @@ while [ "$r" -le "$ROUNDS" ]; do
 		record ddpbindbusy "$(ddp --bind)"
 		load_off
 	fi
+	if [ "$has_mpi" -eq 1 ]; then
+		record mpi_p2p8 "$(mpi mpi_sr 8 2000 1)"
+		record mpi_p2p64 "$(mpi mpi_sr 67108864 10 2)"
+		record mpi_ar8 "$(mpi mpi_ar 8 2000 2)"
+		record mpi_ar64 "$(mpi mpi_ar 67108864 10 1)"
+	fi
+	if [ "$has_torch" -eq 1 ]; then
+		record gloo_p2p8 "$(gloo gloo_sendrecv.py "$(port)" 8 2000 10)"
+		record gloo_ar64 "$(gloo gloo_allreduce.py 2 "$(port)" 67108864 10 3)"
+	fi
 	echo "round $r done, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 	r=$((r + 1))
 done
@@ -154,4 +178,18 @@ echo "memory bandwidth each of N copiers gets (GB/s): N=2 $m2, N=4 $m4; all-redu
 if [ "$has_torch" -eq 1 ]; then
 	echo "PyTorch DDP gloo world 2 (samples/s): quiet $(median "$tmp/ddp"), one CPU busy $(median "$tmp/ddpbusy"); each rank bound to a CPU (--bind): quiet $(median "$tmp/ddpbind"), one CPU busy $(median "$tmp/ddpbindbusy")"
 fi
+# peer NAME FILE NEW_ITEM: a peer's median beside the new build's, new/peer
+peer() {
+	[ -s "$tmp/$2" ] || return 0
+	p=$(median "$tmp/$2") n=$(median "$tmp/$3.new")
+	printf "%-42s %12s %12s %9s   %s\n" "$1" "$p" "$n" "$(awk -v a="$n" -v b="$p" 'BEGIN { printf "%.2f", a / b }')" \
+		"$(tr '\n' ' ' <"$tmp/$2")"
+}
+printf "%-42s %12s %12s %9s   %s\n" "peer (2 ranks, same run)" peer new new/peer "all rounds (peer)"
+peer "Open MPI MPI_Sendrecv 8 B (us)" mpi_p2p8 p2p8
+peer "Open MPI MPI_Sendrecv 64 MiB (GB/s/dir)" mpi_p2p64 p2p64
+peer "Open MPI MPI_Allreduce 8 B (us)" mpi_ar8 ar8
+peer "Open MPI MPI_Allreduce 64 MiB busbw" mpi_ar64 ar64
+peer "Gloo isend/irecv 8 B (us)" gloo_p2p8 p2p8
+peer "Gloo all-reduce 64 MiB busbw (GB/s)" gloo_ar64 ar64
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

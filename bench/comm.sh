@@ -7,7 +7,7 @@
 # ranks (trainrt_sendrecv over shared memory and over loopback TCP, Gloo isend/irecv, Open MPI's
 # MPI_Sendrecv); the 8 B all-reduce of ours and Open MPI's. Prints the
 # numbers and the ratios that BENCHMARKS.md "## Collectives" records. Every part is bounded (timeout) and loopback only.
-# Needs: apt-get install -y python3-torch libopenmpi-dev openmpi-bin (parts without them are skipped).
+# Needs python3-torch, libopenmpi-dev and openmpi-bin (scripts/install-deps.sh; parts without them are skipped).
 set -u
 BENCH=${TRAINRT_BENCH:-./trainrt-bench}
 PY=${PYTHON:-/usr/bin/python3}
@@ -16,6 +16,7 @@ ITERS=10
 WARM=3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+here=$(cd "$(dirname "$0")" && pwd)
 
 say() { printf '%s\n' "$*"; }
 # busbw (GB/s) of the 64 MiB row of trainrt-bench output
@@ -38,29 +39,10 @@ for n in 2 4; do
 	say "trainrt shm allreduce $n ranks 64 MiB float32: busbw $(echo "$r" | cut -d' ' -f1) GB/s (#wrong $(echo "$r" | cut -d' ' -f2))"
 done
 
-cat >"$tmp/gloo.py" <<'PY'
-import os, sys, time, torch, torch.distributed as dist, torch.multiprocessing as mp
-def run(rank, n, port, size, iters, warm, q):
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=n)
-    x = torch.ones(size // 4, dtype=torch.float32)
-    for _ in range(warm): dist.all_reduce(x)
-    dist.barrier(); t0 = time.perf_counter()
-    for _ in range(iters): dist.all_reduce(x)
-    t = torch.tensor([(time.perf_counter() - t0) / iters])
-    dist.all_reduce(t, op=dist.ReduceOp.MAX)
-    if rank == 0: q.put(t.item())
-    dist.destroy_process_group()
-if __name__ == "__main__":
-    n, port, size, iters, warm = map(int, sys.argv[1:6])
-    ctx = mp.get_context("fork"); q = ctx.SimpleQueue()
-    ps = [ctx.Process(target=run, args=(r, n, port, size, iters, warm, q)) for r in range(n)]
-    [p.start() for p in ps]; [p.join() for p in ps]
-    t = q.get(); print("%.3f" % (size / t / 1e9 * 2 * (n - 1) / n))
-PY
 port() { sh "$(dirname "$0")/../tests/trainer/launch_local.sh" --free-port; } # the project's one port rule
 if "$PY" -c 'import torch.distributed' 2>/dev/null; then
 	for n in 2 4; do
-		g=$(timeout 120 "$PY" "$tmp/gloo.py" $n "$(port)" $SIZE $ITERS $WARM 2>/dev/null)
+		g=$(timeout 120 "$PY" "$here/gloo_allreduce.py" $n "$(port)" $SIZE $ITERS $WARM 2>/dev/null)
 		eval "gloo$n=\${g:-0}"
 		say "gloo allreduce $n ranks 64 MiB float32: busbw ${g:-n/a} GB/s"
 	done
@@ -68,32 +50,7 @@ else
 	say "gloo: skipped (apt-get install -y python3-torch)"; gloo2=0; gloo4=0
 fi
 
-cat >"$tmp/mpi_ar.c" <<'C'
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
-int main(int argc, char **argv)
-{
-	int n, me, size = atoi(argv[1]), iters = atoi(argv[2]), warm = atoi(argv[3]);
-	float *x = malloc(size);
-	double t0, t, tmax;
-	MPI_Init(&argc, &argv);
-	MPI_Comm_size(MPI_COMM_WORLD, &n);
-	MPI_Comm_rank(MPI_COMM_WORLD, &me);
-	for (int i = 0; i < size / 4; i++) x[i] = 1;
-	for (int i = 0; i < warm; i++) MPI_Allreduce(MPI_IN_PLACE, x, size / 4, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-	MPI_Barrier(MPI_COMM_WORLD);
-	t0 = MPI_Wtime();
-	for (int i = 0; i < iters; i++) MPI_Allreduce(MPI_IN_PLACE, x, size / 4, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-	t = (MPI_Wtime() - t0) / iters;
-	MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-	if (me == 0) printf("%.3f %.2f\n", size / tmax / 1e9 * 2 * (n - 1) / n, tmax * 1e6);
-	MPI_Finalize();
-	free(x);
-	return 0;
-}
-C
-if command -v mpicc >/dev/null && mpicc -O2 -o "$tmp/mpi_ar" "$tmp/mpi_ar.c" 2>/dev/null; then
+if command -v mpicc >/dev/null && mpicc -O2 -o "$tmp/mpi_ar" "$here/mpi_allreduce.c" 2>/dev/null; then
 	for n in 2 4; do
 		m=$(timeout 120 mpirun --allow-run-as-root --oversubscribe --mca btl self,vader -np $n "$tmp/mpi_ar" $SIZE $ITERS $WARM 2>/dev/null | tail -1 | cut -d' ' -f1)
 		eval "mpi$n=\${m:-0}"
@@ -145,31 +102,9 @@ for where in "2 shm" "1 tcp"; do
 	eval "p2p_$2=\$(echo \$big | cut -d' ' -f2)"
 	say "trainrt sendrecv 2 ranks over $2: 8 B $(echo "$small" | cut -d' ' -f1) us, 64 MiB $(echo "$big" | cut -d' ' -f2) GB/s per direction"
 done
-cat >"$tmp/gloo_p2p.py" <<'PY'
-import sys, time, torch, torch.distributed as dist, torch.multiprocessing as mp
-def run(rank, port, size, iters, warm, q):
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2)
-    out, inp = torch.ones(max(size // 4, 1)), torch.empty(max(size // 4, 1))
-    def swap():
-        a, b = dist.isend(out, 1 - rank), dist.irecv(inp, 1 - rank)
-        a.wait(); b.wait()
-    for _ in range(warm): swap()
-    dist.barrier(); t0 = time.perf_counter()
-    for _ in range(iters): swap()
-    t = torch.tensor([(time.perf_counter() - t0) / iters])
-    dist.all_reduce(t, op=dist.ReduceOp.MAX)
-    if rank == 0: q.put(t.item())
-    dist.destroy_process_group()
-if __name__ == "__main__":
-    port, size, iters, warm = map(int, sys.argv[1:5])
-    ctx = mp.get_context("fork"); q = ctx.SimpleQueue()
-    ps = [ctx.Process(target=run, args=(r, port, size, iters, warm, q)) for r in range(2)]
-    [p.start() for p in ps]; [p.join() for p in ps]
-    t = q.get(); print("%.1f %.3f" % (t * 1e6, size / t / 1e9))
-PY
 if "$PY" -c 'import torch.distributed' 2>/dev/null; then
-	small=$(timeout 120 "$PY" "$tmp/gloo_p2p.py" "$(port)" 8 $ITERS $WARM 2>/dev/null)
-	big=$(timeout 120 "$PY" "$tmp/gloo_p2p.py" "$(port)" $SIZE $ITERS $WARM 2>/dev/null)
+	small=$(timeout 120 "$PY" "$here/gloo_sendrecv.py" "$(port)" 8 $ITERS $WARM 2>/dev/null)
+	big=$(timeout 120 "$PY" "$here/gloo_sendrecv.py" "$(port)" $SIZE $ITERS $WARM 2>/dev/null)
 	gloo_p2p=$(echo "$big" | cut -d' ' -f2)
 	say "gloo isend/irecv 2 ranks: 8 B $(echo "$small" | cut -d' ' -f1) us, 64 MiB ${gloo_p2p:-n/a} GB/s per direction"
 else
@@ -178,35 +113,7 @@ fi
 
 # Open MPI's peer of trainrt_sendrecv: MPI_Sendrecv between 2 ranks (both directions at once),
 # time per exchange and bandwidth per direction; its shared-memory transport spins while it waits.
-cat >"$tmp/mpi_sr.c" <<'C'
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
-int main(int argc, char **argv)
-{
-	int me, size = atoi(argv[1]), iters = atoi(argv[2]), warm = atoi(argv[3]);
-	char *out = calloc(1, size), *in = calloc(1, size);
-	double t0 = 0, t, tmax;
-	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &me);
-	for (int i = 0; i < warm + iters; i++) {
-		if (i == warm) {
-			MPI_Barrier(MPI_COMM_WORLD);
-			t0 = MPI_Wtime();
-		}
-		MPI_Sendrecv(out, size, MPI_BYTE, 1 - me, 0, in, size, MPI_BYTE, 1 - me, 0, MPI_COMM_WORLD,
-			     MPI_STATUS_IGNORE);
-	}
-	t = (MPI_Wtime() - t0) / iters;
-	MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-	if (me == 0) printf("%.2f %.3f\n", tmax * 1e6, size / tmax / 1e9);
-	MPI_Finalize();
-	free(out);
-	free(in);
-	return 0;
-}
-C
-if command -v mpicc >/dev/null && mpicc -O2 -o "$tmp/mpi_sr" "$tmp/mpi_sr.c" 2>/dev/null; then
+if command -v mpicc >/dev/null && mpicc -O2 -o "$tmp/mpi_sr" "$here/mpi_sendrecv.c" 2>/dev/null; then
 	small=$(timeout 120 mpirun --allow-run-as-root --mca btl self,vader -np 2 "$tmp/mpi_sr" 8 2000 100 2>/dev/null | tail -1)
 	big=$(timeout 120 mpirun --allow-run-as-root --mca btl self,vader -np 2 "$tmp/mpi_sr" $SIZE $ITERS $WARM 2>/dev/null | tail -1)
 	say "Open MPI sendrecv 2 ranks: 8 B $(echo "$small" | cut -d' ' -f1) us, 64 MiB $(echo "$big" | cut -d' ' -f2) GB/s per direction"

@@ -33,6 +33,7 @@ dist_noinst_SCRIPTS += bench/plugin_scale.sh
 
 # bench-comm: collectives vs memcpy, Gloo, Open MPI; rendezvous vs PyTorch TCPStore (bench/comm.sh).
 dist_noinst_SCRIPTS += bench/comm.sh
+EXTRA_DIST += bench/gloo_allreduce.py bench/gloo_sendrecv.py bench/mpi_allreduce.c bench/mpi_sendrecv.c
 BENCH_TARGETS += bench-comm
 bench-comm: trainrt-bench
 	TRAINRT_BENCH=./trainrt-bench $(SHELL) $(srcdir)/bench/comm.sh

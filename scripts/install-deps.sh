@@ -20,6 +20,9 @@ packages=(
 	dataset-fashion-mnist gnuplot-nox
 	# PyTorch: the env contract's first consumer (cluster tests) and the benchmarks' peer
 	python3-torch
+	# Open MPI: the shared-memory point-to-point and all-reduce peer of make bench-comm and
+	# make bench-before-after (bench/mpi_*.c, built with mpicc)
+	libopenmpi-dev openmpi-bin
 	# linting every shell file (make check: tests/unit/shellcheck.sh)
 	shellcheck
 	# Slurm's OCI containers on the test cluster (cluster.sh up --oci, t_containers.sh)
