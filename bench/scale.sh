@@ -11,7 +11,10 @@
 #      (SCALE_TCPSTORE_MAX ranks, default 4096: 16k takes minutes);
 #   3. a 16k-rank rendezvous with one rank that never comes and one that dies, flat, and one that
 #      never comes through node leaders: every other rank's one line, and when it came;
-#   4. a plot of time vs size (gnuplot's dumb terminal) into the output.
+#   4. a plot of time vs size (gnuplot's dumb terminal) into the output;
+#   5. a per-message model of the node leaders' rendezvous and start-up, from the costs the runs of
+#      2. measured (the store's CPU per node, the ranks' CPU per rank), set against those runs on
+#      this machine and extrapolated to a real cluster of 1k/4k/16k nodes.
 # Usage: scale.sh BUILD_DIR   (the build tree with bench/scale-layout and bench/rdv-scale). ~3 min.
 set -u
 B=$1
@@ -105,6 +108,7 @@ for n in 1024 4096 16384 131072; do
 	if [ "$n" -gt 16384 ]; then
 		say "| $n | not run | not run | not run | | | | | $hier_s | $hrss | $hscpu | $hccpu | $hovf | not run | | |"
 		echo "$n - - - $hier_s" >>"$WORK/rdv.dat"
+		echo "$n $hier_s $hscpu $hccpu $hovf" >>"$WORK/hier.dat"
 		continue
 	fi
 	# shellcheck disable=SC2046 # split on purpose: the output's fields become $1, $2, ...
@@ -121,6 +125,7 @@ for n in 1024 4096 16384 131072; do
 	fi
 	say "| $n | $add_s | $join_s | $core_s | $rss | $scpu | $ccpu | $ovf | $hier_s | $hrss | $hscpu | $hccpu | $hovf | $ts | $(ratio "$ts" "$add_s") | $(ratio "$join_s" "$hier_s") |"
 	echo "$n $add_s $join_s $ts $hier_s" >>"$WORK/rdv.dat"
+	echo "$n $hier_s $hscpu $hccpu $hovf" >>"$WORK/hier.dat"
 done
 say ""
 say "every trainrt run's seconds, in table order: $(cat "$WORK/rdv.all")"
@@ -166,5 +171,41 @@ plot "< grep contiguous $WORK/expand.dat" using 2:3 with linespoints pt "c" titl
      "< grep mixed $WORK/expand.dat" using 2:3 with linespoints pt "m" title "mixed"
 EOF
 	say '```'
+fi
+# ---- 5. the node leaders' model ----------------------------------------------------------------
+# Per message, from the runs above: the store serves nodes one after another on its one thread,
+# c = its CPU per node (accept, key handshake, JOIN_NODE, verdict); each rank costs g of CPU (its
+# Unix connection, hello and verdict; the leader's handshake spread over its 8). On this machine
+# the simulated ranks share its cores with the store: T >= max(nodes c, (nodes c + ranks g) /
+# cores). On a real cluster each node gathers on its own cores while the store serves the nodes:
+# T ~ nodes c + 8 g + 3 round trips (assumed 50 us each, not measured here), provided the
+# accept queue (somaxconn) holds the nodes; each SYN it drops costs TCP's 1-3 s retry instead.
+# trainrt_init's start through the leaders adds the settings agreement: two more small requests
+# per node, each at most c (c includes the handshake), so start <= rendezvous + 2 nodes c.
+if [ -s "$WORK/hier.dat" ]; then
+	somax=$(cat /proc/sys/net/core/somaxconn 2>/dev/null || echo 4096)
+	say ""
+	say "## node leaders: the per-message model against the runs (c = store CPU per node, g = ranks' CPU per rank, from each run's own row; the cluster rows use c and g of the largest run without accept-queue drops)"
+	say "| ranks | nodes | c us | g us | model on this machine s | measured s | measured / model | accept-queue drops |"
+	say "|---|---|---|---|---|---|---|---|"
+	awk -v cores="$(nproc)" '$2 != "fail" && $3 != "" {
+		nodes = $1 / 8; c = $3 / nodes; g = $4 / $1
+		m = (nodes * c + $1 * g) / cores; if (nodes * c > m) m = nodes * c
+		printf "| %d | %d | %.0f | %.0f | %.3f | %s | %.2f | %s |\n", $1, nodes, c * 1e6, g * 1e6, m, $2, $2 / m, $5
+	}' "$WORK/hier.dat" | while IFS= read -r line; do say "$line"; done
+	# c and g of the largest run without accept-queue drops (retried handshakes inflate c), else the largest
+	# shellcheck disable=SC2046 # split on purpose: c and g become $1 and $2
+	set -- $(awk '$2 != "fail" && $3 != "" { c = $3 / ($1 / 8); g = $4 / $1; if ($5 + 0 == 0 || !any0) { bc = c; bg = g }
+		if ($5 + 0 == 0) any0 = 1 } END { if (bc != "") print bc, bg }' "$WORK/hier.dat")
+	if [ $# -eq 2 ]; then
+		say ""
+		say "| real cluster, nodes of 8 | ranks | rendezvous s (model) | start-up s (model, upper bound) | nodes > somaxconn $somax |"
+		say "|---|---|---|---|---|"
+		for nodes in 1024 4096 16384; do
+			say "$(awk -v n="$nodes" -v c="$1" -v g="$2" -v q="$somax" 'BEGIN {
+				r = n * c + 8 * g + 3 * 50e-6
+				printf "| %d | %d | %.2f | %.2f | %s |", n, n * 8, r, r + 2 * n * c, (n > q) ? "yes: add TCP SYN retries (1-3 s)" : "no" }')"
+		done
+	fi
 fi
 exit $status
