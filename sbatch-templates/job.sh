@@ -27,6 +27,9 @@
 #   TRAIN_CKPT_DIR checkpoints, exported to your program  [$SLURM_SUBMIT_DIR/checkpoints/$SLURM_JOB_ID]
 #   TRAIN_RUN_ARGS more train-run options, e.g. --max-restarts 2  []
 #   TRAIN_SPARES   nodes that stand by as spares (sbatch --no-kill -N n+K)  [0]
+#   TRAIN_MIN_NODES  go on with fewer nodes, down to this many, when a node is lost and no
+#                  spare is left (train-run --nnodes MIN:N; sbatch --no-kill; your program must
+#                  resume at a changed WORLD_SIZE: train-mlp does)  [the job's node count]
 # and, for train-mlp only:
 #   TRAIN_LAYERS   model widths                        [784,256,10]
 #   TRAIN_DATA     IDX directory or "synthetic"        [/usr/share/datasets/fashion-mnist]
@@ -69,6 +72,14 @@ echo "program: ${program[*]}"
 # Who is where: every rank with its node and GPU, from the same layout the workers get.
 srun train-run -- bash -c 'echo "rank $RANK of $WORLD_SIZE on $(hostname): local rank $LOCAL_RANK, GPU $CUDA_VISIBLE_DEVICES, CPUs $(taskset -cp $$ | sed "s/.*: //")"' | sort -n -k2
 
+# A node lost during the run (its train-run killed, its node down) is named by every train-run
+# (man 1 train-run, FAULT TOLERANCE) in this file, one host a line; node 0's train-run writes
+# its exit status, the launch's outcome, in the other (see below).
+lost_file=$ckpt_dir/lost-nodes.$SLURM_JOB_ID
+outcome_file=$ckpt_dir/outcome.$SLURM_JOB_ID
+rm -f "$lost_file" "$outcome_file"
+export TRAIN_TOPO_EXCLUDE_FILE=$lost_file TRAIN_TOPO_OUTCOME_FILE=$outcome_file
+
 # The checkpoint signal must not end this shell (the relay hands it to the step too): note it.
 signalled=0
 trap 'signalled=1; echo "job.sh: checkpoint signal: the workers checkpoint and stop"' USR1
@@ -77,11 +88,17 @@ trap 'signalled=1; echo "job.sh: checkpoint signal: the workers checkpoint and s
 # Spares (TRAIN_SPARES=K): the last K nodes stand by to take a lost node's place (train-run
 # --spares, man 1 train-run, FAULT TOLERANCE). The step must outlive a lost node then: srun
 # --no-kill instead of --kill-on-bad-exit, and submit the job with sbatch --no-kill.
+# Fewer nodes (TRAIN_MIN_NODES=M): the same, with train-run --nnodes M:N (FAULT TOLERANCE, Fewer
+# nodes).
 step_opts=(--kill-on-bad-exit=1)
 spares=()
 if [ "${TRAIN_SPARES:-0}" != 0 ]; then
 	step_opts=(--no-kill)
 	spares=(--spares "$TRAIN_SPARES")
+fi
+if [ -n "${TRAIN_MIN_NODES:-}" ] && [ "$TRAIN_MIN_NODES" != "$SLURM_JOB_NUM_NODES" ]; then
+	step_opts=(--no-kill)
+	spares+=(--nnodes "$TRAIN_MIN_NODES:$SLURM_JOB_NUM_NODES")
 fi
 # shellcheck disable=SC2086 # TRAIN_RUN_ARGS is split into train-run's options on purpose
 srun "${step_opts[@]}" train-run "${spares[@]}" ${TRAIN_RUN_ARGS:-} -- "${program[@]}" &
@@ -96,13 +113,23 @@ done
 # task its rank and GPU (a task's checkpoint exit then ends the step FAILED):
 #   srun --ntasks-per-node=8 --kill-on-bad-exit=1 python3 train.py ...
 
+# A lost node's train-run fails the step (srun reports its status) although the others went on
+# without it when a spare took its place or the world shrank: then node 0's train-run, which
+# decided that, has the launch's outcome.
+went_on=
+if [ "$rc" -ne 0 ] && [ -s "$lost_file" ] && [ "$(cat "$outcome_file" 2>/dev/null)" = 0 ]; then
+	lost=$(sort -u "$lost_file" | paste -sd, -)
+	went_on=" ($lost was lost and the job went on without it: exclude it next time, sbatch --exclude=$lost)"
+	rc=0
+fi
+
 # train-run exits 0 after a checkpoint stop; a program started without it exits with the status.
 if { [ "$rc" -eq 0 ] && [ "$signalled" -eq 1 ]; } || [ "$rc" -eq "${TRAIN_TOPO_CKPT_EXIT:-99}" ]; then
-	echo "checkpointed on the signal in $ckpt_dir: submit again with TRAIN_CKPT_DIR=$ckpt_dir to resume"
+	echo "checkpointed on the signal in $ckpt_dir$went_on: submit again with TRAIN_CKPT_DIR=$ckpt_dir to resume"
 	exit 0
 fi
 case $rc in
-0) if [ $# -gt 0 ]; then echo "done: $*"; else echo "done: summary in $summary"; fi ;;
+0) if [ $# -gt 0 ]; then echo "done: $*$went_on"; else echo "done: summary in $summary$went_on"; fi ;;
 *) echo "training failed with exit code $rc" ;;
 esac
 exit "$rc"

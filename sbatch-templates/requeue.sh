@@ -27,6 +27,9 @@
 #   TRAIN_CKPT_DIR checkpoints, exported to your program  [$SLURM_SUBMIT_DIR/checkpoints/$SLURM_JOB_ID]
 #   TRAIN_RUN_ARGS more train-run options              []
 #   TRAIN_SPARES   nodes that stand by as spares (sbatch --no-kill -N n+K)  [0]
+#   TRAIN_MIN_NODES  go on with fewer nodes, down to this many, when a node is lost and no
+#                  spare is left (train-run --nnodes MIN:N; sbatch --no-kill; your program must
+#                  resume at a changed WORLD_SIZE: train-mlp does)  [the job's node count]
 # and, for train-mlp only, as in job.sh:
 #   TRAIN_LAYERS   model widths                        [784,256,10]
 #   TRAIN_DATA     IDX directory or "synthetic"        [/usr/share/datasets/fashion-mnist]
@@ -77,9 +80,11 @@ echo "program: ${program[*]}"
 
 # A node lost during the run (its train-run killed, its node down): every train-run stops and
 # names it here (man 1 train-run, FAULT TOLERANCE), one host a line.
+# Node 0's train-run writes its exit status, the launch's outcome, in the other (see below).
 lost_file=$ckpt_dir/lost-nodes.$SLURM_JOB_ID
-rm -f "$lost_file"
-export TRAIN_TOPO_EXCLUDE_FILE=$lost_file
+outcome_file=$ckpt_dir/outcome.$SLURM_JOB_ID
+rm -f "$lost_file" "$outcome_file"
+export TRAIN_TOPO_EXCLUDE_FILE=$lost_file TRAIN_TOPO_OUTCOME_FILE=$outcome_file
 
 # The checkpoint signal must not end this shell (the relay hands it to the step too): note it.
 signalled=0
@@ -87,11 +92,17 @@ trap 'signalled=1; echo "requeue.sh: checkpoint signal: the workers checkpoint a
 # Spares (TRAIN_SPARES=K): the last K nodes stand by to take a lost node's place (train-run
 # --spares, man 1 train-run, FAULT TOLERANCE). The step must outlive a lost node then: srun
 # --no-kill instead of --kill-on-bad-exit, and submit the job with sbatch --no-kill.
+# Fewer nodes (TRAIN_MIN_NODES=M): the same, with train-run --nnodes M:N (FAULT TOLERANCE, Fewer
+# nodes).
 step_opts=(--kill-on-bad-exit=1)
 spares=()
 if [ "${TRAIN_SPARES:-0}" != 0 ]; then
 	step_opts=(--no-kill)
 	spares=(--spares "$TRAIN_SPARES")
+fi
+if [ -n "${TRAIN_MIN_NODES:-}" ] && [ "$TRAIN_MIN_NODES" != "$SLURM_JOB_NUM_NODES" ]; then
+	step_opts=(--no-kill)
+	spares+=(--nnodes "$TRAIN_MIN_NODES:$SLURM_JOB_NUM_NODES")
 fi
 # shellcheck disable=SC2086 # TRAIN_RUN_ARGS is split into train-run's options on purpose
 srun "${step_opts[@]}" train-run --tag-output "${spares[@]}" ${TRAIN_RUN_ARGS:-} -- "${program[@]}" &
@@ -102,10 +113,36 @@ while :; do
 	kill -0 "$pid" 2>/dev/null || break
 done
 
+# A lost node's train-run fails the step (srun reports its status) although the others went on
+# without it when a spare took its place or the world shrank: then node 0's train-run, which
+# decided that, has the launch's outcome.
+# resume_without HOSTS: the command that resumes from the checkpoints without HOSTS (and without
+# the nodes this job excludes already). Slurm changes the excluded nodes of a pending job only
+# ("Job is no longer pending execution"), so a running job cannot requeue itself elsewhere.
+resume_without() {
+	local excluded
+	excluded=$(scontrol show job "$SLURM_JOB_ID" 2>/dev/null | sed -n 's/.*ExcNodeList=\([^ ]*\).*/\1/p')
+	[ "$excluded" != "(null)" ] || excluded=""
+	echo "resume without them: TRAIN_CKPT_DIR=$ckpt_dir sbatch --nodes=$SLURM_JOB_NUM_NODES --exclude=${excluded:+$excluded,}$1 requeue.sh${program_args:+ $program_args}"
+}
+program_args=
+[ $# -eq 0 ] || program_args=${program[*]}
+went_on=
+if [ "$rc" -ne 0 ] && [ -s "$lost_file" ] && [ "$(cat "$outcome_file" 2>/dev/null)" = 0 ]; then
+	lost=$(sort -u "$lost_file" | paste -sd, -)
+	went_on=" ($lost was lost and the job went on without it: exclude it next time, sbatch --exclude=$lost)"
+	rc=0
+fi
+
 # train-run exits 0 after a checkpoint stop; a program started without it exits with the status.
 if { [ "$rc" -eq 0 ] && [ "$signalled" -eq 1 ]; } || [ "$rc" -eq "${TRAIN_TOPO_CKPT_EXIT:-99}" ]; then
 	if [ "$restarts" -ge "$max_requeues" ]; then
 		echo "checkpointed in $ckpt_dir, but the job was requeued $restarts times (TRAIN_MAX_REQUEUES=$max_requeues): submit again with TRAIN_CKPT_DIR=$ckpt_dir to resume"
+		exit 0
+	fi
+	if [ -n "$went_on" ]; then
+		# A requeued job keeps its nodes, the lost one too: resubmit without it instead.
+		echo "checkpointed in $ckpt_dir$went_on; not requeued: $(resume_without "$lost")"
 		exit 0
 	fi
 	echo "checkpointed in $ckpt_dir: requeueing job $SLURM_JOB_ID to resume"
@@ -114,17 +151,13 @@ if { [ "$rc" -eq 0 ] && [ "$signalled" -eq 1 ]; } || [ "$rc" -eq "${TRAIN_TOPO_C
 	echo "requeue.sh: scontrol requeue $SLURM_JOB_ID failed: submit again with TRAIN_CKPT_DIR=$ckpt_dir to resume" >&2
 	exit 1
 fi
-# A lost node: resubmit without it (and without the nodes this job excludes already). Slurm
-# changes the excluded nodes of a pending job only ("Job is no longer pending execution"), so
-# this job cannot requeue itself elsewhere: the command says how to resume from the checkpoints.
+# A lost node that ended the launch: resubmit without it.
 if [ "$rc" -ne 0 ] && [ -s "$lost_file" ]; then
 	lost=$(sort -u "$lost_file" | paste -sd, -)
-	excluded=$(scontrol show job "$SLURM_JOB_ID" 2>/dev/null | sed -n 's/.*ExcNodeList=\([^ ]*\).*/\1/p')
-	[ "$excluded" != "(null)" ] || excluded=""
-	echo "requeue.sh: node(s) $lost lost; resume without them: TRAIN_CKPT_DIR=$ckpt_dir sbatch --nodes=$SLURM_JOB_NUM_NODES --exclude=${excluded:+$excluded,}$lost requeue.sh${1:+ ${program[*]}}" >&2
+	echo "requeue.sh: node(s) $lost lost; $(resume_without "$lost")" >&2
 fi
 case $rc in
-0) echo "done after $restarts requeue(s)$([ $# -gt 0 ] || echo ": summary in $summary")" ;;
+0) echo "done after $restarts requeue(s)$([ $# -gt 0 ] || echo ": summary in $summary")$went_on" ;;
 *) echo "training failed with exit code $rc" ;;
 esac
 exit "$rc"

@@ -997,9 +997,9 @@ static int stopping(int sigfd)
 	return 0;
 }
 
-void tt_ctl_drain(struct tt_ctl *c, int sigfd)
+int tt_ctl_drain(struct tt_ctl *c, int sigfd, struct tt_ctl_msg *late)
 {
-	int nfds = tt_ctl_nfds(c) + 1;
+	int nfds = tt_ctl_nfds(c) + 1, failed = 0;
 	struct pollfd *p = calloc((size_t)nfds, sizeof(*p));
 
 	if (!is_server(c) || !p)
@@ -1016,10 +1016,15 @@ void tt_ctl_drain(struct tt_ctl *c, int sigfd)
 			break;
 		if (p[0].revents && stopping(sigfd))
 			break;
-		(void)tt_ctl_service(c, &v);	/* a stop or a loss: for the others; this node is done */
+		/* A stop or a loss: for the others (this node is done), and the job's outcome. */
+		if (tt_ctl_service(c, &v) == 1 && !failed && (v.kind == TT_CTL_STOP || v.kind == TT_CTL_LOST)) {
+			*late = v;
+			failed = 1;
+		}
 	}
 out:
 	free(p);
+	return failed;
 }
 
 int tt_ctl_coordinator_done(const struct tt_ctl *c)

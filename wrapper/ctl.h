@@ -82,6 +82,10 @@
 #define TT_CTL_JOIN_S 60	/* node 0 waits this long for every node to join */
 /* A file a lost node's host is appended to (one a line), for sbatch-templates/requeue.sh. */
 #define TT_ENV_EXCLUDE_FILE "TRAIN_TOPO_EXCLUDE_FILE"
+/* A file node 0 writes its exit status into at its end ("0\n"), whole or not at all: the
+ * launch's outcome, which the sbatch-templates take over srun's when a node was lost (the lost
+ * train-run's status fails the step although the job went on without it). */
+#define TT_ENV_OUTCOME_FILE "TRAIN_TOPO_OUTCOME_FILE"
 #define TT_CTL_HOST 64
 #define TT_CTL_WHAT 256
 #define TT_CTL_LINE 1024	/* longest line after the handshake, '\n' included */
@@ -242,8 +246,9 @@ void tt_ctl_steps(struct tt_ctl *c, const struct tt_step_row *rows, int n);
 /* Node 0, its workers done (not stopped by a signal of its own): waits until every other node said bye (after its last step times)
  * or was lost, or until a termination signal arrives on sigfd (a signalfd, non-blocking). A fault that arrives now
  * stops every node: node 0 cannot restart with them. The step spans the slowest node's workers
- * anyway, so the wait does not lengthen it. */
-void tt_ctl_drain(struct tt_ctl *c, int sigfd);
+ * anyway, so the wait does not lengthen it. Returns 1 with the first such stop, or loss of a
+ * node with workers, in late (the job failed after node 0's own workers ended), else 0. */
+int tt_ctl_drain(struct tt_ctl *c, int sigfd, struct tt_ctl_msg *late);
 
 /* This node's workers stopped for round (a restart or a replace), its local checks in pf:
  * node 0 keeps them, another node sends them. The go, or the loss of a failing node, comes

@@ -677,6 +677,7 @@ static int is_node0(const struct tt_supervisor *s)
 static void share_steps(struct tt_supervisor *s, int final)
 {
 	struct tt_step_row *rows = calloc((size_t)s->nworkers, sizeof(*rows));
+	struct tt_ctl_msg late;
 	char *out = NULL;
 	int i, n = 0;
 	size_t len;
@@ -709,8 +710,19 @@ static void share_steps(struct tt_supervisor *s, int final)
 	if (!s->ctl || !is_node0(s))
 		return;
 	/* The others' last step times; not when a signal stopped this node (they may run on). */
-	if (final && !s->pt.stop_signal)
-		tt_ctl_drain(s->ctl, s->sigfd);
+	if (final && !s->pt.stop_signal && tt_ctl_drain(s->ctl, s->sigfd, &late)) {
+		char line[512];
+
+		if (late.kind == TT_CTL_LOST) {
+			tt_ctl_lost_line(&late, line, sizeof(line));
+			note_exclusion(s, late.host);
+		} else {
+			snprintf(line, sizeof(line), "rank %d on host %s %s", late.rank, late.host, late.what);
+		}
+		fprintf(stderr, "train-run: host %s: %s after this node's workers ended: the launch failed\n",
+			s->host, line);
+		s->late_failure = 1;
+	}
 	len = TT_STEPS_ROW_MAX * ((size_t)s->steps.n + 2);
 	out = malloc(len);
 	if (out && (tt_steps_report(&s->steps, TT_HB_STRAGGLER, final, out, len) > 0 || final))
@@ -941,6 +953,8 @@ int tt_supervise(struct tt_supervisor *s, tt_err *err)
 	if (rc >= 0) {
 		report_step_times(s);
 		share_steps(s, 1);
+		if (s->late_failure && rc == 0)
+			rc = 1;
 		if (s->report_file && is_node0(s))
 			write_report(s);
 	}

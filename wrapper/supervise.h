@@ -92,10 +92,14 @@ struct tt_supervisor {
 	int remap;			/* a shrink renumbered this node: its workers take NODE_RANK
 					 * node_rank before the next round starts */
 	uint32_t node_rank;
+	int late_failure;		/* node 0: another node failed or was lost after this node's
+					 * workers ended (tt_ctl_drain): the launch failed */
 };
 
 /* Runs the group to the end. Returns the exit status for train-run (the failing worker's, 0
- * when all succeeded), or -1 with err when the loop itself could not be set up. */
+ * when all succeeded; on node 0 of more than one, 1 when another node failed or was lost after
+ * its own workers ended, so that node 0's status is the launch's), or -1 with err when the
+ * loop itself could not be set up. */
 int tt_supervise(struct tt_supervisor *s, tt_err *err);
 
 #endif

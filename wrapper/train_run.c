@@ -32,6 +32,7 @@
 #include "signals.h"
 #include "spawn.h"
 #include "supervise.h"
+#include "tt_file.h"
 #include "tt_io.h"
 #include "tt_parse.h"
 #include "tt_signal.h"
@@ -706,6 +707,23 @@ static int resolve(struct launch *l, tt_err *err)
 	return tt_resolve_program(TT_PYTHON, getenv("PATH"), l->path, sizeof(l->path), err);
 }
 
+/* TRAIN_TOPO_OUTCOME_FILE (ctl.h): node 0's exit status, the launch's outcome. Another node
+ * writes nothing: its status is its own, and node 0's already counts its failures. */
+static void note_outcome(const struct launch *l, int rc)
+{
+	const char *path = getenv(TT_ENV_OUTCOME_FILE);
+	char text[16];
+	tt_err err;
+	int node0 = l->ctl.peers ? l->ctl.node == 0 : l->facts.node_index == 0;
+
+	if (!path || !*path || !node0)
+		return;
+	snprintf(text, sizeof(text), "%d\n", rc);
+	if (tt_file_write_atomic(path, text, strlen(text), &err) != 0)
+		fprintf(stderr, "train-run: cannot write the launch's outcome to %s (%s): %s\n", path,
+			TT_ENV_OUTCOME_FILE, err.msg);
+}
+
 int main(int argc, char **argv)
 {
 	static struct launch l;	/* static: its facts hold a nodelist and tasks per node (TT_NODELIST_LEN each) */
@@ -776,6 +794,7 @@ int main(int argc, char **argv)
 		rc = 1;
 	}
 out:
+	note_outcome(&l, rc);
 	if (l.ctl.peers)
 		tt_ctl_close(&l.ctl);
 	memset(l.key, 0, sizeof(l.key));

@@ -29,6 +29,8 @@
 #  - preflight at the start: node 1's GPU device file gone before the launch, with a spare: the
 #    spare runs node rank 1 from round 0, node 1 stands aside and ends 0, one line on every node;
 #    a spare with another worker count, or node 0 failing: the verdict on every node.
+#  - the launch's outcome (TRAIN_TOPO_OUTCOME_FILE): node 0 alone writes its exit status; a
+#    worker of node 1 failing after node 0's workers ended makes node 0's status 1, one line.
 # No timing asserts: every wait is bounded generously (60 s; the loss bound is 5 s).
 # Run by `make check` from the build directory; TRAIN_RUN overrides the binary under test.
 # Exit 0 when all passed, 1 on a failure, 77 when a part could not run (its SKIP line says why).
@@ -40,7 +42,7 @@ trap 'rm -rf "$WORK"' EXIT
 unset SLURM_JOB_ID SLURM_STEP_ID SLURM_NODEID SLURM_STEP_NODELIST SLURM_JOB_NODELIST SLURM_NODELIST \
 	SLURM_STEP_GPUS SLURM_JOB_GPUS SLURM_GPUS_ON_NODE CUDA_VISIBLE_DEVICES GPU_DEVICE_ORDINAL \
 	SLURM_STEP_TASKS_PER_NODE SLURM_TASKS_PER_NODE MASTER_ADDR MASTER_PORT TRAIN_TOPO_SET \
-	TRAIN_TOPO_RELAY_PID TRAIN_TOPO_RELAY_SIGNAL TRAIN_HEARTBEAT_FD TRAIN_TOPO_EXCLUDE_FILE \
+	TRAIN_TOPO_RELAY_PID TRAIN_TOPO_RELAY_SIGNAL TRAIN_HEARTBEAT_FD TRAIN_TOPO_EXCLUDE_FILE TRAIN_TOPO_OUTCOME_FILE \
 	SLURMD_NODENAME SLURM_STEP_RESV_PORTS
 export TRAINRT_TOKEN=ft-test-secret-0123456789abcdef
 export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=${TT_TEST_SRCDIR:-.}/tests/wrapper/lsan.supp:fast_unwind_on_malloc=0"
@@ -56,7 +58,8 @@ free_port() { sh "${TT_TEST_SRCDIR:-.}/tests/trainer/launch_local.sh" --free-por
 # (node 1's second worker): "kill" kills itself, "hang" stops itself after heartbeats; "fail"
 # exits 3 in every round; "unplug": as kill, after removing GPU 1's device file of its node's
 # fake device directory (TRAINRT_PREFLIGHT_TEST_DEV_DIR); "victim": rank 1 (node 0) goes silent at step 5 but runs on, rank 3
-# stops itself at step 10; "slow": rank 3 sleeps 4x as long between its steps. Everyone else
+# stops itself at step 10; "slow": rank 3 sleeps 4x as long between its steps; "late": rank 3
+# exits 3 at step 20 (2 s). Everyone else
 # writes heartbeats for SECS s and ends 0.
 write_worker() {
 	cat >"$1/worker.sh" <<'EOF'
@@ -82,6 +85,7 @@ while [ $i -lt $((${SECS:-3} * 10)) ]; do
 		esac
 	fi
 	[ "${ACTION:-}:$TRAIN_RESTART_COUNT:$RANK:$i" != victim:0:3:10 ] || kill -STOP $$
+	[ "${ACTION:-}:$RANK:$i" != late:3:20 ] || exit 3
 	if [ "$RANK" = 3 ] && [ "${ACTION:-}" = slow ]; then sleep 0.4; else sleep 0.1; fi
 done
 EOF
@@ -99,7 +103,7 @@ node() {
 	nodelist=$([ "${NODES:-2}" = 3 ] && echo localhost,127.0.0.1,127.0.0.2 || echo localhost,127.0.0.1)
 	env SLURM_JOB_ID=4711 SLURM_STEP_ID=0 SLURM_STEP_NODELIST="$nodelist" SLURM_NODEID="$n" \
 		SLURM_STEP_TASKS_PER_NODE="1(x${NODES:-2})" SLURM_STEP_RESV_PORTS="$(cat "$d/port")" SLURMD_NODENAME="$host" \
-		TRAIN_TOPO_EXCLUDE_FILE="$d/exclude.$n" TRAINRT_PREFLIGHT_TEST_DEV_DIR="$d/dev.$n" \
+		TRAIN_TOPO_EXCLUDE_FILE="$d/exclude.$n" TRAIN_TOPO_OUTCOME_FILE="$d/outcome.$n" TRAINRT_PREFLIGHT_TEST_DEV_DIR="$d/dev.$n" \
 		timeout -k 5 60 "$TRAIN_RUN" --nproc-per-node 2 "$@" -- "$d/worker.sh" 2>"$d/err.$n" &
 	echo $! >"$d/pid.$n"
 }
@@ -353,7 +357,7 @@ t_spare_replaces_lost_node() {
 	# (the exclude file and the fake device directory differ per node here only).
 	for r in 2 3; do
 		diff_env=$(diff "$d/env.$r.0" "$d/env.$r.1" | grep '^[<>]' |
-			grep -v -E '^. (SLURMD_NODENAME|TRAIN_TOPO_EXCLUDE_FILE|TRAINRT_PREFLIGHT_TEST_DEV_DIR|TRAIN_RESTART_COUNT|TORCHELASTIC_RESTART_COUNT)=')
+			grep -v -E '^. (SLURMD_NODENAME|TRAIN_TOPO_EXCLUDE_FILE|TRAIN_TOPO_OUTCOME_FILE|TRAINRT_PREFLIGHT_TEST_DEV_DIR|TRAIN_RESTART_COUNT|TORCHELASTIC_RESTART_COUNT)=')
 		[ -z "$diff_env" ] || fail "spare: rank $r's environment differs from node 1's: $diff_env"
 	done
 	! grep -q '^[0-9]* 0 ft-c ' "$d/where" || fail "spare: the spare ran a worker in round 0: $(cat "$d/where")"
@@ -569,7 +573,33 @@ t_spare_replaces_node_failing_preflight() {
 
 [ -x "$TRAIN_RUN" ] || { echo "FAIL: $TRAIN_RUN not built"; exit 1; }
 command -v pgrep >/dev/null 2>&1 || { echo "SKIP: pgrep not found (procps)"; exit 77; }
-for t in ${FT_TESTS:-t_fault_restarts_every_node t_victim_waits_for_the_culprit t_restarts_used_up t_node_lost t_suspend_is_no_loss t_job_stragglers t_spare_replaces_lost_node t_spare_lost_then_no_spare t_shrink_on_lost_node t_shrink_below_min t_preflight_before_restart t_spare_replaces_node_failing_preflight}; do
+# Node 0's workers end after 1 s, node 1's rank 3 fails 2 s in (ACTION=late): node 0, waiting for
+# node 1's bye, hears the fault, names it once and ends 1, its outcome file says 1; node 1 writes
+# none. Then a launch that succeeds: node 0's outcome file says 0.
+t_outcome() {
+	d="$WORK/outcome"
+	launch_dir outcome
+	ACTION=late SECS=1 node "$d" 0
+	ACTION=late SECS=30 node "$d" 1
+	wait "$(cat "$d/pid.0")"
+	rc0=$?
+	wait "$(cat "$d/pid.1")"
+	rc1=$?
+	[ $rc0 -eq 1 ] && [ $rc1 -eq 3 ] || fail "outcome: exits $rc0 $rc1, not 1 3: $(cat "$d"/err.*)"
+	[ "$(grep -c "train-run: host [^ ]*: rank 3 on host ft-b exited with code 3 after this node's workers ended: the launch failed$" "$d/err.0")" -eq 1 ] ||
+		fail "outcome: node 0 did not name the late failure once: $(cat "$d/err.0")"
+	[ "$(cat "$d/outcome.0" 2>&1)" = 1 ] || fail "outcome: node 0's outcome file: $(cat "$d/outcome.0" 2>&1)"
+	[ ! -e "$d/outcome.1" ] || fail "outcome: node 1 wrote an outcome file: $(cat "$d/outcome.1")"
+	d="$WORK/outcome-ok"
+	launch_dir outcome-ok
+	SECS=1 both_nodes "$d"
+	[ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] || fail "outcome ok: exits $rc0 $rc1: $(cat "$d"/err.*)"
+	[ "$(cat "$d/outcome.0" 2>&1)" = 0 ] || fail "outcome ok: node 0's outcome file: $(cat "$d/outcome.0" 2>&1)"
+	[ ! -e "$d/outcome.1" ] || fail "outcome ok: node 1 wrote an outcome file"
+	pass "the launch's outcome: node 0's status, 1 for a node failing after node 0's workers ended"
+}
+
+for t in ${FT_TESTS:-t_fault_restarts_every_node t_victim_waits_for_the_culprit t_restarts_used_up t_node_lost t_suspend_is_no_loss t_job_stragglers t_spare_replaces_lost_node t_spare_lost_then_no_spare t_shrink_on_lost_node t_shrink_below_min t_preflight_before_restart t_spare_replaces_node_failing_preflight t_outcome}; do
 	f0=$failures
 	$t
 done
