@@ -198,13 +198,14 @@ test_signal_matrix_exactly_once() {
 }
 
 # submit_signal_job HOW: submits ./job.sh on 2 nodes (the timed signals of HOW as sbatch options,
-# coming 10-40 s in) and prints its id. send_signal HOW ID: the scancel of HOW (the timed ones
+# due 30 s in: a signal that comes before the step runs reaches no trainer, and a loaded machine
+# once took over 10 s to start one, the lead this had before) and prints its id. send_signal HOW ID: the scancel of HOW (the timed ones
 # send none).
 submit_signal_job() {
 	local sbatch_args=()
 	case $1 in
-	time_step) sbatch_args=(--time=1 --signal=USR1@50) ;;
-	time_batch) sbatch_args=(--time=1 --signal=B:USR1@50) ;;
+	time_step) sbatch_args=(--time=2 --signal=USR1@90) ;;
+	time_batch) sbatch_args=(--time=2 --signal=B:USR1@90) ;;
 	esac
 	sbatch --parsable --output=out.txt -N2 --gres=gpu:2 --train-topo=env "${sbatch_args[@]}" job.sh
 }
@@ -229,7 +230,7 @@ trainer_case() {
 	printf '#!/bin/bash\n%s &\nwait $!\necho "step exit $?"\n' "$step" >job.sh
 	id=$(submit_signal_job "$how")
 	# Until training runs (a loaded machine took over 30 s to get there once). A timed signal may
-	# come first (10-40 s in): then the job ends on it, and the checks below judge the checkpoint.
+	# come first (30 s in or later): then the job ends on it, and the checks below judge the checkpoint.
 	local deadline=$((SECONDS + 60))
 	while ! grep -q ' step 20/' out.txt 2>/dev/null && [ $SECONDS -lt $deadline ] &&
 		[ -n "$(squeue -h -j "$id")" ]; do sleep 0.2; done
