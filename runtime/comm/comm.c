@@ -553,9 +553,10 @@ static int lead_up(trainrt_comm *c, int built, tt_err *err)
 	/* Every note first, so that each follower alive gets the verdict even when the store fails. */
 	for (int l = 1; l < c->w.local_size; l++) {
 		double left = until - rt_now();
+		int fd = rt_node_peer(c->node, l); /* -1 only after a start that failed (lead_start) */
 
-		told[l] = rt_node_recv_note(rt_node_peer(c->node, l), &type, note, sizeof(note), left > 0 ? left : 0.001,
-					    &why) == 0 && type == RT_NODE_DONE;
+		told[l] = fd >= 0 && rt_node_recv_note(fd, &type, note, sizeof(note), left > 0 ? left : 0.001, &why) == 0 &&
+			  type == RT_NODE_DONE;
 		if (told[l] && *note)
 			note_problem(first, sizeof(first), &errors, c->w.rank + l, note);
 	}
