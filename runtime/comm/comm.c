@@ -481,6 +481,145 @@ gone:
 			  "(crashed or killed?): the store names this node's ranks to the others", leader);
 }
 
+/* The agreement after the backend's set-up through node leaders (issue #32), the one owner of
+ * what every rank says when the set-up failed somewhere. Without it a follower that dies during
+ * the set-up is named only on its own node (its leader waited for it); the other nodes, whose
+ * set-up had worked, would fail at their first collective naming their leader's broken TCP ring.
+ * So every rank ends its set-up with a note to its leader (rt_node.h: DONE, its error or empty);
+ * a leader whose own set-up failed first sends STOP, so a follower waiting for its data stops.
+ * Each leader reads its followers' notes: a connection that closes instead is a rank that ended
+ * during the set-up. The leaders record their node's problems in the store and meet in
+ * "trainrt/up"; then each reads what all recorded and hands its node the one verdict: the ranks
+ * that ended, named one by one (the cause), else the first error reported. When the set-up worked
+ * everywhere this costs one barrier over the leaders and one counter read per node.
+ *
+ * "trainrt/up-problems" counts both kinds in one counter: UP_GONE per rank that ended (whose
+ * count before this one numbers its key "trainrt/up-gone/<i>") plus 1 per error. */
+#define UP_GONE ((int64_t)1 << 32)
+#define UP_ERRORS(total) ((total) & (UP_GONE - 1))
+
+/* The verdict from the store's record, after "trainrt/up": empty in line when nothing was. */
+static int up_verdict(rt_store *st, char *line, size_t cap, tt_err *err)
+{
+	char gone[RT_NODE_UP_GONE_MAX][160], first[sizeof(err->msg) + 32] = "", key[64];
+	const char *names[RT_NODE_UP_GONE_MAX];
+	int64_t total = 0, ngone;
+	int shown;
+	size_t len;
+
+	*line = '\0';
+	if (rt_store_add(st, "trainrt/up-problems", 0, &total, err) != 0)
+		return -1;
+	if (total == 0)
+		return 0;
+	ngone = total / UP_GONE;
+	shown = ngone < RT_NODE_UP_GONE_MAX ? (int)ngone : RT_NODE_UP_GONE_MAX;
+	for (int i = 0; i < shown; i++) {
+		snprintf(key, sizeof(key), "trainrt/up-gone/%d", i);
+		if (rt_store_get(st, key, gone[i], sizeof(gone[i]) - 1, &len, err) != 0)
+			return -1;
+		gone[i][len < sizeof(gone[i]) ? len : sizeof(gone[i]) - 1] = '\0';
+		names[i] = gone[i];
+	}
+	if (ngone == 0) {
+		if (rt_store_get(st, "trainrt/up-problem", first, sizeof(first) - 1, &len, err) != 0)
+			return -1;
+		first[len] = '\0';
+	}
+	rt_node_up_line(line, cap, ngone, shown, names, UP_ERRORS(total), first);
+	return 0;
+}
+
+static int lead_up(trainrt_comm *c, int built, tt_err *err)
+{
+	rt_store *st = c->w.store;
+	double until = rt_now() + node_wait(&c->w);
+	char first[sizeof(err->msg) + 32] = "", note[sizeof(err->msg)], line[RT_NODE_NOTE_MAX], host[64] = "?", key[64];
+	char gone[160];
+	unsigned char told[c->w.local_size];
+	int64_t total = 0;
+	int errors = 0, type, rc = -1;
+	tt_err why, own = { "" };
+
+	if (!built) {
+		note_problem(first, sizeof(first), &errors, c->w.rank, err->msg);
+		own = *err;
+	}
+	gethostname(host, sizeof(host) - 1);
+	for (int l = 1; l < c->w.local_size; l++) {
+		if (!built)
+			rt_node_send_frame(rt_node_peer(c->node, l), RT_NODE_STOP, NULL, 0, 1.0, &why);
+	}
+	/* Every note first, so that each follower alive gets the verdict even when the store fails. */
+	for (int l = 1; l < c->w.local_size; l++) {
+		double left = until - rt_now();
+		int fd = rt_node_peer(c->node, l); /* -1 only after a start that failed (lead_start) */
+
+		told[l] = fd >= 0 && rt_node_recv_note(fd, &type, note, sizeof(note), left > 0 ? left : 0.001, &why) == 0 &&
+			  type == RT_NODE_DONE;
+		if (told[l] && *note)
+			note_problem(first, sizeof(first), &errors, c->w.rank + l, note);
+	}
+	for (int l = 1; l < c->w.local_size; l++) {
+		if (told[l])
+			continue;
+		snprintf(gone, sizeof(gone), "rank %d (LOCAL_RANK %d) on node %d (host %.40s)", c->w.rank + l, l, c->w.node, host);
+		if (rt_store_add(st, "trainrt/up-problems", UP_GONE, &total, err) != 0)
+			goto out;
+		snprintf(key, sizeof(key), "trainrt/up-gone/%lld", (long long)(total / UP_GONE - 1));
+		if (rt_store_set(st, key, gone, strlen(gone), err) != 0)
+			goto out;
+	}
+	if (errors > 0 && (rt_store_add(st, "trainrt/up-problems", errors, &total, err) != 0 ||
+			   (UP_ERRORS(total) == errors && rt_store_set(st, "trainrt/up-problem", first, strlen(first) + 1, err) != 0)))
+		goto out;
+	if (rt_node_barrier(c->node, st, "trainrt/up", c->w.timeout, err) != 0 ||
+	    up_verdict(st, line, sizeof(line), err) != 0)
+		goto out;
+	rc = 0;
+out:
+	/* An agreement that could not run (the store gone, or lost after a wait in the set-up timed
+	 * out): the leader's own error, when it had one, says more than the store's. */
+	if (rc != 0 && !built)
+		*err = own;
+	if (rc != 0)
+		snprintf(line, sizeof(line), "%s", err->msg);
+	for (int l = 1; l < c->w.local_size; l++)
+		if (told[l])
+			rt_node_send_frame(rt_node_peer(c->node, l), RT_NODE_DONE, line, strlen(line), c->w.timeout, &why);
+	if (rc != 0)
+		return -1;
+	if (!*line)
+		return 0;
+	tt_err_set(err, "%s", line);
+	/* Every rank fails now; rank 0's store must stay until all leaders have read why. */
+	rt_node_barrier(c->node, st, "trainrt/up-read", c->w.timeout, &why);
+	return -1;
+}
+
+static int follow_up(trainrt_comm *c, int built, tt_err *err)
+{
+	/* The leader reads its node's notes (node_wait), then meets the other leaders. */
+	double wait = 2 * node_wait(&c->w);
+	char note[RT_NODE_NOTE_MAX], mine[RT_NODE_NOTE_MAX];
+	int type = RT_NODE_STOP;
+	tt_err why;
+
+	snprintf(mine, sizeof(mine), "%s", built ? "" : err->msg);
+	if (rt_node_send_frame(c->node_fd, RT_NODE_DONE, mine, strlen(mine), c->w.timeout, &why) != 0)
+		goto gone;
+	while (type == RT_NODE_STOP)
+		if (rt_node_recv_note(c->node_fd, &type, note, sizeof(note), wait, &why) != 0)
+			goto gone;
+	if (!*note)
+		return 0;
+	return tt_err_set(err, "%s", note);
+gone:
+	return tt_err_set(err, "this node's leader, rank %d (LOCAL_RANK 0), closed its connection after the backend's "
+			  "set-up (crashed or killed?): the store names this node's ranks to the others",
+			  c->w.rank - c->w.local_rank);
+}
+
 /* ---- progress thread ---------------------------------------------------------------------- */
 
 void rt_comm_fail_locked(trainrt_comm *c, const char *msg)
@@ -959,6 +1098,8 @@ trainrt_comm *trainrt_init_for(trainrt_buffers where, char *errbuf, size_t errle
 		c->w.node_leader = c->node;
 	}
 	c->be = build_backend(&c->w, (enum backend_kind)mine.backend, &err);
+	if (c->node_rdv && (c->w.local_rank == 0 ? lead_up(c, c->be != NULL, &err) : follow_up(c, c->be != NULL, &err)) != 0)
+		goto fail;
 	if (!c->be || rt_comm_start(c, &err) != 0)
 		goto fail;
 	return c;

@@ -41,11 +41,17 @@ trainrt_bench_LDADD = libtrainrt_core.la
 TESTS += tests/trainer/trainrt_bench_cli.sh
 # A node leader that fails or never runs: its ranks name it at once, once each (issue #32).
 TESTS += tests/trainer/node_leader_gone.sh
+# A follower that dies during the backend's set-up (LD_PRELOAD die_on_listen.so): every other rank
+# of 2 nodes x 4 names it, once each, at once (issue #32).
+TESTS += tests/trainer/node_follower_gone.sh
+check_LTLIBRARIES += tests/trainer/die_on_listen.la
+tests_trainer_die_on_listen_la_SOURCES = tests/trainer/die_on_listen.c
+tests_trainer_die_on_listen_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared -rpath /nowhere
 # The alpha-beta model's fit and crossover on a fixture, and a 2-rank run through it (issue #20).
 TESTS += tests/unit/collective_model.sh
 # libtrainrt.so exports trainrt_* alone and loads no CUDA library at start (nm -D, readelf).
 TESTS += tests/comm/exports.sh
 endif
 EXTRA_DIST += runtime/comm/trainrt.map
-dist_noinst_SCRIPTS += tests/trainer/trainrt_bench_cli.sh tests/trainer/node_leader_gone.sh tests/comm/exports.sh tests/unit/collective_model.sh
+dist_noinst_SCRIPTS += tests/trainer/trainrt_bench_cli.sh tests/trainer/node_leader_gone.sh tests/trainer/node_follower_gone.sh tests/comm/exports.sh tests/unit/collective_model.sh
 EXTRA_DIST += tests/unit/collective_model_fixture.txt

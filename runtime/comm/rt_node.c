@@ -458,29 +458,121 @@ int rt_node_peer(const rt_node *n, int local_rank)
 	return n->peer[local_rank];
 }
 
-int rt_node_send(int fd, const void *buf, size_t len, double timeout_s, tt_err *err)
-{
-	uint32_t n = (uint32_t)len;
+/* A frame's length word: the length in the low bits, the type (enum rt_node_frame) above them. */
+#define FRAME_TYPE_SHIFT 30
+#define FRAME_LEN_MASK ((1u << FRAME_TYPE_SHIFT) - 1)
 
-	if (len > RT_STORE_MAX_VAL)
-		return tt_err_set(err, "a node message of %zu bytes is over %u", len, RT_STORE_MAX_VAL);
-	if (rt_net_send_all(fd, &n, sizeof(n), timeout_s, err) != 0 || rt_net_send_all(fd, buf, len, timeout_s, err) != 0)
-		return -1;
-	return 0;
+int rt_node_send_frame(int fd, int type, const void *buf, size_t len, double timeout_s, tt_err *err)
+{
+	unsigned char msg[sizeof(uint32_t) + RT_NODE_NOTE_MAX];
+	uint32_t n = (uint32_t)len | (uint32_t)type << FRAME_TYPE_SHIFT;
+
+	if (len > RT_STORE_MAX_VAL || (type != RT_NODE_DATA && len > RT_NODE_NOTE_MAX))
+		return tt_err_set(err, "a node message of %zu bytes is over its limit", len);
+	if (type == RT_NODE_DATA)
+		return rt_net_send_all(fd, &n, sizeof(n), timeout_s, err) != 0 || rt_net_send_all(fd, buf, len, timeout_s, err) != 0
+		       ? -1 : 0;
+	/* A note goes in one write, so the receiver's peek at its length word finds it whole. */
+	memcpy(msg, &n, sizeof(n));
+	if (len)
+		memcpy(msg + sizeof(n), buf, len);
+	return rt_net_send_all(fd, msg, sizeof(n) + len, timeout_s, err);
 }
 
-int rt_node_recv(int fd, void *buf, size_t cap, size_t *len, double timeout_s, tt_err *err)
+int rt_node_send(int fd, const void *buf, size_t len, double timeout_s, tt_err *err)
+{
+	return rt_node_send_frame(fd, RT_NODE_DATA, buf, len, timeout_s, err);
+}
+
+/* Waits up to timeout_s for the next frame's length word on fd and copies it into *n, leaving it
+ * in the socket: 0, or -1 as rt_net_recv_all (the peer closed, or nothing came). */
+static int peek_word(int fd, uint32_t *n, double timeout_s, tt_err *err)
+{
+	double deadline = rt_now() + timeout_s;
+
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		double left = deadline - rt_now();
+		ssize_t k;
+		int r;
+
+		if (left <= 0)
+			return tt_err_set(err, "nothing arrived from the peer for %.0f s (link down, host dead, or the peer hangs; "
+					  "TRAINRT_TIMEOUT)", timeout_s);
+		r = poll(&p, 1, (int)ceil(left * 1000.0));
+		if (r < 0 && errno != EINTR)
+			return tt_err_errno(err, "poll on a node connection");
+		if (r <= 0)
+			continue;
+		k = recv(fd, n, sizeof(*n), MSG_PEEK | MSG_DONTWAIT);
+		if (k == (ssize_t)sizeof(*n))
+			return 0;
+		if (k == 0)
+			return tt_err_set(err, "peer closed the connection (it died or failed; see its log)");
+		if (k < 0 && errno != EAGAIN && errno != EINTR)
+			return tt_err_errno(err, "receiving from peer (it probably died)");
+		usleep(1000); /* part of the word: the rest is on its way */
+	}
+}
+
+int rt_node_recv_frame(int fd, int *type, void *buf, size_t cap, size_t *len, double timeout_s, tt_err *err)
 {
 	uint32_t n;
 
 	if (rt_net_recv_all(fd, &n, sizeof(n), timeout_s, err) != 0)
 		return -1;
+	*type = (int)(n >> FRAME_TYPE_SHIFT);
+	n &= FRAME_LEN_MASK;
 	if (n > cap)
 		return tt_err_set(err, "a node message of %u bytes where at most %zu were expected", n, cap);
 	if (rt_net_recv_all(fd, buf, n, timeout_s, err) != 0)
 		return -1;
 	*len = n;
 	return 0;
+}
+
+int rt_node_recv(int fd, void *buf, size_t cap, size_t *len, double timeout_s, tt_err *err)
+{
+	uint32_t n;
+	int type;
+
+	/* A note (the other end's set-up ended) stays for the agreement that reads it. */
+	if (peek_word(fd, &n, timeout_s, err) != 0)
+		return -1;
+	if (n >> FRAME_TYPE_SHIFT != RT_NODE_DATA)
+		return tt_err_set(err, "%s", RT_NODE_ENDED);
+	return rt_node_recv_frame(fd, &type, buf, cap, len, timeout_s, err);
+}
+
+/* The next note on fd, skipping data frames left over from an exchange one end gave up. */
+int rt_node_recv_note(int fd, int *type, char *buf, size_t cap, double timeout_s, tt_err *err)
+{
+	double deadline = rt_now() + timeout_s;
+	char skip[4096];
+	size_t len;
+
+	for (;;) {
+		double left = deadline - rt_now();
+		uint32_t n;
+
+		if (left <= 0 || peek_word(fd, &n, left, err) != 0)
+			return left <= 0 ? tt_err_set(err, "no word from the node's other end within %.0f s (TRAINRT_TIMEOUT)", timeout_s)
+					 : -1;
+		if (n >> FRAME_TYPE_SHIFT == RT_NODE_DATA) {
+			if (rt_net_recv_all(fd, &n, sizeof(n), left, err) != 0)
+				return -1;
+			for (; n > 0; n -= (uint32_t)len) {
+				len = n < sizeof(skip) ? n : sizeof(skip);
+				if (rt_net_recv_all(fd, skip, len, left, err) != 0)
+					return -1;
+			}
+			continue;
+		}
+		if (rt_node_recv_frame(fd, type, buf, cap - 1, &len, left, err) != 0)
+			return -1;
+		buf[len] = '\0';
+		return 0;
+	}
 }
 
 int rt_node_barrier(const rt_node *n, rt_store *st, const char *round, double timeout_s, tt_err *err)
@@ -601,4 +693,27 @@ out:
 		closedir(d);
 	free(buf);
 	return gone;
+}
+
+void rt_node_up_line(char *out, size_t cap, int64_t ngone, int shown, const char *const *gone, int64_t nerrors,
+		     const char *first)
+{
+	size_t n;
+
+	if (ngone == 0) {
+		snprintf(out, cap, "the backend's set-up failed: %s%s", first,
+			 nerrors > 1 ? " (and other ranks reported problems too)" : "");
+		return;
+	}
+	if (ngone == 1) {
+		snprintf(out, cap, "the backend's set-up failed: %s ended during it (crashed or killed? its own output says "
+			 "why); fix that and relaunch", gone[0]);
+		return;
+	}
+	n = (size_t)snprintf(out, cap, "the backend's set-up failed: %lld ranks ended during it (crashed or killed? their "
+			     "own output says why; fix that and relaunch):", (long long)ngone);
+	for (int i = 0; i < shown && n < cap; i++)
+		n += (size_t)snprintf(out + n, cap - n, "%s %s", i ? ";" : "", gone[i]);
+	if (ngone > shown && n < cap)
+		snprintf(out + n, cap - n, "; and %lld more", (long long)(ngone - shown));
 }

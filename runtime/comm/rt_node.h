@@ -121,8 +121,34 @@ int rt_node_leader_gone(void *ctx);
 int rt_node_goodbyes(const rt_node *n, double timeout_s);
 
 /* One message of len bytes (at most RT_STORE_MAX_VAL) between a leader and a follower, framed by
- * its length; rt_node_recv takes up to cap bytes (longer fails) and says how many in *len. */
+ * its length; rt_node_recv takes up to cap bytes (longer fails) and says how many in *len.
+ *
+ * Besides these data frames the connection carries notes for the agreement after the backend's
+ * set-up (comm.c, issue #32): a follower's DONE (its set-up ended: empty when it worked, else its
+ * error), the leader's STOP (its own set-up failed: stop waiting for its data) and the leader's
+ * DONE (the verdict every rank of the world gets: empty when the world is up). rt_node_recv
+ * fails on a note with RT_NODE_ENDED and leaves it in the socket, so an end waiting for data from
+ * a peer that gave up stops at once and the agreement still reads the note. */
+enum rt_node_frame { RT_NODE_DATA = 0, RT_NODE_STOP = 1, RT_NODE_DONE = 2 };
+#define RT_NODE_NOTE_MAX 2048
+#define RT_NODE_ENDED "its set-up ended before this exchange (the agreement after the set-up says why)"
 int rt_node_send(int fd, const void *buf, size_t len, double timeout_s, tt_err *err);
 int rt_node_recv(int fd, void *buf, size_t cap, size_t *len, double timeout_s, tt_err *err);
+/* A frame of type (enum rt_node_frame; a note at most RT_NODE_NOTE_MAX bytes, sent in one write). */
+int rt_node_send_frame(int fd, int type, const void *buf, size_t len, double timeout_s, tt_err *err);
+/* The next frame of any type, its type in *type. */
+int rt_node_recv_frame(int fd, int *type, void *buf, size_t cap, size_t *len, double timeout_s, tt_err *err);
+/* The next note (data frames before it, left from an exchange one end gave up, are dropped): its
+ * type in *type and its text, NUL-ended, in buf (cap bytes); within timeout_s in all. */
+int rt_node_recv_note(int fd, int *type, char *buf, size_t cap, double timeout_s, tt_err *err);
+
+/* The agreement after the backend's set-up names at most this many ranks that ended during it. */
+#define RT_NODE_UP_GONE_MAX 8
+/* The one line of that agreement's verdict when it found problems (cap bytes into out): the ranks
+ * that ended during the set-up, the cause of every other rank's failure, named one by one
+ * (gone[0 .. shown - 1] of ngone, each "rank R (LOCAL_RANK l) on node N (host H)"); when none
+ * did, the first other problem reported (first, "rank R: why") of nerrors. */
+void rt_node_up_line(char *out, size_t cap, int64_t ngone, int shown, const char *const *gone, int64_t nerrors,
+		     const char *first);
 
 #endif

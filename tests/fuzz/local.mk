@@ -23,7 +23,7 @@ FUZZ_SMOKE_SECONDS = 5
 if FUZZING
 FUZZ_LDADD = $(FUZZER_LINK)
 else
-check_LTLIBRARIES = libfuzzreplay.la
+check_LTLIBRARIES += libfuzzreplay.la
 libfuzzreplay_la_SOURCES = tests/fuzz/replay_main.c
 libfuzzreplay_la_CPPFLAGS = $(AM_CPPFLAGS) -DTT_FUZZ_SRCDIR='"$(abs_top_srcdir)"'
 FUZZ_LDADD = libfuzzreplay.la

@@ -7,7 +7,9 @@
  * child that drops to uid 65534) is refused by the follower, naming the uid; a leader that fails
  * before it leads hands its line to each of its ranks (rt_node_refuse); a leader that exits before
  * it listens is named, once, by each of its ranks as soon as they learn that it is gone; the
- * environment match that tells whether a leader's process runs (rt_node_env_has). */
+ * environment match that tells whether a leader's process runs (rt_node_env_has); the notes of the
+ * agreement after the backend's set-up (rt_node_recv stops at one, rt_node_recv_note reads it) and
+ * its verdict's line (rt_node_up_line). */
 #include "cunit_main.h"
 #include "rt_net.h"
 #include "rt_node.h"
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -400,6 +403,69 @@ static void test_env_match(void)
 	unsetenv("SLURM_JOB_ID");
 }
 
+/* The notes of the agreement after the backend's set-up: rt_node_recv stops at one and leaves it
+ * in the socket; rt_node_recv_note drops the data before it and reads it; a closed end fails. */
+static void test_notes(void)
+{
+	char buf[64];
+	size_t len = 0;
+	int sv[2], type = -1;
+	tt_err err;
+
+	CU_ASSERT_FATAL(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	CU_ASSERT_EQUAL(rt_node_send(sv[0], "left over", 9, 1.0, &err), 0);
+	CU_ASSERT_EQUAL(rt_node_send_frame(sv[0], RT_NODE_DONE, "rank 5: no", 10, 1.0, &err), 0);
+	CU_ASSERT_EQUAL(rt_node_recv(sv[1], buf, sizeof(buf), &len, 1.0, &err), 0);
+	CU_ASSERT_EQUAL(len, 9);
+	CU_ASSERT_EQUAL(rt_node_recv(sv[1], buf, sizeof(buf), &len, 1.0, &err), -1);
+	CU_ASSERT_STRING_EQUAL(err.msg, RT_NODE_ENDED);
+	CU_ASSERT_EQUAL(rt_node_recv(sv[1], buf, sizeof(buf), &len, 1.0, &err), -1); /* still there */
+	CU_ASSERT_EQUAL(rt_node_recv_note(sv[1], &type, buf, sizeof(buf), 1.0, &err), 0);
+	CU_ASSERT_EQUAL(type, RT_NODE_DONE);
+	CU_ASSERT_STRING_EQUAL(buf, "rank 5: no");
+	/* data before a note is dropped; an empty STOP, then an empty DONE */
+	CU_ASSERT_EQUAL(rt_node_send(sv[0], "abc", 3, 1.0, &err), 0);
+	CU_ASSERT_EQUAL(rt_node_send_frame(sv[0], RT_NODE_STOP, NULL, 0, 1.0, &err), 0);
+	CU_ASSERT_EQUAL(rt_node_send_frame(sv[0], RT_NODE_DONE, "", 0, 1.0, &err), 0);
+	CU_ASSERT_EQUAL(rt_node_recv_note(sv[1], &type, buf, sizeof(buf), 1.0, &err), 0);
+	CU_ASSERT_EQUAL(type, RT_NODE_STOP);
+	CU_ASSERT_EQUAL(rt_node_recv_note(sv[1], &type, buf, sizeof(buf), 1.0, &err), 0);
+	CU_ASSERT_EQUAL(type, RT_NODE_DONE);
+	CU_ASSERT_STRING_EQUAL(buf, "");
+	/* nothing more within the wait, then the other end closes */
+	CU_ASSERT_EQUAL(rt_node_recv_note(sv[1], &type, buf, sizeof(buf), 0.05, &err), -1);
+	close(sv[0]);
+	CU_ASSERT_EQUAL(rt_node_recv_note(sv[1], &type, buf, sizeof(buf), 1.0, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "peer closed the connection"));
+	close(sv[1]);
+}
+
+/* The verdict's one line: the ranks that ended, one by one (at most RT_NODE_UP_GONE_MAX, then how
+ * many more), else the first other problem and whether there were more. */
+static void test_up_line(void)
+{
+	const char *gone[RT_NODE_UP_GONE_MAX] = { "rank 5 (LOCAL_RANK 1) on node 1 (host a)",
+						  "rank 9 (LOCAL_RANK 1) on node 2 (host b)" };
+	char line[RT_NODE_NOTE_MAX];
+
+	rt_node_up_line(line, sizeof(line), 1, 1, gone, 3, "rank 4: tcp ring broke");
+	CU_ASSERT_STRING_EQUAL(line, "the backend's set-up failed: rank 5 (LOCAL_RANK 1) on node 1 (host a) ended during it "
+				     "(crashed or killed? its own output says why); fix that and relaunch");
+	rt_node_up_line(line, sizeof(line), 2, 2, gone, 0, "");
+	CU_ASSERT_STRING_EQUAL(line, "the backend's set-up failed: 2 ranks ended during it (crashed or killed? their own output "
+				     "says why; fix that and relaunch): rank 5 (LOCAL_RANK 1) on node 1 (host a); rank 9 "
+				     "(LOCAL_RANK 1) on node 2 (host b)");
+	rt_node_up_line(line, sizeof(line), 12, 2, gone, 0, "");
+	CU_ASSERT_PTR_NOT_NULL(strstr(line, "12 ranks ended"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(line, "(host b); and 10 more"));
+	rt_node_up_line(line, sizeof(line), 0, 0, gone, 1, "rank 4: tcp ring broke");
+	CU_ASSERT_STRING_EQUAL(line, "the backend's set-up failed: rank 4: tcp ring broke");
+	rt_node_up_line(line, sizeof(line), 0, 0, gone, 2, "rank 4: tcp ring broke");
+	CU_ASSERT_STRING_EQUAL(line, "the backend's set-up failed: rank 4: tcp ring broke (and other ranks reported problems too)");
+	rt_node_up_line(line, 40, 2, 2, gone, 0, ""); /* cut, still NUL-ended */
+	CU_ASSERT_EQUAL(strlen(line), 39);
+}
+
 int tt_register_suites(void)
 {
 	CU_pSuite s = CU_add_suite("rt_node", NULL, NULL);
@@ -410,5 +476,7 @@ int tt_register_suites(void)
 	CU_add_test(s, "another user's node socket is refused", test_squatter_refused);
 	CU_add_test(s, "a leader that fails before leading or listening is named at once", test_leader_fails_early);
 	CU_add_test(s, "the leader's process is found by its environment", test_env_match);
+	CU_add_test(s, "set-up notes stop an exchange and are read by the agreement", test_notes);
+	CU_add_test(s, "the set-up verdict names the ranks that ended one by one", test_up_line);
 	return 0;
 }
