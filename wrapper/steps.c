@@ -8,8 +8,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* items (room for *cap of size bytes, n used) with room for one more: items itself, or moved
+ * (*cap then doubled, or first when there was none). NULL when out of memory (items stays). */
+static void *grow(void *items, int *cap, int n, size_t size, int first)
+{
+	int more = *cap ? 2 * *cap : first;
+	void *p;
+
+	if (n < *cap)
+		return items;
+	p = realloc(items, (size_t)more * size);
+	if (p)
+		*cap = more;
+	return p;
+}
+
 int tt_steps_put(struct tt_steps *t, const struct tt_step_row *row)
 {
+	struct tt_step_row *r;
 	int i = 0;
 
 	while (i < t->n && (t->rows[i].node < row->node ||
@@ -19,15 +35,10 @@ int tt_steps_put(struct tt_steps *t, const struct tt_step_row *row)
 		t->rows[i] = *row;
 		return 0;
 	}
-	if (t->n == t->cap) {
-		int cap = t->cap ? 2 * t->cap : 16;
-		struct tt_step_row *r = realloc(t->rows, (size_t)cap * sizeof(*r));
-
-		if (!r)
-			return -1;
-		t->rows = r;
-		t->cap = cap;
-	}
+	r = grow(t->rows, &t->cap, t->n, sizeof(*t->rows), 16);
+	if (!r)
+		return -1;
+	t->rows = r;
 	memmove(&t->rows[i + 1], &t->rows[i], (size_t)(t->n - i) * sizeof(*t->rows));
 	t->rows[i] = *row;
 	t->n++;
@@ -58,15 +69,11 @@ void tt_steps_forget(struct tt_steps *t, uint32_t node, int32_t first, int32_t g
 
 int tt_faults_add(struct tt_faults *l, const struct tt_fault *f)
 {
-	if (l->n == l->cap) {
-		int cap = l->cap ? 2 * l->cap : 8;
-		struct tt_fault *g = realloc(l->f, (size_t)cap * sizeof(*g));
+	struct tt_fault *g = grow(l->f, &l->cap, l->n, sizeof(*l->f), 8);
 
-		if (!g)
-			return -1;
-		l->f = g;
-		l->cap = cap;
-	}
+	if (!g)
+		return -1;
+	l->f = g;
 	l->f[l->n++] = *f;
 	return 0;
 }
