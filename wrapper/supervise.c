@@ -24,6 +24,7 @@
 #include "spawn.h"
 #include "tt_io.h"
 #include "tt_ckpt_exit.h"
+#include "tt_parse.h"
 #include "tt_signal.h"
 
 #define READ_CHUNK 65536
@@ -672,6 +673,17 @@ static int is_node0(const struct tt_supervisor *s)
 	return !s->ctl || s->ctl->node == 0;
 }
 
+/* How often the step times are shared: TT_CTL_STEPS_MS, or for tests TRAINRT_STEPS_TEST_MS (100
+ * to TT_CTL_STEPS_MS; another value counts as none). */
+static long steps_every_ms(void)
+{
+	const char *v = getenv("TRAINRT_STEPS_TEST_MS");
+	long long ms;
+
+	return v && tt_parse_int(v, 100, TT_CTL_STEPS_MS, "TRAINRT_STEPS_TEST_MS", &ms, NULL) == 0 ?
+		(long)ms : TT_CTL_STEPS_MS;
+}
+
 /* This node's ranks' step times to node 0 (with the control plane) or into s->steps; node 0
  * names the job's stragglers (final: the whole report, else only when it finds one). */
 static void share_steps(struct tt_supervisor *s, int final)
@@ -682,7 +694,7 @@ static void share_steps(struct tt_supervisor *s, int final)
 	int i, n = 0;
 	size_t len;
 
-	s->steps_due_ms = tt_now_ms() + TT_CTL_STEPS_MS;
+	s->steps_due_ms = tt_now_ms() + steps_every_ms();
 	if (!rows)
 		return;
 	/* After a shrink, until the next round: the ranks are about to change (none is sent). */
@@ -901,7 +913,7 @@ int tt_supervise(struct tt_supervisor *s, tt_err *err)
 	memset(&s->hb, 0, sizeof(s->hb));
 	s->steps = (struct tt_steps){ 0 };
 	s->faults = (struct tt_faults){ 0 };
-	s->steps_due_ms = tt_now_ms() + TT_CTL_STEPS_MS;
+	s->steps_due_ms = tt_now_ms() + steps_every_ms();
 	if (s->ctl) {
 		s->ctl->steps = &s->steps;
 		s->ctl->faults = &s->faults;

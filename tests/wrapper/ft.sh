@@ -160,7 +160,8 @@ EOF
 }
 
 # The step table of node 0's --report file $1 (test $2) after node 1 (ft-b) left and node 2
-# (ft-c) runs ranks 2 and 3: exactly ranks 0 to 3, once each, none on node 1.
+# (ft-c) runs ranks 2 and 3: exactly ranks 0 to 3, once each, none on node 1 (whose rows node 0
+# had, with TRAINRT_STEPS_TEST_MS), none under node 2's old ranks.
 report_ranks() {
 	[ -x /usr/bin/python3 ] || { skip "$2: /usr/bin/python3 not found to check $1"; return; }
 	/usr/bin/python3 - "$1" <<'EOF' || fail "$2: ranks of $1: $(cat "$1" 2>&1)"
@@ -399,8 +400,10 @@ survivors_said() {
 t_spare_replaces_lost_node() {
 	d="$WORK/spare"
 	launch_dir spare
-	for n in 0 1 2; do NODES=3 SECS=6 node "$d" $n --spares 1 --report "$d/report.json"; done
+	# Step times every 0.5 s: node 0 has node 1's rows before it dies (report_ranks).
+	for n in 0 1 2; do NODES=3 SECS=6 TRAINRT_STEPS_TEST_MS=500 node "$d" $n --spares 1 --report "$d/report.json"; done
 	await_lines "$d/starts" 4
+	sleep 2
 	kill_node "$d" 1 spare || return
 	await_survivors "$d" spare
 	[ "$(starts "$d")" = "0 0;0 1;1 0;1 1;2 0;2 1;3 0;3 1;" ] || fail "spare: starts $(starts "$d")"
@@ -469,8 +472,10 @@ t_spare_lost_then_no_spare() {
 t_shrink_on_lost_node() {
 	d="$WORK/shrink"
 	launch_dir shrink
-	for n in 0 1 2; do NODES=3 SECS=6 node "$d" $n --nnodes 2:3 --report "$d/report.json"; done
+	# Step times every 0.5 s: node 0 has node 1's rows and node 2's as ranks 4 5 before the loss.
+	for n in 0 1 2; do NODES=3 SECS=6 TRAINRT_STEPS_TEST_MS=500 node "$d" $n --nnodes 2:3 --report "$d/report.json"; done
 	await_lines "$d/starts" 6
+	sleep 2
 	kill_node "$d" 1 shrink || return
 	await_survivors "$d" shrink
 	[ "$(starts "$d")" = "0 0;0 1;1 0;1 1;2 0;2 1;3 0;3 1;4 0;5 0;" ] || fail "shrink: starts $(starts "$d")"
