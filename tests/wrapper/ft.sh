@@ -30,7 +30,8 @@
 #    spare runs node rank 1 from round 0, node 1 stands aside and ends 0, one line on every node;
 #    a spare with another worker count, or node 0 failing: the verdict on every node.
 #  - the launch's outcome (TRAIN_TOPO_OUTCOME_FILE): node 0 alone writes its exit status; a
-#    worker of node 1 failing after node 0's workers ended makes node 0's status 1, one line.
+#    worker of node 1 failing after node 0's workers ended makes node 0's status 1, one line,
+#    and is node 0's one fault (a stop) in --report; a launch that succeeds has none.
 #  - node 0's --report holds exactly the faults it decided on, in order, each field checked
 #    (report_faults): the kill, the hang, the restarts used up, the lost nodes, the spare's
 #    replacement, the spare lost, the shrink, the preflight's replacement and its stop; after a
@@ -658,7 +659,7 @@ command -v pgrep >/dev/null 2>&1 || { echo "SKIP: pgrep not found (procps)"; exi
 t_outcome() {
 	d="$WORK/outcome"
 	launch_dir outcome
-	ACTION=late SECS=1 node "$d" 0
+	ACTION=late SECS=1 node "$d" 0 --report "$d/report.json"
 	ACTION=late SECS=30 node "$d" 1
 	wait "$(cat "$d/pid.0")"
 	rc0=$?
@@ -669,10 +670,13 @@ t_outcome() {
 		fail "outcome: node 0 did not name the late failure once: $(cat "$d/err.0")"
 	[ "$(cat "$d/outcome.0" 2>&1)" = 1 ] || fail "outcome: node 0's outcome file: $(cat "$d/outcome.0" 2>&1)"
 	[ ! -e "$d/outcome.1" ] || fail "outcome: node 1 wrote an outcome file: $(cat "$d/outcome.1")"
+	report_faults "$d/report.json" outcome "[{'round': 0, 'kind': 'crash', 'rank': 3, 'node': 1, 'host': 'ft-b',
+		'action': 'stop', 'what': 'exited with code 3'}]"
 	d="$WORK/outcome-ok"
 	launch_dir outcome-ok
-	SECS=1 both_nodes "$d"
+	SECS=1 both_nodes "$d" --report "$d/report.json"
 	[ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] || fail "outcome ok: exits $rc0 $rc1: $(cat "$d"/err.*)"
+	report_faults "$d/report.json" "outcome ok" "[]"
 	[ "$(cat "$d/outcome.0" 2>&1)" = 0 ] || fail "outcome ok: node 0's outcome file: $(cat "$d/outcome.0" 2>&1)"
 	[ ! -e "$d/outcome.1" ] || fail "outcome ok: node 1 wrote an outcome file"
 	pass "the launch's outcome: node 0's status, 1 for a node failing after node 0's workers ended"
