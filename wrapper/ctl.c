@@ -300,6 +300,17 @@ int tt_ctl_decide(struct tt_ctl_rounds *r, const struct tt_ctl_msg *fault, struc
 	return 1;
 }
 
+int32_t tt_ctl_first_rank(const uint32_t *role, const uint32_t *count, uint32_t nnodes,
+			  uint32_t node_rank)
+{
+	uint32_t first = 0;
+
+	for (uint32_t k = 0; k < nnodes; k++)
+		if (role[k] < node_rank)
+			first += count[k];
+	return (int32_t)first;
+}
+
 uint32_t tt_ctl_renumber(uint32_t node_rank, uint32_t lost)
 {
 	return node_rank > lost ? node_rank - 1 : node_rank;
@@ -712,7 +723,8 @@ static int active(const struct tt_ctl *c, uint32_t k)
 	return k == 0 || c->peers[k].fd >= 0;
 }
 
-static int lose(struct tt_ctl *c, struct tt_ctl_peer *p, const char *why, struct tt_ctl_msg *v);
+static int lose(struct tt_ctl *c, struct tt_ctl_peer *p, enum tt_fault_kind kind, const char *why,
+		struct tt_ctl_msg *v);
 
 /* Node 0, awaiting the reports of a round: 1 with the verdict in v (go, or the loss of the first
  * node that failed its checks or sent none in time), 0 while reports are still due. */
@@ -728,7 +740,7 @@ static int judge_health(struct tt_ctl *c, struct tt_ctl_msg *v)
 		if (!c->reported[k] && late) {
 			snprintf(what, sizeof(what), "no preflight report within %.1f s before round %" PRIu32,
 				 (double)c->health_wait_ms / 1000, c->health_round);
-			return lose(c, &c->peers[k], what, v);
+			return lose(c, &c->peers[k], TT_FAULT_PREFLIGHT, what, v);
 		}
 		if (!c->reported[k])
 			return 0;
@@ -738,7 +750,7 @@ static int judge_health(struct tt_ctl *c, struct tt_ctl_msg *v)
 	if (tt_preflight_judge(c->judged, n, c->min_fraction, &bad, why, sizeof(why))) {
 		snprintf(what, sizeof(what), "failed preflight before round %" PRIu32 ": %s",
 			 c->health_round, why);
-		return lose(c, &c->peers[c->judged_node[bad]], what, v);
+		return lose(c, &c->peers[c->judged_node[bad]], TT_FAULT_PREFLIGHT, what, v);
 	}
 	*v = (struct tt_ctl_msg){ .kind = TT_CTL_GO, .round = c->health_round };
 	c->health_round = 0;
@@ -805,16 +817,73 @@ static uint32_t ranked(const struct tt_ctl *c)
 	return n;
 }
 
-/* Peer p is lost (why): the verdict, for every node: a spare takes its place, the others go on
+_Static_assert(TT_FAULT_WHAT >= TT_CTL_WHAT && TT_STEPS_HOST >= TT_CTL_HOST,
+	       "a fault's record must hold a verdict's host and WHAT");
+
+/* Node 0 decided verdict v in round (the round current then) on a fault of kind, detected
+ * detect_ms before (-1: unknown): one record in c->faults, for --report. */
+static void record(struct tt_ctl *c, enum tt_fault_kind kind, uint32_t round, const struct tt_ctl_msg *v,
+		   int64_t detect_ms)
+{
+	struct tt_fault f = { .round = round, .kind = kind, .rank = -1, .node = v->node,
+			      .spare = v->spare, .node_rank = (uint32_t)v->rank, .nnodes = v->nnodes,
+			      .detect_ms = detect_ms };
+
+	if (!is_server(c) || !c->faults)
+		return;
+	switch (v->kind) {
+	case TT_CTL_RESTART:
+	case TT_CTL_STOP:
+		f.action = v->kind == TT_CTL_RESTART ? TT_FAULT_RESTART : TT_FAULT_STOP;
+		f.rank = kind == TT_FAULT_CRASH || kind == TT_FAULT_HANG ? v->rank : -1;
+		break;
+	case TT_CTL_REPLACE:
+		f.action = TT_FAULT_REPLACE;
+		break;
+	case TT_CTL_SHRINK:
+		f.action = TT_FAULT_SHRINK;
+		break;
+	case TT_CTL_SPARE_LOST:
+		f.action = TT_FAULT_CONTINUE;
+		break;
+	default:
+		f.action = TT_FAULT_STOP;
+		break;
+	}
+	snprintf(f.host, sizeof(f.host), "%s", v->host);
+	snprintf(f.spare_host, sizeof(f.spare_host), "%s", v->spare_host);
+	snprintf(f.what, sizeof(f.what), "%s", v->what);
+	if (tt_faults_add(c->faults, &f) != 0)
+		fprintf(stderr, "train-run: out of memory for the record of a fault of round %" PRIu32 "\n",
+			round);
+}
+
+/* Node 0: node lost left the world (v: a replace, or a shrink of NODE_RANK v->rank): its step
+ * times go, and after a shrink the ranks above its own move down, as the next round has them. */
+static void forget_steps(struct tt_ctl *c, const struct tt_ctl_msg *v)
+{
+	int32_t first;
+
+	if (!c->steps || !c->role)
+		return;
+	first = tt_ctl_first_rank(c->role, c->counts, c->nnodes, (uint32_t)v->rank);
+	tt_steps_forget(c->steps, v->node, first, v->kind == TT_CTL_SHRINK ? (int32_t)c->counts[v->node] : 0);
+}
+
+/* Peer p is lost (why, a fault of kind): the verdict, for every node: a spare takes its place, the others go on
  * without it (node 0 with spares or --nnodes MIN:MAX: tt_ctl_replace), a spare standing by is
  * gone, or the loss stops every node. A node whose own link to node 0 is down names itself, not
  * node 0 (node 0 names it too). */
-static int lose(struct tt_ctl *c, struct tt_ctl_peer *p, const char *why, struct tt_ctl_msg *v)
+static int lose(struct tt_ctl *c, struct tt_ctl_peer *p, enum tt_fault_kind kind, const char *why,
+		struct tt_ctl_msg *v)
 {
 	static const enum tt_ctl_kind verdict[] = { TT_CTL_LOST, TT_CTL_REPLACE, TT_CTL_SPARE_LOST,
 						    TT_CTL_SHRINK };
 	char ifname[IF_NAMESIZE] = "";
-	uint32_t spare = 0, rank = 0;
+	uint32_t spare = 0, rank = 0, round = c->rounds.round;
+	/* A loss: since the node was last heard; a failed preflight: since the round was decided. */
+	long detect = tt_now_ms() - (kind == TT_FAULT_PREFLIGHT ? c->health_deadline - c->health_wait_ms :
+				     p->last_heard_ms);
 	int k = c->role ? tt_ctl_replace(&c->rounds, c->role, c->counts, c->nnodes, p->node,
 					 !c->draining, c->min_nodes, &spare, &rank) : 0;
 
@@ -840,8 +909,12 @@ static int lose(struct tt_ctl *c, struct tt_ctl_peer *p, const char *why, struct
 		v->nnodes = ranked(c);
 	if (k == 0)
 		c->rounds.over = 1;
-	if (is_server(c))
+	if (is_server(c)) {
 		broadcast(c, v);	/* p too: a node that failed its checks hears why it stops */
+		record(c, kind, round, v, detect);
+		if (k == 1 || k == 3)
+			forget_steps(c, v);
+	}
 	peer_close(p);
 	if (k == 1 || k == 3)
 		await_health(c, v->round);
@@ -856,6 +929,15 @@ static void put_steps(struct tt_ctl *c, const struct tt_ctl_peer *p, const struc
 				 .busy_p99_us = m->busy_p99_us, .busy_samples = m->busy_samples };
 
 	snprintf(r.host, sizeof(r.host), "%s", p ? p->host : c->host ? c->host : "?");
+	/* With replacements or shrinks: only a rank of the node's place in the current world (a
+	 * line sent before the node heard of a shrink names a rank it no longer has). */
+	if (c->role) {
+		uint32_t role = c->role[r.node];
+		int32_t first = role < TT_CTL_ASIDE ? tt_ctl_first_rank(c->role, c->counts, c->nnodes, role) : 0;
+
+		if (role >= TT_CTL_ASIDE || r.rank < first || r.rank >= first + (int32_t)c->counts[r.node])
+			return;
+	}
 	if (c->steps && tt_steps_put(c->steps, &r) != 0)
 		fprintf(stderr, "train-run: out of memory for the step times of rank %" PRId32 "\n", r.rank);
 }
@@ -868,8 +950,12 @@ static int said(struct tt_ctl *c, struct tt_ctl_peer *p, const struct tt_ctl_msg
 	case TT_CTL_BYE:
 		peer_close(p);	/* ended in order: no loss, and nothing more to hear */
 		return 0;
-	case TT_CTL_FAULT:
-		return is_server(c) ? tt_ctl_fault(c, m, v) : 0;
+	case TT_CTL_FAULT: {
+		struct tt_ctl_msg f = *m;
+
+		f.node = p->node;	/* where it came from, for the record */
+		return is_server(c) ? tt_ctl_fault(c, &f, v) : 0;
+	}
 	case TT_CTL_STEPS:
 		if (is_server(c))
 			put_steps(c, p, m);
@@ -912,7 +998,7 @@ int tt_ctl_service(struct tt_ctl *c, struct tt_ctl_msg *v)
 
 		while (p->fd >= 0 && (got = peer_next(c, p, &m, &why)) != 0) {
 			if (got < 0)
-				return lose(c, p, why.msg, v);
+				return lose(c, p, TT_FAULT_LOST, why.msg, v);
 			if (said(c, p, &m, v))
 				return 1;
 		}
@@ -929,10 +1015,10 @@ int tt_ctl_service(struct tt_ctl *c, struct tt_ctl_msg *v)
 			char why[64];
 
 			snprintf(why, sizeof(why), "silent for %.1f s", (double)(now - p->last_heard_ms) / 1000);
-			return lose(c, p, why, v);
+			return lose(c, p, TT_FAULT_LOST, why, v);
 		}
 		if (now - p->last_sent_ms >= TT_CTL_PING_MS && peer_send(c, p, &ping) != 0)
-			return lose(c, p, "its connection failed", v);
+			return lose(c, p, TT_FAULT_LOST, "its connection failed", v);
 	}
 	return 0;
 }
@@ -951,10 +1037,11 @@ int tt_ctl_fault(struct tt_ctl *c, const struct tt_ctl_msg *m, struct tt_ctl_msg
 	}
 	if (!is_server(c))
 		return peer_send(c, &c->peers[0], m) == 0 ? 0 :
-			lose(c, &c->peers[0], "its connection failed", v);
+			lose(c, &c->peers[0], TT_FAULT_LOST, "its connection failed", v);
 	if (!tt_ctl_decide(&c->rounds, m, v))
 		return 0;
 	broadcast(c, v);
+	record(c, tt_fault_kind_of(m->what), m->round, v, -1);
 	if (v->kind == TT_CTL_RESTART)
 		await_health(c, v->round);
 	return 1;

@@ -100,7 +100,8 @@ struct tt_ctl_msg {
 	enum tt_ctl_kind kind;
 	uint32_t round;			/* fault: the round that failed; restart, health, go: the new
 					 * one; stop */
-	uint32_t node;			/* join, lost, replace, spare-lost, shrink: the lost node */
+	uint32_t node;			/* join, lost, replace, spare-lost, shrink: the lost node;
+					 * fault, on node 0: the node it came from (not sent) */
 	int32_t rank;			/* fault, restart, stop: the culprit's global rank; steps;
 					 * replace: the NODE_RANK the spare takes; shrink: the
 					 * NODE_RANK that is gone */
@@ -162,6 +163,11 @@ int tt_ctl_decide(struct tt_ctl_rounds *r, const struct tt_ctl_msg *fault, struc
 int tt_ctl_replace(struct tt_ctl_rounds *r, uint32_t *role, const uint32_t *count, uint32_t nnodes,
 		   uint32_t lost, int may_replace, uint32_t min_nodes, uint32_t *spare, uint32_t *rank);
 
+/* The first global rank of NODE_RANK node_rank in node 0's map: the workers of the nodes with a
+ * lower NODE_RANK. */
+int32_t tt_ctl_first_rank(const uint32_t *role, const uint32_t *count, uint32_t nnodes,
+			  uint32_t node_rank);
+
 /* A node's NODE_RANK once NODE_RANK lost is gone from a shrink (the one rule of every node's
  * renumbering): the ranks above it one lower, the others kept. */
 uint32_t tt_ctl_renumber(uint32_t node_rank, uint32_t lost);
@@ -207,6 +213,8 @@ struct tt_ctl {
 	uint32_t npeers;
 	struct tt_ctl_rounds rounds;	/* node 0's decisions */
 	struct tt_steps *steps;		/* node 0: where the nodes' step times go; NULL: nowhere */
+	struct tt_faults *faults;	/* node 0: where its decisions go, in order (--report); NULL:
+					 * nowhere */
 	uint32_t *role;			/* node 0 with spares or min_nodes: [nnodes] (tt_ctl_replace);
 					 * else NULL */
 	int draining;			/* node 0's workers are done: no spare takes a place now */

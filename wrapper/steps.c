@@ -8,8 +8,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* items (room for *cap of size bytes, n used) with room for one more: items itself, or moved
+ * (*cap then doubled, or first when there was none). NULL when out of memory (items stays). */
+static void *grow(void *items, int *cap, int n, size_t size, int first)
+{
+	int more = *cap ? 2 * *cap : first;
+	void *p;
+
+	if (n < *cap)
+		return items;
+	p = realloc(items, (size_t)more * size);
+	if (p)
+		*cap = more;
+	return p;
+}
+
 int tt_steps_put(struct tt_steps *t, const struct tt_step_row *row)
 {
+	struct tt_step_row *r;
 	int i = 0;
 
 	while (i < t->n && (t->rows[i].node < row->node ||
@@ -19,15 +35,10 @@ int tt_steps_put(struct tt_steps *t, const struct tt_step_row *row)
 		t->rows[i] = *row;
 		return 0;
 	}
-	if (t->n == t->cap) {
-		int cap = t->cap ? 2 * t->cap : 16;
-		struct tt_step_row *r = realloc(t->rows, (size_t)cap * sizeof(*r));
-
-		if (!r)
-			return -1;
-		t->rows = r;
-		t->cap = cap;
-	}
+	r = grow(t->rows, &t->cap, t->n, sizeof(*t->rows), 16);
+	if (!r)
+		return -1;
+	t->rows = r;
 	memmove(&t->rows[i + 1], &t->rows[i], (size_t)(t->n - i) * sizeof(*t->rows));
 	t->rows[i] = *row;
 	t->n++;
@@ -38,6 +49,45 @@ void tt_steps_free(struct tt_steps *t)
 {
 	free(t->rows);
 	*t = (struct tt_steps){ 0 };
+}
+
+void tt_steps_forget(struct tt_steps *t, uint32_t node, int32_t first, int32_t gone)
+{
+	int i, k = 0;
+
+	for (i = 0; i < t->n; i++) {
+		struct tt_step_row r = t->rows[i];
+
+		if (r.node == node)
+			continue;
+		if (gone > 0 && r.rank >= first + gone)
+			r.rank -= gone;	/* a node's ranks move together: the order stays */
+		t->rows[k++] = r;
+	}
+	t->n = k;
+}
+
+int tt_faults_add(struct tt_faults *l, const struct tt_fault *f)
+{
+	struct tt_fault *g = grow(l->f, &l->cap, l->n, sizeof(*l->f), 8);
+
+	if (!g)
+		return -1;
+	l->f = g;
+	l->f[l->n++] = *f;
+	return 0;
+}
+
+void tt_faults_free(struct tt_faults *l)
+{
+	free(l->f);
+	*l = (struct tt_faults){ 0 };
+}
+
+enum tt_fault_kind tt_fault_kind_of(const char *what)
+{
+	return strncmp(what, TT_FAULT_HANG_WHAT, strlen(TT_FAULT_HANG_WHAT)) == 0 ? TT_FAULT_HANG :
+										  TT_FAULT_CRASH;
 }
 
 /* The medians of t: of every rank's p50 (-1: no rank has samples; 0 stragglers judged with
@@ -163,7 +213,8 @@ out:
 	return found;
 }
 
-/* s as a JSON string (quotes, backslashes and control bytes escaped). */
+/* s as a JSON string (quotes, backslashes, control bytes and bytes outside ASCII escaped: the
+ * file is valid UTF-8 whatever a host or WHAT holds). */
 static void json_string(char *out, size_t len, size_t *used, const char *s)
 {
 	tt_hb_put(out, len, used, "\"");
@@ -172,7 +223,7 @@ static void json_string(char *out, size_t len, size_t *used, const char *s)
 
 		if (c == '"' || c == '\\')
 			tt_hb_put(out, len, used, "\\%c", c);
-		else if (c < 0x20)
+		else if (c < 0x20 || c > 0x7e)
 			tt_hb_put(out, len, used, "\\u%04x", c);
 		else
 			tt_hb_put(out, len, used, "%c", c);
@@ -180,7 +231,44 @@ static void json_string(char *out, size_t len, size_t *used, const char *s)
 	tt_hb_put(out, len, used, "\"");
 }
 
-int tt_steps_json(const struct tt_steps *t, double factor, int restarts, char *out, size_t len)
+static const char *const fault_kinds[] = {
+	[TT_FAULT_CRASH] = "crash", [TT_FAULT_HANG] = "hang", [TT_FAULT_LOST] = "lost",
+	[TT_FAULT_PREFLIGHT] = "preflight",
+};
+static const char *const fault_actions[] = {
+	[TT_FAULT_RESTART] = "restart", [TT_FAULT_REPLACE] = "replace", [TT_FAULT_SHRINK] = "shrink",
+	[TT_FAULT_STOP] = "stop", [TT_FAULT_CONTINUE] = "continue",
+};
+
+/* One fault's JSON object. */
+static void fault_json(char *out, size_t len, size_t *used, const struct tt_fault *f)
+{
+	tt_hb_put(out, len, used, "{\"round\":%" PRIu32 ",\"kind\":\"%s\",\"rank\":", f->round,
+		  fault_kinds[f->kind]);
+	if (f->rank >= 0)
+		tt_hb_put(out, len, used, "%" PRId32, f->rank);
+	else
+		tt_hb_put(out, len, used, "null");
+	tt_hb_put(out, len, used, ",\"node\":%" PRIu32 ",\"host\":", f->node);
+	json_string(out, len, used, f->host);
+	tt_hb_put(out, len, used, ",\"action\":\"%s\"", fault_actions[f->action]);
+	if (f->action == TT_FAULT_REPLACE || f->action == TT_FAULT_SHRINK)
+		tt_hb_put(out, len, used, ",\"node_rank\":%" PRIu32, f->node_rank);
+	if (f->action == TT_FAULT_REPLACE) {
+		tt_hb_put(out, len, used, ",\"spare_node\":%" PRIu32 ",\"spare_host\":", f->spare);
+		json_string(out, len, used, f->spare_host);
+	}
+	if (f->action == TT_FAULT_SHRINK)
+		tt_hb_put(out, len, used, ",\"nnodes\":%" PRIu32, f->nnodes);
+	if (f->detect_ms >= 0)
+		tt_hb_put(out, len, used, ",\"detect_s\":%.3f", (double)f->detect_ms / 1e3);
+	tt_hb_put(out, len, used, ",\"what\":");
+	json_string(out, len, used, f->what);
+	tt_hb_put(out, len, used, "}");
+}
+
+int tt_steps_json(const struct tt_steps *t, const struct tt_faults *faults, double factor,
+		  int restarts, char *out, size_t len)
 {
 	struct medians m;
 	size_t used = 0;
@@ -227,7 +315,12 @@ int tt_steps_json(const struct tt_steps *t, double factor, int restarts, char *o
 			tt_hb_put(out, len, &used, "%s%" PRIu32, first ? "" : ",", m.node[i]);
 			first = 0;
 		}
-	tt_hb_put(out, len, &used, "]}}\n");
+	tt_hb_put(out, len, &used, "]},\"faults\":[");
+	for (i = 0; faults && i < faults->n; i++) {
+		tt_hb_put(out, len, &used, "%s", i ? "," : "");
+		fault_json(out, len, &used, &faults->f[i]);
+	}
+	tt_hb_put(out, len, &used, "]}\n");
 	rc = used < len ? 0 : -1;
 out:
 	medians_free(&m);

@@ -24,6 +24,7 @@
 #include "spawn.h"
 #include "tt_io.h"
 #include "tt_ckpt_exit.h"
+#include "tt_parse.h"
 #include "tt_signal.h"
 
 #define READ_CHUNK 65536
@@ -240,7 +241,7 @@ static void on_hang_timer(struct tt_supervisor *s)
 	if (nhung > 0)
 		snprintf(others, sizeof(others), "; %d other rank%s here without progress too", nhung,
 			 nhung == 1 ? "" : "s");
-	snprintf(s->hang_what, sizeof(s->hang_what), "hung in section %s: no progress for %.1f s (timeout %.1f s)",
+	snprintf(s->hang_what, sizeof(s->hang_what), TT_FAULT_HANG_WHAT "%s: no progress for %.1f s (timeout %.1f s)",
 		 s->hb.w[c].section, (double)(now - s->hb.w[c].last_us) / 1e6, (double)t / 1e6);
 	fprintf(stderr, "train-run: host %s: rank %d %s%s\n", s->host, w->rank, s->hang_what, others);
 	tt_hang_kernel_stack(w->pid, stack, sizeof(stack));
@@ -672,6 +673,17 @@ static int is_node0(const struct tt_supervisor *s)
 	return !s->ctl || s->ctl->node == 0;
 }
 
+/* How often the step times are shared: TT_CTL_STEPS_MS, or for tests TRAINRT_STEPS_TEST_MS (100
+ * to TT_CTL_STEPS_MS; another value counts as none). */
+static long steps_every_ms(void)
+{
+	const char *v = getenv("TRAINRT_STEPS_TEST_MS");
+	long long ms;
+
+	return v && tt_parse_int(v, 100, TT_CTL_STEPS_MS, "TRAINRT_STEPS_TEST_MS", &ms, NULL) == 0 ?
+		(long)ms : TT_CTL_STEPS_MS;
+}
+
 /* This node's ranks' step times to node 0 (with the control plane) or into s->steps; node 0
  * names the job's stragglers (final: the whole report, else only when it finds one). */
 static void share_steps(struct tt_supervisor *s, int final)
@@ -682,10 +694,11 @@ static void share_steps(struct tt_supervisor *s, int final)
 	int i, n = 0;
 	size_t len;
 
-	s->steps_due_ms = tt_now_ms() + TT_CTL_STEPS_MS;
+	s->steps_due_ms = tt_now_ms() + steps_every_ms();
 	if (!rows)
 		return;
-	for (i = 0; i < s->nworkers; i++) {
+	/* After a shrink, until the next round: the ranks are about to change (none is sent). */
+	for (i = 0; !s->remap && i < s->nworkers; i++) {
 		struct tt_step_row *r = &rows[n];
 
 		r->p50_us = tt_hb_step_percentile(&s->hb, i, 50.0);
@@ -734,7 +747,7 @@ static void share_steps(struct tt_supervisor *s, int final)
  * beside it, renamed over it). */
 static void write_report(struct tt_supervisor *s)
 {
-	size_t len = TT_STEPS_ROW_MAX * ((size_t)s->steps.n + 2);
+	size_t len = TT_STEPS_ROW_MAX * ((size_t)s->steps.n + 2) + TT_STEPS_FAULT_MAX * (size_t)s->faults.n;
 	char *out = malloc(len), tmp[PATH_MAX];
 	int fd = -1, ok = 0;
 
@@ -742,7 +755,7 @@ static void write_report(struct tt_supervisor *s)
 		errno = ENAMETOOLONG;
 		goto out;
 	}
-	if (!out || tt_steps_json(&s->steps, TT_HB_STRAGGLER, s->pt.restarts, out, len) != 0) {
+	if (!out || tt_steps_json(&s->steps, &s->faults, TT_HB_STRAGGLER, s->pt.restarts, out, len) != 0) {
 		errno = ENOMEM;
 		goto out;
 	}
@@ -879,8 +892,11 @@ static void teardown(struct tt_supervisor *s)
 	s->hb_fds = NULL;
 	tt_hb_free(&s->hb);
 	tt_steps_free(&s->steps);
-	if (s->ctl)
+	tt_faults_free(&s->faults);
+	if (s->ctl) {
 		s->ctl->steps = NULL;
+		s->ctl->faults = NULL;
+	}
 	if (s->devnull >= 0)
 		close(s->devnull);
 	tt_pt_free(&s->pt);
@@ -896,9 +912,12 @@ int tt_supervise(struct tt_supervisor *s, tt_err *err)
 	s->hb_fds = NULL;
 	memset(&s->hb, 0, sizeof(s->hb));
 	s->steps = (struct tt_steps){ 0 };
-	s->steps_due_ms = tt_now_ms() + TT_CTL_STEPS_MS;
-	if (s->ctl)
+	s->faults = (struct tt_faults){ 0 };
+	s->steps_due_ms = tt_now_ms() + steps_every_ms();
+	if (s->ctl) {
 		s->ctl->steps = &s->steps;
+		s->ctl->faults = &s->faults;
+	}
 	ckpt = tt_ckpt_exit_parse(getenv(TT_ENV_CKPT_EXIT), err);
 	if (ckpt < 0 || tt_pt_init(&s->pt, s->nworkers, s->max_restarts, err) != 0)
 		return -1;

@@ -87,6 +87,7 @@ struct tt_supervisor {
 	char ckpt_exit[12];		/* TRAIN_TOPO_CKPT_EXIT for the workers, validated */
 	int output_broken;		/* our stdout/stderr is gone: keep draining, stop writing */
 	struct tt_steps steps;		/* node 0: every rank's step times (steps.h) */
+	struct tt_faults faults;	/* node 0: the control plane's decisions (ctl.h), for --report */
 	long steps_due_ms;		/* when this node's step times are shared next */
 	uint32_t go_round;		/* the last round node 0 let go after the preflight (ctl.h) */
 	int remap;			/* a shrink renumbered this node: its workers take NODE_RANK

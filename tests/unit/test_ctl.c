@@ -269,6 +269,11 @@ static void test_shrink_renumbers(void)
 	CU_ASSERT_EQUAL(role[2], 1);
 	CU_ASSERT_EQUAL(role[3], 2);
 	CU_ASSERT_EQUAL(role[4], TT_CTL_SPARE);
+	/* The first ranks of the new world: node rank 1 (node 2) starts at 8, not 16; the
+	 * spare's and the lost node's workers count for nothing. */
+	CU_ASSERT_EQUAL(tt_ctl_first_rank(role, count, 5, 0), 0);
+	CU_ASSERT_EQUAL(tt_ctl_first_rank(role, count, 5, 1), 8);
+	CU_ASSERT_EQUAL(tt_ctl_first_rank(role, count, 5, 2), 16);
 	/* Node 3 (now node rank 2) lost: two nodes left, MIN 2: node 2 stays node rank 1. */
 	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role, count, 5, 3, 1, 2, &spare, &rank), 3);
 	CU_ASSERT_EQUAL(rank, 2);
@@ -285,6 +290,16 @@ static void test_shrink_renumbers(void)
 	role2[1] = 1;
 	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role2, count2, 3, 1, 0, 2, &spare, &rank), 0);
 	CU_ASSERT_EQUAL(role2[2], 2);
+	/* A spare's replacement: the spare's place is the lost node's, its first rank too. */
+	{
+		uint32_t role3[4] = { 0, 1, 2, TT_CTL_SPARE };
+		const uint32_t count3[4] = { 2, 3, 2, 3 };
+		struct tt_ctl_rounds r3 = { .max_restarts = 0 };
+
+		CU_ASSERT_EQUAL(tt_ctl_replace(&r3, role3, count3, 4, 1, 1, 0, &spare, &rank), 1);
+		CU_ASSERT_EQUAL(tt_ctl_first_rank(role3, count3, 4, role3[3]), 2);
+		CU_ASSERT_EQUAL(tt_ctl_first_rank(role3, count3, 4, role3[2]), 5);
+	}
 	/* The one renumbering rule. */
 	CU_ASSERT_EQUAL(tt_ctl_renumber(0, 1), 0);
 	CU_ASSERT_EQUAL(tt_ctl_renumber(1, 1), 1);

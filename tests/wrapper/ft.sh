@@ -15,7 +15,7 @@
 #  - node 1's train-run stopped (SIGSTOP): node 0 stops after its silence, naming ft-b;
 #  - both train-runs stopped and continued (a suspend): no loss;
 #  - rank 3 4x slower than the others: node 0 names it, on ft-b, node 1, once in the job's
-#    report, and --report's JSON holds every rank and it as the one straggler; a report that
+#    report, and --report's JSON holds every rank and it as the one straggler, no fault; a report that
 #    cannot be written: one line naming the file, nothing half-written.
 #  - three nodes with --spares 1 (ft-c at 127.0.0.2 the spare): node 1's train-run killed: the
 #    spare runs node rank 1 in round 1, each rank once on the right host, one line per node;
@@ -30,7 +30,12 @@
 #    spare runs node rank 1 from round 0, node 1 stands aside and ends 0, one line on every node;
 #    a spare with another worker count, or node 0 failing: the verdict on every node.
 #  - the launch's outcome (TRAIN_TOPO_OUTCOME_FILE): node 0 alone writes its exit status; a
-#    worker of node 1 failing after node 0's workers ended makes node 0's status 1, one line.
+#    worker of node 1 failing after node 0's workers ended makes node 0's status 1, one line,
+#    and is node 0's one fault (a stop) in --report; a launch that succeeds has none.
+#  - node 0's --report holds exactly the faults it decided on, in order, each field checked
+#    (report_faults): the kill, the hang, the restarts used up, the lost nodes, the spare's
+#    replacement, the spare lost, the shrink, the preflight's replacement and its stop; after a
+#    replacement or a shrink its ranks are the new round's (report_ranks).
 # No timing asserts: every wait is bounded generously (60 s; the loss bound is 5 s).
 # Run by `make check` from the build directory; TRAIN_RUN overrides the binary under test.
 # Exit 0 when all passed, 1 on a failure, 77 when a part could not run (its SKIP line says why).
@@ -133,12 +138,46 @@ starts() { sort "$1/starts" | tr '\n' ';'; }
 # The train-run of node $2 in launch $1 (the child of its timeout wrapper).
 train_run_of() { pgrep -P "$(cat "$1/pid.$2")" -x train-run; }
 
+# The faults of node 0's --report file $1 (test $2) are exactly those of $3, a Python list of
+# dicts in order: each entry's fields as given ("what": how the WHAT starts; "detect_s": [LO, HI]
+# it lies in, or absent when the entry must have none), and no other field. Checked with
+# /usr/bin/python3's json module, an oracle independent of train-run's formatting.
+report_faults() {
+	[ -x /usr/bin/python3 ] || { skip "$2: /usr/bin/python3 not found to check $1"; return; }
+	/usr/bin/python3 - "$1" "$3" <<'EOF' || fail "$2: faults of $1: $(cat "$1" 2>&1)"
+import ast, json, sys
+got = json.load(open(sys.argv[1]))["faults"]
+want = ast.literal_eval(sys.argv[2])
+assert len(got) == len(want), ("%d faults, not %d" % (len(got), len(want)), got)
+for g, w in zip(got, want):
+    span, what = w.pop("detect_s", None), w.pop("what")
+    keys = set(w) | {"what"} | ({"detect_s"} if span else set())
+    assert set(g) == keys, ("fields", sorted(g), sorted(keys))
+    for k, v in w.items():
+        assert g[k] == v and type(g[k]) == type(v), (k, g[k], v)
+    assert g["what"].startswith(what), (g["what"], what)
+    assert not span or span[0] <= g["detect_s"] < span[1], ("detect_s", g["detect_s"], span)
+EOF
+}
+
+# The step table of node 0's --report file $1 (test $2) after node 1 (ft-b) left and node 2
+# (ft-c) runs ranks 2 and 3: exactly ranks 0 to 3, once each, none on node 1 (whose rows node 0
+# had, with TRAINRT_STEPS_TEST_MS), none under node 2's old ranks.
+report_ranks() {
+	[ -x /usr/bin/python3 ] || { skip "$2: /usr/bin/python3 not found to check $1"; return; }
+	/usr/bin/python3 - "$1" <<'EOF' || fail "$2: ranks of $1: $(cat "$1" 2>&1)"
+import json, sys
+ranks = [(x["rank"], x["node"], x["host"]) for x in json.load(open(sys.argv[1]))["ranks"]]
+assert sorted(ranks) == [(0, 0, "ft-a"), (1, 0, "ft-a"), (2, 2, "ft-c"), (3, 2, "ft-c")], ranks
+EOF
+}
+
 t_fault_restarts_every_node() {
 	for action in kill hang; do
 		d="$WORK/$action"
 		launch_dir "$action"
 		export ACTION=$action SECS=3
-		both_nodes "$d" --max-restarts 2 --hang-timeout 2
+		both_nodes "$d" --max-restarts 2 --hang-timeout 2 --report "$d/report.json"
 		[ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] || fail "$action: exits $rc0 $rc1: $(cat "$d"/err.*)"
 		# Every worker started twice, in rounds 0 and 1: the ranks of node 0 too, though they
 		# never heard of rank 3's fate through any collective.
@@ -149,6 +188,9 @@ t_fault_restarts_every_node() {
 			[ "$(grep -c "rank 3 on host ft-b $what.*: every node restarts its workers (restart 1 of 2" "$d/err.$n")" -eq 1 ] ||
 				fail "$action: node $n did not name the culprit once: $(cat "$d/err.$n")"
 		done
+		kind=$([ $action = kill ] && echo crash || echo hang)
+		report_faults "$d/report.json" "$action" "[{'round': 0, 'kind': '$kind', 'rank': 3, 'node': 1,
+			'host': 'ft-b', 'action': 'restart', 'what': '$what'}]"
 	done
 	unset ACTION SECS
 	pass "a worker of node 1 killed or hung: both nodes restart once, in round 1, the culprit named on both"
@@ -177,7 +219,7 @@ t_victim_waits_for_the_culprit() {
 t_restarts_used_up() {
 	d="$WORK/fail"
 	launch_dir fail
-	ACTION=fail SECS=30 node "$d" 0 --max-restarts 1
+	ACTION=fail SECS=30 node "$d" 0 --max-restarts 1 --report "$d/report.json"
 	ACTION=fail SECS=30 node "$d" 1 --max-restarts 1
 	wait "$(cat "$d/pid.0")"
 	rc0=$?
@@ -190,6 +232,9 @@ t_restarts_used_up() {
 		[ "$(grep -c "rank 3 on host ft-b exited with code 3: no restart left (1 used): every node stops" "$d/err.$n")" -eq 1 ] ||
 			fail "used up: node $n: $(cat "$d/err.$n")"
 	done
+	report_faults "$d/report.json" "used up" "[
+		{'round': 0, 'kind': 'crash', 'rank': 3, 'node': 1, 'host': 'ft-b', 'action': 'restart', 'what': 'exited with code 3'},
+		{'round': 1, 'kind': 'crash', 'rank': 3, 'node': 1, 'host': 'ft-b', 'action': 'stop', 'what': 'exited with code 3'}]"
 	pass "restarts used up: both nodes stop with the same line, node 1 with the culprit's status"
 }
 
@@ -199,7 +244,7 @@ t_restarts_used_up() {
 lose_node() {
 	d="$WORK/lose$1${3:-}"
 	launch_dir "lose$1${3:-}"
-	SECS=50 node "$d" 0 --max-restarts 3
+	SECS=50 node "$d" 0 --max-restarts 3 --report "$d/report.json"
 	SECS=50 node "$d" 1 --max-restarts 3
 	other=$((1 - $1))
 	i=0
@@ -225,6 +270,15 @@ lose_node() {
 	sleep 0.5
 	left=$(pgrep -f "$d/worker.sh" | wc -l)
 	[ "$left" -eq 0 ] || fail "lose $1: $left workers left behind"
+	# Node 0's record (a killed node 0 writes none): a kill is seen at once, a silence after 5 s.
+	[ "$1" = 1 ] || return
+	if [ -z "${3:-}" ]; then
+		span="[0, 5]" what="its train-run ended without a word"
+	else
+		span="[5, 60]" what="silent for"
+	fi
+	report_faults "$d/report.json" "lose $1 ${3:-}" "[{'round': 0, 'kind': 'lost', 'rank': None, 'node': 1,
+		'host': 'ft-b', 'action': 'stop', 'detect_s': $span, 'what': '$what'}]"
 }
 
 t_node_lost() {
@@ -290,6 +344,7 @@ assert [ranks[i]["node"] for i in range(4)] == [0, 0, 1, 1], ranks
 assert all(x["samples"] > 0 and 0 < x["p50_ms"] <= x["p99_ms"] for x in ranks.values()), ranks
 assert r["stragglers"] == {"ranks": [3], "nodes": []}, r["stragglers"]
 assert r["restarts"] == 0 and r["factor"] == 1.5, r
+assert r["faults"] == [], r["faults"]
 EOF
 	SECS=1 timeout -k 5 60 "$TRAIN_RUN" --standalone --nproc-per-node 1 --report "$d/none/r.json" -- \
 		"$d/worker.sh" 2>"$d/err.bad"
@@ -346,8 +401,10 @@ survivors_said() {
 t_spare_replaces_lost_node() {
 	d="$WORK/spare"
 	launch_dir spare
-	for n in 0 1 2; do NODES=3 SECS=6 node "$d" $n --spares 1; done
+	# Step times every 0.5 s: node 0 has node 1's rows before it dies (report_ranks).
+	for n in 0 1 2; do NODES=3 SECS=6 TRAINRT_STEPS_TEST_MS=500 node "$d" $n --spares 1 --report "$d/report.json"; done
 	await_lines "$d/starts" 4
+	sleep 2
 	kill_node "$d" 1 spare || return
 	await_survivors "$d" spare
 	[ "$(starts "$d")" = "0 0;0 1;1 0;1 1;2 0;2 1;3 0;3 1;" ] || fail "spare: starts $(starts "$d")"
@@ -363,6 +420,10 @@ t_spare_replaces_lost_node() {
 	! grep -q '^[0-9]* 0 ft-c ' "$d/where" || fail "spare: the spare ran a worker in round 0: $(cat "$d/where")"
 	survivors_said "$d" spare \
 		"^train-run: host .*: node ft-b lost (.*); spare node 2 (ft-c) takes its node rank 1: every node restarts its workers (round 1;"
+	report_faults "$d/report.json" spare "[{'round': 0, 'kind': 'lost', 'rank': None, 'node': 1, 'host': 'ft-b',
+		'action': 'replace', 'node_rank': 1, 'spare_node': 2, 'spare_host': 'ft-c', 'detect_s': [0, 5],
+		'what': 'its train-run ended without a word'}]"
+	report_ranks "$d/report.json" spare
 	pass "node 1 lost with a spare standing by: the spare runs node rank 1 in round 1, each rank once, named on every node"
 }
 
@@ -372,7 +433,7 @@ t_spare_replaces_lost_node() {
 t_spare_lost_then_no_spare() {
 	d="$WORK/nospare"
 	launch_dir nospare
-	for n in 0 1 2; do NODES=3 SECS=50 node "$d" $n --spares 1 --max-restarts 3; done
+	for n in 0 1 2; do NODES=3 SECS=50 node "$d" $n --spares 1 --max-restarts 3 --report "$d/report.json"; done
 	await_lines "$d/starts" 4
 	kill_node "$d" 2 "no spare" || return
 	wait "$(cat "$d/pid.2")"
@@ -397,6 +458,11 @@ t_spare_lost_then_no_spare() {
 	sleep 0.5
 	left=$(pgrep -f "$d/worker.sh" | wc -l)
 	[ "$left" -eq 0 ] || fail "no spare: $left workers left behind"
+	report_faults "$d/report.json" "no spare" "[
+		{'round': 0, 'kind': 'lost', 'rank': None, 'node': 2, 'host': 'ft-c', 'action': 'continue', 'detect_s': [0, 5],
+		 'what': 'its train-run ended without a word'},
+		{'round': 0, 'kind': 'lost', 'rank': None, 'node': 1, 'host': 'ft-b', 'action': 'stop', 'detect_s': [0, 5],
+		 'what': 'its train-run ended without a word'}]"
 	pass "a spare lost standing by: named, the job goes on; node 1 lost then: the verdict as without spares"
 }
 
@@ -407,8 +473,10 @@ t_spare_lost_then_no_spare() {
 t_shrink_on_lost_node() {
 	d="$WORK/shrink"
 	launch_dir shrink
-	for n in 0 1 2; do NODES=3 SECS=6 node "$d" $n --nnodes 2:3; done
+	# Step times every 0.5 s: node 0 has node 1's rows and node 2's as ranks 4 5 before the loss.
+	for n in 0 1 2; do NODES=3 SECS=6 TRAINRT_STEPS_TEST_MS=500 node "$d" $n --nnodes 2:3 --report "$d/report.json"; done
 	await_lines "$d/starts" 6
+	sleep 2
 	kill_node "$d" 1 shrink || return
 	await_survivors "$d" shrink
 	[ "$(starts "$d")" = "0 0;0 1;1 0;1 1;2 0;2 1;3 0;3 1;4 0;5 0;" ] || fail "shrink: starts $(starts "$d")"
@@ -420,6 +488,9 @@ t_shrink_on_lost_node() {
 	done
 	survivors_said "$d" shrink \
 		"^train-run: host .*: node ft-b lost (.*); no spare: every node restarts its workers on 2 nodes (round 1; world 4; stopping 2 here)$"
+	report_faults "$d/report.json" shrink "[{'round': 0, 'kind': 'lost', 'rank': None, 'node': 1, 'host': 'ft-b',
+		'action': 'shrink', 'node_rank': 1, 'nnodes': 2, 'detect_s': [0, 5], 'what': 'its train-run ended without a word'}]"
+	report_ranks "$d/report.json" shrink
 	pass "node 1 lost under --nnodes 2:3 without a spare: nodes 0 and 2 go on as node ranks 0 and 1 in round 1, each rank once"
 }
 
@@ -469,7 +540,7 @@ t_preflight_before_restart() {
 	d="$WORK/pfspare"
 	launch_dir pfspare
 	fake_gpus "$d" 3
-	for n in 0 1 2; do ACTION=unplug NODES=3 SECS=3 node "$d" $n --spares 1 --max-restarts 1; done
+	for n in 0 1 2; do ACTION=unplug NODES=3 SECS=3 node "$d" $n --spares 1 --max-restarts 1 --report "$d/report.json"; done
 	wait "$(cat "$d/pid.0")"
 	rc0=$?
 	wait "$(cat "$d/pid.1")"
@@ -486,11 +557,16 @@ t_preflight_before_restart() {
 			fail "preflight spare: node $n did not name the replacement once: $(cat "$d/err.$n")"
 	done
 	[ "$(cat "$d/exclude.0" 2>/dev/null)" = ft-b ] || fail "preflight spare: exclude file: $(cat "$d/exclude.0" 2>&1)"
+	report_faults "$d/report.json" "preflight spare" "[
+		{'round': 0, 'kind': 'crash', 'rank': 3, 'node': 1, 'host': 'ft-b', 'action': 'restart', 'what': 'was killed by SIGKILL'},
+		{'round': 1, 'kind': 'preflight', 'rank': None, 'node': 1, 'host': 'ft-b', 'action': 'replace', 'node_rank': 1,
+		 'spare_node': 2, 'spare_host': 'ft-c', 'detect_s': [0, 60], 'what': 'failed preflight before round 1: GPU device $d/dev.1/nvidia1'}]"
+	report_ranks "$d/report.json" "preflight spare"
 
 	d="$WORK/pfstop"
 	launch_dir pfstop
 	fake_gpus "$d" 2
-	ACTION=unplug SECS=3 both_nodes "$d" --max-restarts 2
+	ACTION=unplug SECS=3 both_nodes "$d" --max-restarts 2 --report "$d/report.json"
 	[ $rc0 -ne 0 ] && [ $rc0 -ne 124 ] && [ $rc1 -ne 0 ] && [ $rc1 -ne 124 ] ||
 		fail "preflight stop: exits $rc0 $rc1: $(cat "$d"/err.*)"
 	[ "$(starts "$d")" = "0 0;1 0;2 0;3 0;" ] || fail "preflight stop: starts $(starts "$d")"
@@ -498,6 +574,10 @@ t_preflight_before_restart() {
 		[ "$(grep -c "^train-run: node ft-b lost (failed preflight before round 1: GPU device $d/dev.1/nvidia1 does not open (No such file or directory)); resubmit with: sbatch --exclude=ft-b \.\.\.; stopping 0 workers here$" "$d/err.$n")" -eq 1 ] ||
 			fail "preflight stop: node $n did not give the verdict once: $(cat "$d/err.$n")"
 	done
+	report_faults "$d/report.json" "preflight stop" "[
+		{'round': 0, 'kind': 'crash', 'rank': 3, 'node': 1, 'host': 'ft-b', 'action': 'restart', 'what': 'was killed by SIGKILL'},
+		{'round': 1, 'kind': 'preflight', 'rank': None, 'node': 1, 'host': 'ft-b', 'action': 'stop', 'detect_s': [0, 60],
+		 'what': 'failed preflight before round 1: GPU device $d/dev.1/nvidia1'}]"
 
 	d="$WORK/pfoff"
 	launch_dir pfoff
@@ -579,7 +659,7 @@ command -v pgrep >/dev/null 2>&1 || { echo "SKIP: pgrep not found (procps)"; exi
 t_outcome() {
 	d="$WORK/outcome"
 	launch_dir outcome
-	ACTION=late SECS=1 node "$d" 0
+	ACTION=late SECS=1 node "$d" 0 --report "$d/report.json"
 	ACTION=late SECS=30 node "$d" 1
 	wait "$(cat "$d/pid.0")"
 	rc0=$?
@@ -590,10 +670,13 @@ t_outcome() {
 		fail "outcome: node 0 did not name the late failure once: $(cat "$d/err.0")"
 	[ "$(cat "$d/outcome.0" 2>&1)" = 1 ] || fail "outcome: node 0's outcome file: $(cat "$d/outcome.0" 2>&1)"
 	[ ! -e "$d/outcome.1" ] || fail "outcome: node 1 wrote an outcome file: $(cat "$d/outcome.1")"
+	report_faults "$d/report.json" outcome "[{'round': 0, 'kind': 'crash', 'rank': 3, 'node': 1, 'host': 'ft-b',
+		'action': 'stop', 'what': 'exited with code 3'}]"
 	d="$WORK/outcome-ok"
 	launch_dir outcome-ok
-	SECS=1 both_nodes "$d"
+	SECS=1 both_nodes "$d" --report "$d/report.json"
 	[ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] || fail "outcome ok: exits $rc0 $rc1: $(cat "$d"/err.*)"
+	report_faults "$d/report.json" "outcome ok" "[]"
 	[ "$(cat "$d/outcome.0" 2>&1)" = 0 ] || fail "outcome ok: node 0's outcome file: $(cat "$d/outcome.0" 2>&1)"
 	[ ! -e "$d/outcome.1" ] || fail "outcome ok: node 1 wrote an outcome file"
 	pass "the launch's outcome: node 0's status, 1 for a node failing after node 0's workers ended"
