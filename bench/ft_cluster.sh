@@ -12,7 +12,10 @@
 #             spare takes node rank 1 and training goes on from the checkpoint (spare_row);
 #   torchrun  --max-restarts 1 (Debian's python3-torch through bench/torchrun_py311.py, one agent
 #             per node, --rdzv-backend c10d on node1, --no-python train-mlp): kill -9, hang, and
-#             (train-mlp) node 2's link down.
+#             (train-mlp) node 2's link down;
+#   requeue.sh (train-mlp) a new job, the Slurm way: sbatch-templates/requeue.sh submitted with
+#             sbatch --wait, and once more from the same checkpoints when it fails
+#             (bench/ft_resubmit.sh): kill -9 of a worker.
 # Each row is one bench/ft_drive.py run around `srun -N2` (FT_TARGET picks the process on node 2
 # by its environment: the clusters' nodes share this machine's pid namespace); times come from
 # the stamped srun output lines (both nodes' launchers and rank 0's step lines). After each row,
@@ -130,7 +133,10 @@ row() {
 	sleep 1
 	left=$(leftovers)
 	named=no
-	if [ "$launcher" = train-run ]; then
+	if [ "$launcher" = requeue.sh ]; then
+		# train-run in the failed job names the culprit on its way out
+		grep -q 'rank 3 on host node2 ' "$dir/log" && named=yes
+	elif [ "$launcher" = train-run ]; then
 		# the restart decision (every node's line) names rank 3 on node2, or only node2's own line does
 		if grep -q -E 'rank 3 on host node2 .*every node restarts|node node2 lost' "$dir/log"; then
 			named=yes
@@ -152,6 +158,9 @@ row() {
 	cp "$dir/log" "${FT_LOGS:-$WORK}/ftc-row$n.log" 2>/dev/null || true
 }
 
+# requeue.sh runs train-run from PATH on the nodes
+PATH=$(dirname "$TRAIN_RUN"):$PATH
+export PATH
 TR_CMD="srun -J JOB -N2 --ntasks-per-node=1 --export=ALL $TRAIN_RUN --nproc-per-node 2 --max-restarts 1 --"
 HAVE_TORCH=0
 ! $PY -c 'import torch.distributed.run' 2>/dev/null || HAVE_TORCH=1
@@ -204,6 +213,9 @@ mlp_rows() {
 	# shellcheck disable=SC2086 # word splitting of the command and arguments is meant
 	row train-run kill ",SLURM_NODEID=1,comm=train-run" "$TR_DETECT" "$TR_RESTART" -- $TR_CMD "$TRAIN_MLP" $MLP_ARGS --ckpt-dir CKPT --summary SUMMARY
 	spare_row
+	# shellcheck disable=SC2086 # word splitting of the arguments is meant
+	row requeue.sh kill ",RANK=3" 'training failed with exit code' 'ft_resubmit: resubmitting' -- \
+		sh "$HERE/ft_resubmit.sh" JOB CKPT "$TRAIN_MLP" $MLP_ARGS --ckpt-dir CKPT --summary SUMMARY
 	# shellcheck disable=SC2086 # word splitting of the arguments is meant
 	torchrun_rows "kill stop link:tt-node2" --no_python "$TRAIN_MLP" $MLP_ARGS --ckpt-dir CKPT --summary SUMMARY
 }
@@ -264,6 +276,9 @@ END {
 				continue
 			a = progs[p] "/train-run/" f
 			b = progs[p] "/torchrun/" f
+			q = progs[p] "/requeue.sh/" f
+			if ((a in t) && (q in t) && t[a] > 0)
+				printf "%s, %s: requeue.sh (a new job) / train-run = %.1fx fault -> training\n", progs[p], f, t[q] / t[a]
 			if ((a in t) && (b in t) && t[a] > 0)
 				printf "%s, %s: torchrun / train-run = %.1fx fault -> training\n", progs[p], f, t[b] / t[a]
 			else if ((a in t) && (b in lost) && t[a] > 0)

@@ -180,5 +180,5 @@ dist_noinst_SCRIPTS += bench/preflight.sh
 BENCH_TARGETS += bench-ft-cluster
 bench-ft-cluster: train-run$(EXEEXT) train-mlp train_topo.la
 	$(SHELL) $(srcdir)/bench/ft_cluster.sh ./train-run$(EXEEXT) ./train-mlp $(abs_top_builddir)/.libs/train_topo.so
-dist_noinst_SCRIPTS += bench/ft_cluster.sh bench/ft_straggle.sh
+dist_noinst_SCRIPTS += bench/ft_cluster.sh bench/ft_straggle.sh bench/ft_resubmit.sh
 .PHONY: bench-ft-cluster
