@@ -634,9 +634,10 @@ int tt_ctl_connect(struct tt_ctl *c, uint16_t port, uint32_t max_restarts, tt_er
 					    c->nnodes);
 		for (uint32_t k = 0; k < c->nnodes; k++)
 			c->role[k] = k + c->nspares < c->nnodes ? k : TT_CTL_SPARE;
-		if (c->excluded) {
-			c->role[c->excluded_by] = c->excluded;
-			c->role[c->excluded] = TT_CTL_ASIDE;
+		for (const struct tt_census_swap *w = c->swaps; w && w->node; w++) {
+			if (w->spare)
+				c->role[w->spare] = w->node;
+			c->role[w->node] = TT_CTL_ASIDE;	/* a failing spare too: never chosen */
 		}
 	}
 	if (is_server(c) && c->health) {
