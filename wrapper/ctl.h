@@ -163,6 +163,13 @@ int tt_ctl_decide(struct tt_ctl_rounds *r, const struct tt_ctl_msg *fault, struc
 int tt_ctl_replace(struct tt_ctl_rounds *r, uint32_t *role, const uint32_t *count, uint32_t nnodes,
 		   uint32_t lost, int may_replace, uint32_t min_nodes, uint32_t *spare, uint32_t *rank);
 
+/* Node 0's node map at the start (role[nnodes], as tt_ctl_replace's): node k's NODE_RANK k, the
+ * last nspares TT_CTL_SPARE; then each node of the census's list swaps (census.h, NULL: none)
+ * TT_CTL_ASIDE, a failing spare too, so that no loss ever chooses it, and its spare, if any,
+ * its NODE_RANK. */
+void tt_ctl_start_roles(uint32_t *role, uint32_t nnodes, uint32_t nspares,
+			const struct tt_census_swap *swaps);
+
 /* A node's NODE_RANK once NODE_RANK lost is gone from a shrink (the one rule of every node's
  * renumbering): the ranks above it one lower, the others kept. */
 uint32_t tt_ctl_renumber(uint32_t node_rank, uint32_t lost);
