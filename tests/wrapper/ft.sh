@@ -606,7 +606,7 @@ aside_and_excluded() {
 	for n in $(seq 0 $((NODES - 1))); do
 		grep -c "^train-run: host .*: node $n is excluded (it failed preflight): it starts no workers and stands aside until the job ends, then exits 0$" "$1/err.$n"
 	done | tr '\n' ' '
-	for n in $(seq 0 $((NODES - 1))); do tr '\n' ',' <"$1/exclude.$n" 2>/dev/null; echo; done | sort | uniq -c | sed 's/^ *//' | tr '\n' ';'
+	for n in $(seq 0 $((NODES - 1))); do cat "$1/exclude.$n" 2>/dev/null | tr '\n' ','; echo; done | sort | uniq -c | sed 's/^ *//' | tr '\n' ';'
 }
 
 # Five nodes, --spares 2, nodes 1 and 2 failing the start preflight: spare 3 takes node rank 1,
