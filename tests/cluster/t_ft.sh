@@ -129,18 +129,29 @@ test_n4_ft_spare_takes_lost_node() {
 # plain files (as in t_launcher.sh). The census gives node3 node rank 1 before any worker starts:
 # round 0 runs on node1 and node3, node2 starts none and says it is excluded, every node names
 # node2, its device and node3 in one line and notes node2 for exclusion, the step ends 0.
-test_n4_ft_spare_replaces_node_failing_preflight() {
-	local rc=0 left
+# preflight_start_run N SPARES BAD: train-run --spares SPARES on N nodes, one worker each that
+# logs "RANK ROUND NODE_RANK WORLD_SIZE HOST" into starts.txt and sleeps 2 s; the nodes whose
+# SLURM_NODEID is in BAD (a list) fail the start preflight (dev-gres). Stderr in err.txt (and
+# shown), the hosts noted in exclude.txt; the step's exit status.
+preflight_start_run() {
+	local rc=0
 	rm -f starts.txt exclude.txt
 	preflight_dev_dirs
 	# shellcheck disable=SC2016 # expanded by the task's shell on each node
-	TRAIN_TOPO_EXCLUDE_FILE=$PWD/exclude.txt timeout 90 srun -N3 --ntasks-per-node=1 --gres=gpu:8 --export=ALL bash -c '
+	TRAIN_TOPO_EXCLUDE_FILE=$PWD/exclude.txt TT_BAD=" $3 " TT_SPARES=$2 timeout 90 \
+		srun -N"$1" --ntasks-per-node=1 --gres=gpu:8 --export=ALL bash -c '
 		dir=$PWD/dev-ok
-		[ "$SLURM_NODEID" = 1 ] && dir=$PWD/dev-gres
-		TRAINRT_PREFLIGHT_TEST_DEV_DIR=$dir exec train-run --nproc-per-node 1 --spares 1 -- bash -c \
+		case $TT_BAD in *" $SLURM_NODEID "*) dir=$PWD/dev-gres ;; esac
+		TRAINRT_PREFLIGHT_TEST_DEV_DIR=$dir exec train-run --nproc-per-node 1 --spares "$TT_SPARES" -- bash -c \
 			"echo \"\$RANK \$TRAIN_RESTART_COUNT \$NODE_RANK \$WORLD_SIZE \$(hostname)\" >>starts.txt; sleep 2"' \
 		>out.txt 2>err.txt || rc=$?
 	cat err.txt
+	return $rc
+}
+
+test_n4_ft_spare_replaces_node_failing_preflight() {
+	local rc=0 left
+	preflight_start_run 3 1 1 || rc=$?
 	expect_eq "the step's exit" 0 "$rc"
 	expect_eq "starts (rank round node-rank world host)" "0 0 0 2 node1;1 0 1 2 node3;" \
 		"$(sort starts.txt | tr '\n' ';')"
@@ -159,16 +170,7 @@ test_n4_ft_spare_replaces_node_failing_preflight() {
 # of each on every node, both hosts in every node's exclude lines, the step ends 0.
 test_n4_ft_failing_spare_set_aside() {
 	local rc=0 left
-	rm -f starts.txt exclude.txt
-	preflight_dev_dirs
-	# shellcheck disable=SC2016 # expanded by the task's shell on each node
-	TRAIN_TOPO_EXCLUDE_FILE=$PWD/exclude.txt timeout 90 srun -N4 --ntasks-per-node=1 --gres=gpu:8 --export=ALL bash -c '
-		dir=$PWD/dev-ok
-		case $SLURM_NODEID in 1 | 2) dir=$PWD/dev-gres ;; esac
-		TRAINRT_PREFLIGHT_TEST_DEV_DIR=$dir exec train-run --nproc-per-node 1 --spares 2 -- bash -c \
-			"echo \"\$RANK \$TRAIN_RESTART_COUNT \$NODE_RANK \$WORLD_SIZE \$(hostname)\" >>starts.txt; sleep 2"' \
-		>out.txt 2>err.txt || rc=$?
-	cat err.txt
+	preflight_start_run 4 2 "1 2" || rc=$?
 	expect_eq "the step's exit" 0 "$rc"
 	expect_eq "starts (rank round node-rank world host)" "0 0 0 2 node1;1 0 1 2 node4;" \
 		"$(sort starts.txt | tr '\n' ';')"
