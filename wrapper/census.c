@@ -114,56 +114,129 @@ int tt_census_accept(const struct tt_census *c, const struct tt_census_said *s, 
 	return 0;
 }
 
-/* With every node but bad passing, the first spare standing by with bad's worker count into
- * swap: 1, or 0 when none fits or another node fails too. */
-static int find_swap(const struct tt_preflight *pf, char (*hosts)[TT_CENSUS_HOST],
-		     const uint32_t *per_node, uint32_t nnodes, uint32_t nspares, double fraction,
-		     uint32_t bad, struct tt_census_swap *swap, const char *why)
-{
-	struct tt_preflight *rest;
-	uint32_t spare = nnodes, n = 0, again;
-	char ignored[TT_PF_FAIL + 64];
-	int passes;
+/* What the judgement found of one node. */
+struct judged {
+	char why[TT_PF_FAIL + 64];	/* why it failed, "" while it passes */
+	unsigned char taken;		/* a passing spare already given a NODE_RANK */
+};
 
-	if (bad == 0 || bad + nspares >= nnodes)
-		return 0;	/* node 0, the coordinator, or a spare itself */
-	for (uint32_t k = nnodes - nspares; k < nnodes && spare == nnodes; k++)
-		if (per_node[k] == per_node[bad])
-			spare = k;
-	rest = spare < nnodes ? malloc((nnodes - 1) * sizeof(*rest)) : NULL;
-	if (!rest)
-		return 0;
+/* Sets aside the failing nodes one by one, judging the others again without each, until the
+ * rest pass: their indexes in order[] (*nfailed), why in j[]. 0, or -1 when node 0 fails (it is
+ * the last in order) or no memory is had (the first found is the last). */
+static int set_aside(const struct tt_preflight *pf, uint32_t nnodes, double fraction,
+		     struct judged *j, uint32_t *order, uint32_t *nfailed)
+{
+	struct tt_preflight *rest = malloc(nnodes * sizeof(*rest));
+	uint32_t *idx = malloc(nnodes * sizeof(*idx)), n = nnodes, bad;
+	char why[sizeof(j->why)];
+	int rc = 0;
+
+	*nfailed = 0;
+	if (!rest || !idx) {
+		rc = -1;
+		if (tt_preflight_judge(pf, nnodes, fraction, &bad, why, sizeof(why))) {
+			order[(*nfailed)++] = bad;
+			snprintf(j[bad].why, sizeof(j[bad].why), "%s", why);
+		}
+		goto out;
+	}
+	memcpy(rest, pf, nnodes * sizeof(*rest));
 	for (uint32_t k = 0; k < nnodes; k++)
-		if (k != bad)
-			rest[n++] = pf[k];
-	passes = !tt_preflight_judge(rest, n, fraction, &again, ignored, sizeof(ignored));
+		idx[k] = k;
+	while (n > 0 && tt_preflight_judge(rest, n, fraction, &bad, why, sizeof(why))) {
+		uint32_t node = idx[bad];
+
+		order[(*nfailed)++] = node;
+		snprintf(j[node].why, sizeof(j[node].why), "%s", why);
+		if (node == 0) {
+			rc = -1;
+			break;
+		}
+		memmove(rest + bad, rest + bad + 1, (n - bad - 1) * sizeof(*rest));
+		memmove(idx + bad, idx + bad + 1, (n - bad - 1) * sizeof(*idx));
+		n--;
+	}
+out:
 	free(rest);
-	if (!passes)
-		return 0;
-	swap->node = bad;
-	swap->spare = spare;
-	snprintf(swap->host, sizeof(swap->host), "%s", hosts[bad]);
-	snprintf(swap->line, sizeof(swap->line), "node %" PRIu32 " (%s) failed preflight: %.*s; spare "
-		 "node %" PRIu32 " (%s) takes its node rank %" PRIu32, bad, hosts[bad],
-		 TT_CENSUS_REASON - 2 * TT_CENSUS_HOST - 96, why, spare, hosts[spare], bad);
-	return 1;
+	free(idx);
+	return rc;
+}
+
+/* The first passing spare standing by with node's worker count and no NODE_RANK yet, or 0. */
+static uint32_t passing_spare(const struct judged *j, const uint32_t *per_node, uint32_t nnodes,
+			      uint32_t nspares, uint32_t node)
+{
+	for (uint32_t k = nnodes - nspares; k < nnodes; k++)
+		if (!j[k].why[0] && !j[k].taken && per_node[k] == per_node[node])
+			return k;
+	return 0;
+}
+
+/* The launch's verdict on a failing node: -1. */
+static int verdict(tt_err *err, char (*hosts)[TT_CENSUS_HOST], uint32_t node, const char *why)
+{
+	return tt_err_set(err, "node %" PRIu32 " (%s) failed preflight: %s; resubmit with sbatch "
+			  "--exclude=%s", node, hosts[node], why, hosts[node]);
 }
 
 int tt_census_preflight(const struct tt_preflight *pf, char (*hosts)[TT_CENSUS_HOST],
 			const uint32_t *per_node, uint32_t nnodes, uint32_t nspares, double fraction,
 			struct tt_census_swap *swap, tt_err *err)
 {
+	struct judged *j = calloc(nnodes, sizeof(*j));
+	uint32_t *order = calloc(nnodes, sizeof(*order)), nfailed = 0, nswap = 0, bad, named;
 	char why[TT_PF_FAIL + 64];
-	uint32_t bad;
+	int rc = 0, stopped;
 
 	if (swap)
-		swap->node = 0;
-	if (!tt_preflight_judge(pf, nnodes, fraction, &bad, why, sizeof(why)))
-		return 0;
-	if (swap && find_swap(pf, hosts, per_node, nnodes, nspares, fraction, bad, swap, why))
-		return 0;
-	return tt_err_set(err, "node %" PRIu32 " (%s) failed preflight: %s; resubmit with sbatch "
-			  "--exclude=%s", bad, hosts[bad], why, hosts[bad]);
+		swap[0].node = 0;
+	if (!j || !order) {
+		/* No memory for the list: the verdict on the first failing node, as without spares. */
+		free(j);
+		free(order);
+		return tt_preflight_judge(pf, nnodes, fraction, &bad, why, sizeof(why)) ?
+		       verdict(err, hosts, bad, why) : 0;
+	}
+	/* Stopped (node 0 failed, the last found; or no memory, one found), or no swap wanted:
+	 * the verdict on the last found, or the first. */
+	stopped = set_aside(pf, nnodes, fraction, j, order, &nfailed) != 0;
+	if (nfailed == 0)
+		goto out;
+	named = order[stopped ? nfailed - 1 : 0];
+	for (uint32_t i = 0; !stopped && swap && i < nfailed; i++) {
+		struct tt_census_swap *w = &swap[nswap];
+		uint32_t node = order[i], spare = 0;
+		int is_spare = node + nspares >= nnodes;
+
+		if (!is_spare && (spare = passing_spare(j, per_node, nnodes, nspares, node)) == 0) {
+			named = node;	/* more failing nodes than passing spares that fit */
+			goto verdict;
+		}
+		w->node = node;
+		w->spare = spare;
+		j[spare].taken = spare != 0;
+		snprintf(w->host, sizeof(w->host), "%s", hosts[node]);
+		if (is_spare)
+			snprintf(w->line, sizeof(w->line), "spare node %" PRIu32 " (%s) failed preflight: "
+				 "%.*s; the job goes on with 1 spare fewer", node, hosts[node],
+				 TT_CENSUS_REASON - TT_CENSUS_HOST - 96, j[node].why);
+		else
+			snprintf(w->line, sizeof(w->line), "node %" PRIu32 " (%s) failed preflight: %.*s; "
+				 "spare node %" PRIu32 " (%s) takes its node rank %" PRIu32, node,
+				 hosts[node], TT_CENSUS_REASON - 2 * TT_CENSUS_HOST - 96, j[node].why,
+				 spare, hosts[spare], node);
+		swap[++nswap].node = 0;
+	}
+	if (!stopped && swap)
+		goto out;
+verdict:
+	if (swap)
+		swap[0].node = 0;
+	rc = verdict(err, hosts, named, j[named].why);
+out:
+	free(j);
+	free(order);
+	return rc;
 }
 
 int tt_census_answer(const uint32_t *per_node, uint32_t nnodes, uint16_t ctl_port,
@@ -186,36 +259,57 @@ int tt_census_answer(const uint32_t *per_node, uint32_t nnodes, uint16_t ctl_por
 	if (n < 0 || (size_t)n >= len - used)
 		return -1;
 	used += (size_t)n;
-	if (!swap || !swap->node)
-		return 0;
-	snprintf(host, sizeof(host), "%s", *swap->host ? swap->host : "?");
-	snprintf(line, sizeof(line), "%s", *swap->line ? swap->line : "?");
-	clean(host, 0);
-	clean(line, 1);
-	n = snprintf(buf + used, len - used, " swap %" PRIu32 " %" PRIu32 " %s %s", swap->node,
-		     swap->spare, host, line);
-	return n < 0 || (size_t)n >= len - used ? -1 : 0;
+	for (; swap && swap->node; swap++) {
+		snprintf(host, sizeof(host), "%s", *swap->host ? swap->host : "?");
+		snprintf(line, sizeof(line), "%s", *swap->line ? swap->line : "?");
+		clean(host, 0);
+		clean(line, 1);
+		n = snprintf(buf + used, len - used, " swap %" PRIu32 " %" PRIu32 " %s %zu %s",
+			     swap->node, swap->spare, host, strlen(line), line);
+		if (n < 0 || (size_t)n >= len - used)
+			return -1;
+		used += (size_t)n;
+	}
+	return 0;
 }
 
-/* " swap NODE SPARE HOST LINE" of an answer (p at its space) into swap: 0, or -1. */
-static int read_swap(const char *p, uint32_t nnodes, struct tt_census_swap *swap)
+/* Whether node k is named by one of the n swaps already read. */
+static int named_before(const struct tt_census_swap *swap, uint32_t n, uint32_t k)
 {
-	size_t len;
+	for (uint32_t i = 0; i < n; i++)
+		if (swap[i].node == k || swap[i].spare == k)
+			return 1;
+	return 0;
+}
 
-	if (strncmp(p, " swap ", 6) != 0)
+/* " swap NODE SPARE HOST LEN LINE" of an answer (*p at its space) into swap[n], *p past it: 0,
+ * or -1. */
+static int read_swap(const char **p, uint32_t nnodes, struct tt_census_swap *swap, uint32_t n)
+{
+	struct tt_census_swap *w = &swap[n];
+	const char *q = *p;
+	uint32_t len;
+	size_t hlen;
+
+	if (n + 1 >= nnodes || strncmp(q, " swap ", 6) != 0)
 		return -1;
-	p += 6;
-	if (number(&p, &swap->node) != 0 || number(&p, &swap->spare) != 0 || swap->node == 0 ||
-	    swap->spare == 0 || swap->node >= nnodes || swap->spare >= nnodes ||
-	    swap->node == swap->spare)
+	q += 6;
+	if (number(&q, &w->node) != 0 || number(&q, &w->spare) != 0 || w->node == 0 ||
+	    w->node >= nnodes || w->spare >= nnodes || w->node == w->spare ||
+	    named_before(swap, n, w->node) || (w->spare && named_before(swap, n, w->spare)))
 		return -1;
-	len = strcspn(p, " ");
-	if (len == 0 || len >= sizeof(swap->host) || p[len] != ' ' || !p[len + 1] ||
-	    strlen(p + len + 1) >= sizeof(swap->line))
+	hlen = strcspn(q, " ");
+	if (hlen == 0 || hlen >= sizeof(w->host) || q[hlen] != ' ')
 		return -1;
-	memcpy(swap->host, p, len);
-	swap->host[len] = '\0';
-	memcpy(swap->line, p + len + 1, strlen(p + len + 1) + 1);
+	memcpy(w->host, q, hlen);
+	w->host[hlen] = '\0';
+	q += hlen + 1;
+	if (number(&q, &len) != 0 || len == 0 || len >= sizeof(w->line) || strnlen(q, len) < len ||
+	    (q[len] && q[len] != ' '))
+		return -1;
+	memcpy(w->line, q, len);
+	w->line[len] = '\0';
+	*p = q + len;
 	return 0;
 }
 
@@ -224,8 +318,9 @@ int tt_census_read_answer(const char *line, uint32_t nnodes, uint32_t *per_node,
 {
 	const char *p = line + 3;
 	long long port = 0;
+	uint32_t nswap = 0;
 
-	memset(swap, 0, sizeof(*swap));
+	swap[0].node = 0;
 	if (strncmp(line, "error ", 6) == 0)
 		return tt_err_set(err, "%s", line + 6);
 	if (strncmp(line, "ok ", 3) != 0)
@@ -247,12 +342,15 @@ int tt_census_read_answer(const char *line, uint32_t nnodes, uint32_t *per_node,
 			goto bad;
 		p += 5 + len;
 	}
-	if (*p && read_swap(p, nnodes, swap) != 0)
-		goto bad;
+	while (*p) {
+		if (read_swap(&p, nnodes, swap, nswap) != 0)
+			goto bad;
+		swap[++nswap].node = 0;
+	}
 	*ctl_port = (uint16_t)port;
 	return 0;
 bad:
-	memset(swap, 0, sizeof(*swap));
+	swap[0].node = 0;
 	return tt_err_set(err, "node 0 answered something that is not a list of %" PRIu32
 			  " worker counts", nnodes);
 }
@@ -590,14 +688,18 @@ static int ask(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 {
 	long deadline = tt_now_ms() + c->timeout_s * 1000L;
 	struct tt_nc_client cl = { .fd = -1, .stop = c->stop };
-	struct tt_census_swap swap;
+	struct tt_census_swap *swap = c->swap ? c->swap : calloc(c->nnodes, sizeof(*swap));
 	char *body = malloc(TT_NC_BODY_MAX + 1);
 	uint16_t port = 0;
 	tt_err why;
 	int rc = -1;
 
-	if (!body)
+	if (!body || !swap) {
+		free(body);
+		if (swap != c->swap)
+			free(swap);
 		return tt_err_set(err, "node count exchange: out of memory");
+	}
 	if (c->preflight && !c->refusal) {
 		struct tt_probe_result r;
 
@@ -629,7 +731,7 @@ static int ask(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 			   c->port, why.msg);
 		goto out;
 	}
-	rc = tt_census_read_answer(body, c->nnodes, per_node, &port, c->swap ? c->swap : &swap, err);
+	rc = tt_census_read_answer(body, c->nnodes, per_node, &port, swap, err);
 	if (rc == 0 && c->ctl_port)
 		*c->ctl_port = port;
 	if (rc == 0 && c->refusal)
@@ -637,13 +739,15 @@ static int ask(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 out:
 	tt_nc_client_close(&cl);
 	free(body);
+	if (swap != c->swap)
+		free(swap);
 	return rc;
 }
 
 int tt_census_run(const struct tt_census *c, uint32_t *per_node, tt_err *err)
 {
 	if (c->swap)
-		memset(c->swap, 0, sizeof(*c->swap));
+		c->swap[0].node = 0;
 	if (c->nnodes <= 1) {
 		per_node[0] = c->count;
 		return c->refusal ? tt_err_set(err, "%s", c->refusal) : 0;

@@ -30,13 +30,18 @@
 #define TT_CENSUS_HOST 64	/* longest node name in a message, with its NUL */
 #define TT_CENSUS_REASON 512	/* longest refusal reason sent, with its NUL */
 
-/* A node other than 0 that failed the start preflight, and the spare standing by with its worker
- * count that takes its NODE_RANK from the start: the failing node stands aside. node 0: none. */
+/* A node other than 0 that failed the start preflight: it stands aside (it starts no worker)
+ * while a spare standing by with its worker count takes its NODE_RANK from the start, or, when
+ * it is a spare itself (spare 0), it is set aside and the job goes on with one spare fewer. A
+ * list of them ends at the first node 0. */
 struct tt_census_swap {
-	uint32_t node, spare;
+	uint32_t node;			/* the failing node; 0 ends a list */
+	uint32_t spare;			/* the spare that takes node's NODE_RANK; 0: node is a
+					 * spare, set aside */
 	char host[TT_CENSUS_HOST];	/* the failing node's */
 	char line[TT_CENSUS_REASON];	/* "node N (HOST) failed preflight: WHY; spare node S (HOST)
-					 * takes its node rank N" */
+					 * takes its node rank N", or "spare node N (HOST) failed
+					 * preflight: WHY; the job goes on with 1 spare fewer" */
 };
 
 struct tt_census {
@@ -58,9 +63,10 @@ struct tt_census {
 	uint16_t *ctl_port;	/* the control plane's port (ctl.h), NULL: none. Node 0 announces
 				 * it in the answer; the others get it there (0 when absent) */
 	uint32_t nspares;	/* node 0: the last nspares nodes are spares standing by (--spares) */
-	struct tt_census_swap *swap;	/* the replacement of a node failing its preflight, filled on
-					 * every node (node 0's decision, said in the answer); NULL on
-					 * node 0: a failing node ends the launch */
+	struct tt_census_swap *swap;	/* [nnodes]: the nodes failing their preflight that stand
+					 * aside, each replaced by a spare or a spare set aside,
+					 * filled on every node (node 0's decision, said in the
+					 * answer); NULL on node 0: a failing node ends the launch */
 	int notice_s;		/* 0: no waiting lines */
 	void (*notice)(void *arg, const char *line);	/* a waiting line */
 	void *arg;
@@ -74,7 +80,8 @@ int tt_census_run(const struct tt_census *c, uint32_t *per_node, tt_err *err);
 
 /* ---- the message bodies (pure) -------------------------------------------------------------- *
  *   client: "census NNODES NODE COUNT HOST[ PREFLIGHT]"  or  "refuse NNODES NODE HOST REASON"
- *   server: "ok C0,C1,..." [" ctl PORT"] [" swap NODE SPARE HOST LINE"]  or  "error MESSAGE"
+ *   server: "ok C0,C1,..." [" ctl PORT"] {" swap NODE SPARE HOST LEN LINE"}  or  "error MESSAGE"
+ *           (one swap a node standing aside, LEN LINE's bytes, SPARE 0 for a spare set aside)
  * PREFLIGHT: the node's health check results, key=value words (preflight.h); a body without
  * them is a node that made none, as before they existed. Node 0 judges every node's once all
  * are heard, and fails the launch naming the first node that fails (tt_census_preflight).
@@ -104,21 +111,25 @@ int tt_census_accept(const struct tt_census *c, const struct tt_census_said *s, 
 
 /* The verdict on the nnodes nodes' health checks (tt_preflight_judge, hosts[nnodes] their
  * names, per_node[nnodes] their worker counts): 0, or -1 with err the one line that names the
- * first failing node, its numbers and the sbatch --exclude that leaves it out. With swap (not
- * NULL) and nspares spares standing by (the last nodes), a first failing node other than 0 and
- * the spares is no verdict when a spare has its worker count and the nodes without it pass: 0
- * with that spare in swap (swap->node 0 when none failed). */
+ * first failing node, its numbers and the sbatch --exclude that leaves it out. With swap
+ * ([nnodes], not NULL) and nspares spares standing by (the last nodes), failing nodes are set
+ * aside one by one, the others judged again without them, until the rest pass: a failing spare
+ * is no verdict but set aside, and each failing node other than 0 is no verdict when a distinct
+ * passing spare has its worker count, in the order they were found. 0 with the list in swap
+ * (swap[0].node 0 when none failed); -1 naming the first failing node left unreplaced, or node
+ * 0 (swap[0].node 0). */
 int tt_census_preflight(const struct tt_preflight *pf, char (*hosts)[TT_CENSUS_HOST],
 			const uint32_t *per_node, uint32_t nnodes, uint32_t nspares, double fraction,
 			struct tt_census_swap *swap, tt_err *err);
 
-/* The server's answer for per_node[nnodes], the control port (0: none, not said) and swap
- * (NULL or swap->node 0: none, not said). */
+/* The server's answer for per_node[nnodes], the control port (0: none, not said) and the list
+ * swap (NULL or swap[0].node 0: none, not said). */
 int tt_census_answer(const uint32_t *per_node, uint32_t nnodes, uint16_t ctl_port,
 		     const struct tt_census_swap *swap, char *buf, size_t len);
 
-/* Reads a server's answer into per_node[nnodes], *ctl_port (0 when it names none) and *swap
- * (swap->node 0 when it names none). -1 with err (the server's error, or a malformed answer). */
+/* Reads a server's answer into per_node[nnodes], *ctl_port (0 when it names none) and the list
+ * swap[nnodes] (swap[0].node 0 when it names none). -1 with err (the server's error, or a
+ * malformed answer: a swap of node 0, outside the nodes, or of a node already named). */
 int tt_census_read_answer(const char *line, uint32_t nnodes, uint32_t *per_node,
 			  uint16_t *ctl_port, struct tt_census_swap *swap, tt_err *err);
 

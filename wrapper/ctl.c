@@ -348,6 +348,18 @@ int tt_ctl_replace(struct tt_ctl_rounds *r, uint32_t *role, const uint32_t *coun
 	return 3;
 }
 
+void tt_ctl_start_roles(uint32_t *role, uint32_t nnodes, uint32_t nspares,
+			const struct tt_census_swap *swaps)
+{
+	for (uint32_t k = 0; k < nnodes; k++)
+		role[k] = k + nspares < nnodes ? k : TT_CTL_SPARE;
+	for (const struct tt_census_swap *w = swaps; w && w->node; w++) {
+		if (w->spare)
+			role[w->spare] = w->node;
+		role[w->node] = TT_CTL_ASIDE;	/* a failing spare too: never chosen */
+	}
+}
+
 void tt_ctl_lost_line(const struct tt_ctl_msg *lost, char *buf, size_t len)
 {
 	snprintf(buf, len, "node %s lost (%s); resubmit with: sbatch --exclude=%s ...", lost->host,
@@ -643,12 +655,7 @@ int tt_ctl_connect(struct tt_ctl *c, uint16_t port, uint32_t max_restarts, tt_er
 		if (!c->role)
 			return tt_err_errno(err, "control plane: allocating the roles of %" PRIu32 " nodes",
 					    c->nnodes);
-		for (uint32_t k = 0; k < c->nnodes; k++)
-			c->role[k] = k + c->nspares < c->nnodes ? k : TT_CTL_SPARE;
-		if (c->excluded) {
-			c->role[c->excluded_by] = c->excluded;
-			c->role[c->excluded] = TT_CTL_ASIDE;
-		}
+		tt_ctl_start_roles(c->role, c->nnodes, c->nspares, c->swaps);
 	}
 	if (is_server(c) && c->health) {
 		c->reports = calloc(c->nnodes, sizeof(*c->reports));

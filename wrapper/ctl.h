@@ -44,8 +44,8 @@
  *
  * Spares (train-run --spares K): the last K nodes of the launch join the census and the control
  * plane but run no worker until node 0 gives one the NODE_RANK of a lost node (tt_ctl_replace).
- * A node the census replaced at the start (its preflight failed) joins too and stands aside,
- * like a spare that is never chosen, until node 0 ends.
+ * A node the census set aside at the start (its preflight failed: a node a spare replaced, or a
+ * spare) joins too and stands aside, like a spare that is never chosen, until node 0 ends.
  * Node 0 is the coordinator: its loss is not replaced.
  *
  * Fewer nodes (train-run --nnodes MIN:MAX, MIN < MAX): a lost node that no spare replaces
@@ -67,6 +67,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "census.h"
 #include "nodechan.h"
 #include "preflight.h"
 #include "steps.h"
@@ -147,7 +148,7 @@ struct tt_ctl_rounds {
 int tt_ctl_decide(struct tt_ctl_rounds *r, const struct tt_ctl_msg *fault, struct tt_ctl_msg *out);
 
 /* Node 0's node map: role[k] is node k's NODE_RANK, TT_CTL_SPARE while it stands by,
- * TT_CTL_ASIDE while it stands aside (the census replaced it at the start: excluded),
+ * TT_CTL_ASIDE while it stands aside (the census set it aside at the start: excluded),
  * TT_CTL_GONE once lost (or replaced); count[k] its workers. The three markers are the largest
  * values: a role below TT_CTL_ASIDE is a NODE_RANK. Node lost is gone: 1 when a spare standing
  * by with lost's worker count takes lost's NODE_RANK (the first such, in *spare), 3 when none
@@ -167,6 +168,13 @@ int tt_ctl_replace(struct tt_ctl_rounds *r, uint32_t *role, const uint32_t *coun
  * lower NODE_RANK. */
 int32_t tt_ctl_first_rank(const uint32_t *role, const uint32_t *count, uint32_t nnodes,
 			  uint32_t node_rank);
+
+/* Node 0's node map at the start (role[nnodes], as tt_ctl_replace's): node k's NODE_RANK k, the
+ * last nspares TT_CTL_SPARE; then each node of the census's list swaps (census.h, NULL: none)
+ * TT_CTL_ASIDE, a failing spare too, so that no loss ever chooses it, and its spare, if any,
+ * its NODE_RANK. */
+void tt_ctl_start_roles(uint32_t *role, uint32_t nnodes, uint32_t nspares,
+			const struct tt_census_swap *swaps);
 
 /* A node's NODE_RANK once NODE_RANK lost is gone from a shrink (the one rule of every node's
  * renumbering): the ranks above it one lower, the others kept. */
@@ -200,8 +208,9 @@ struct tt_ctl {
 					 * leave running (tt_ctl_replace); 0: a loss stops the job */
 	const uint32_t *counts;		/* node 0 with spares or min_nodes: every node's worker
 					 * count [nnodes] */
-	uint32_t excluded, excluded_by;	/* node 0: the census's swap (census.h): node excluded stands
-					 * aside, spare excluded_by runs its NODE_RANK; 0: none */
+	const struct tt_census_swap *swaps;	/* node 0: the census's list (census.h): each node
+						 * stands aside, its spare (if any) runs its
+						 * NODE_RANK; NULL: none */
 	int health;			/* preflight before each restart (tt_ctl_health) */
 	double min_fraction;		/* node 0: --preflight-min-fraction */
 	long health_wait_ms;		/* node 0: a node's report is due this long after a decision */

@@ -958,8 +958,8 @@ int tt_supervise(struct tt_supervisor *s, tt_err *err)
 	}
 	tt_pt_set_ckpt_code(&s->pt, ckpt);
 	snprintf(s->ckpt_exit, sizeof(s->ckpt_exit), "%d", ckpt);
-	if (s->start_excluded)
-		note_exclusion(s, s->start_excluded);
+	for (const struct tt_census_swap *w = s->start_aside; w && w->node; w++)
+		note_exclusion(s, w->host);
 	if (!s->standby && start_round(s, err) != 0) {
 		fprintf(stderr, "train-run: %s\n", err->msg);
 		tt_pt_abort(&s->pt, 1);

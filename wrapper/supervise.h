@@ -58,8 +58,9 @@ struct tt_supervisor {
 	const struct tt_hb_config *hang;	/* --hang-timeout (heartbeat.h); NULL: the defaults */
 	struct tt_ctl *ctl;		/* the control plane (ctl.h), connected; NULL: one node */
 	const char *exclude_file;	/* a lost node's host is appended here; NULL: nowhere */
-	const char *start_excluded;	/* the host of a node the census replaced (census.h), appended
-					 * there at the start; NULL: none */
+	const struct tt_census_swap *start_aside;	/* the nodes the census set aside
+							 * (census.h): their hosts appended
+							 * there at the start; NULL: none */
 	const char *report_file;	/* --report: node 0 writes the step times as JSON; NULL */
 	int standby;			/* a spare standing by (ctl.h): no worker until node 0 gives
 					 * it a lost node's NODE_RANK */

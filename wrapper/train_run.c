@@ -56,8 +56,9 @@ struct launch {
 	struct tt_group_env group;
 	char run_id[64];
 	struct tt_ctl ctl;		/* the control plane (ctl.h); ctl.peers NULL: none */
-	struct tt_census_swap swap;	/* a node the census replaced by a spare (census.h), node 0: none */
-	int excluded;			/* this node is the one replaced: it stands aside */
+	struct tt_census_swap *swap;	/* [nnodes]: the nodes the census set aside, each replaced by
+					 * a spare or a spare itself (census.h); NULL: none */
+	int excluded;			/* this node is one set aside: it stands aside */
 	char key[RT_KEY_TEXT];		/* the job key, for the census and the control plane */
 	char chan_id[TT_NC_ID_MAX];	/* the launch id of both */
 	char log_dir[PATH_MAX];		/* this run's --redirects/--tee directory, "" when none */
@@ -306,7 +307,7 @@ static int learn_node_counts(struct launch *l, uint32_t nnodes, const char *refu
 		.stop = &stop, .ctl_port = refusal ? NULL : &ctl_port,
 		.notice = census_notice, .id = l->chan_id,
 		.min_fraction = l->opts.preflight_min_fraction,
-		.nspares = (uint32_t)l->opts.spares, .swap = refusal ? NULL : &l->swap,
+		.nspares = (uint32_t)l->opts.spares,
 	};
 	struct tt_ctl *ctl = &l->ctl;
 	struct tt_preflight pf;
@@ -340,8 +341,10 @@ static int learn_node_counts(struct launch *l, uint32_t nnodes, const char *refu
 	 * job's other steps. */
 	snprintf(l->chan_id, sizeof(l->chan_id), "%.*s.%u", TT_NC_ID_MAX - 8, l->run_id, r->port);
 	l->per_node = calloc(nnodes, sizeof(*l->per_node));
-	if (!l->per_node)
+	l->swap = calloc(nnodes, sizeof(*l->swap));
+	if (!l->per_node || !l->swap)
 		return tt_err_errno(err, "allocating the worker counts of %u nodes", nnodes);
+	c.swap = refusal ? NULL : l->swap;
 	/* The control plane (ctl.h): node 0 listens before the census announces its port. The
 	 * host is Slurm's name of the node, for a lost node's sbatch --exclude. */
 	*ctl = (struct tt_ctl){ .key = l->key, .id = l->chan_id, .server = r->node0,
@@ -360,8 +363,7 @@ static int learn_node_counts(struct launch *l, uint32_t nnodes, const char *refu
 	if (c.preflight)
 		preflight_said(l, &pf, local_us, tt_now_us() - start);
 	if (rc == 0 && !refusal) {
-		ctl->excluded = l->swap.node;
-		ctl->excluded_by = l->swap.spare;
+		ctl->swaps = l->swap;
 		rc = tt_ctl_connect(ctl, ctl_port, (uint32_t)l->opts.max_restarts, err);
 		if (rc != 0)
 			tt_ctl_close(ctl);
@@ -379,21 +381,24 @@ static int standing_by(const struct launch *l)
 	return l->excluded || (l->facts.nactive && l->facts.node_index >= l->facts.nactive);
 }
 
-/* The census replaced a node that failed its preflight (census.h): every node says so; the
- * spare takes its NODE_RANK from the start (as take_role later), the node stands aside. */
+/* The census set aside the nodes that failed their preflight (census.h): every node says so,
+ * one line each; a spare takes a failing node's NODE_RANK from the start (as take_role later),
+ * a failing node or spare stands aside. */
 static void apply_swap(struct launch *l)
 {
-	if (!l->swap.node)
-		return;
-	fprintf(stderr, "train-run: host %s: %s\n", l->host, l->swap.line);
-	if (l->facts.node_index == l->swap.node) {
-		l->excluded = 1;
-		fprintf(stderr, "train-run: host %s: node %u is excluded (it failed preflight): it starts no "
-			"workers and stands aside until the job ends, then exits 0\n", l->host,
-			l->facts.node_index);
+	uint32_t me = l->facts.node_index;
+
+	for (const struct tt_census_swap *w = l->swap; w && w->node; w++) {
+		fprintf(stderr, "train-run: host %s: %s\n", l->host, w->line);
+		if (me == w->node) {
+			l->excluded = 1;
+			fprintf(stderr, "train-run: host %s: node %u is excluded (it failed preflight): it "
+				"starts no workers and stands aside until the job ends, then exits 0\n",
+				l->host, me);
+		}
+		if (w->spare && me == w->spare)
+			l->facts.node_index = w->node;
 	}
-	if (l->facts.node_index == l->swap.spare)
-		l->facts.node_index = l->swap.node;
 }
 
 /* The program's world at the start: the census's counts of the active nodes, NODE_RANK = node
@@ -786,7 +791,7 @@ int main(int argc, char **argv)
 	s.role_arg = &l;
 	s.check = restart_preflight;
 	s.report_file = l.opts.report;
-	s.start_excluded = l.swap.node ? l.swap.host : NULL;
+	s.start_aside = l.swap;
 	s.exclude_file = getenv(TT_ENV_EXCLUDE_FILE) && *getenv(TT_ENV_EXCLUDE_FILE) ? getenv(TT_ENV_EXCLUDE_FILE) : NULL;
 	rc = tt_supervise(&s, &err);
 	if (rc < 0) {
@@ -801,6 +806,7 @@ out:
 	close(s.sigfd);
 	free(l.setup);
 	free(l.per_node);
+	free(l.swap);
 	free(l.world);
 	if (l.hw)
 		tt_hw_free(l.hw);

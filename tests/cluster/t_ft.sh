@@ -14,6 +14,9 @@
 #    every surviving node, node2 noted for exclusion, no worker left.
 #  - (4-node cluster) 3 nodes with --spares 1, node2 failing the start preflight: node3 runs node
 #    rank 1 from round 0, node2 none; the replacement named on every node, the step ends 0.
+#  - (4-node cluster) 4 nodes with --spares 2, node2 and the first spare node3 failing the start
+#    preflight: node3 is set aside (no verdict), node4 runs node rank 1 from round 0; both lines
+#    on every node, both hosts noted for exclusion, the step ends 0.
 #  - (4-node cluster) node2's link down inside its namespace (with a spare, then without):
 #    node2 falls silent, node1 names it lost (spare or verdict), node2 names itself (its own
 #    link is down), training completes with the spare, nothing left.
@@ -126,18 +129,29 @@ test_n4_ft_spare_takes_lost_node() {
 # plain files (as in t_launcher.sh). The census gives node3 node rank 1 before any worker starts:
 # round 0 runs on node1 and node3, node2 starts none and says it is excluded, every node names
 # node2, its device and node3 in one line and notes node2 for exclusion, the step ends 0.
-test_n4_ft_spare_replaces_node_failing_preflight() {
-	local rc=0 left
+# preflight_start_run N SPARES BAD: train-run --spares SPARES on N nodes, one worker each that
+# logs "RANK ROUND NODE_RANK WORLD_SIZE HOST" into starts.txt and sleeps 2 s; the nodes whose
+# SLURM_NODEID is in BAD (a list) fail the start preflight (dev-gres). Stderr in err.txt (and
+# shown), the hosts noted in exclude.txt; the step's exit status.
+preflight_start_run() {
+	local rc=0
 	rm -f starts.txt exclude.txt
 	preflight_dev_dirs
 	# shellcheck disable=SC2016 # expanded by the task's shell on each node
-	TRAIN_TOPO_EXCLUDE_FILE=$PWD/exclude.txt timeout 90 srun -N3 --ntasks-per-node=1 --gres=gpu:8 --export=ALL bash -c '
+	TRAIN_TOPO_EXCLUDE_FILE=$PWD/exclude.txt TT_BAD=" $3 " TT_SPARES=$2 timeout 90 \
+		srun -N"$1" --ntasks-per-node=1 --gres=gpu:8 --export=ALL bash -c '
 		dir=$PWD/dev-ok
-		[ "$SLURM_NODEID" = 1 ] && dir=$PWD/dev-gres
-		TRAINRT_PREFLIGHT_TEST_DEV_DIR=$dir exec train-run --nproc-per-node 1 --spares 1 -- bash -c \
+		case $TT_BAD in *" $SLURM_NODEID "*) dir=$PWD/dev-gres ;; esac
+		TRAINRT_PREFLIGHT_TEST_DEV_DIR=$dir exec train-run --nproc-per-node 1 --spares "$TT_SPARES" -- bash -c \
 			"echo \"\$RANK \$TRAIN_RESTART_COUNT \$NODE_RANK \$WORLD_SIZE \$(hostname)\" >>starts.txt; sleep 2"' \
 		>out.txt 2>err.txt || rc=$?
 	cat err.txt
+	return $rc
+}
+
+test_n4_ft_spare_replaces_node_failing_preflight() {
+	local rc=0 left
+	preflight_start_run 3 1 1 || rc=$?
 	expect_eq "the step's exit" 0 "$rc"
 	expect_eq "starts (rank round node-rank world host)" "0 0 0 2 node1;1 0 1 2 node3;" \
 		"$(sort starts.txt | tr '\n' ';')"
@@ -146,6 +160,28 @@ test_n4_ft_spare_replaces_node_failing_preflight() {
 	expect_eq "node2 excluded, once" 1 "$(grep -c -E '^train-run: host [^ ]*: node 1 is excluded \(it failed preflight\): it starts no workers' err.txt)"
 	expect_eq "the exclude files" node2 "$(sort -u exclude.txt)"
 	expect_eq "the exclude lines, one per node" 3 "$(wc -l <exclude.txt)"
+	sleep 1
+	left=$(pgrep -f 'starts.txt; sleep 2' | wc -l)
+	expect_eq "workers left behind" 0 "$left"
+}
+
+# 4 nodes, --spares 2: node2 (node 1) and the first spare node3 (node 2) fail the start preflight:
+# the failing spare is set aside (no verdict), the other spare node4 takes node rank 1; one line
+# of each on every node, both hosts in every node's exclude lines, the step ends 0.
+test_n4_ft_failing_spare_set_aside() {
+	local rc=0 left
+	preflight_start_run 4 2 "1 2" || rc=$?
+	expect_eq "the step's exit" 0 "$rc"
+	expect_eq "starts (rank round node-rank world host)" "0 0 0 2 node1;1 0 1 2 node4;" \
+		"$(sort starts.txt | tr '\n' ';')"
+	expect_eq "the spare set aside, once on each node" 4 \
+		"$(grep -c -E "^train-run: host [^ ]*: spare node 2 \(node3\) failed preflight: GPU device $PWD/dev-gres/nvidia[0-7] does not open \(No such device or address\); the job goes on with 1 spare fewer$" err.txt)"
+	expect_eq "the replacement, once on each node" 4 \
+		"$(grep -c -E "^train-run: host [^ ]*: node 1 \(node2\) failed preflight: GPU device $PWD/dev-gres/nvidia[0-7] does not open \(No such device or address\); spare node 3 \(node4\) takes its node rank 1$" err.txt)"
+	expect_eq "node2 and node3 excluded, once each" 2 "$(grep -c -E '^train-run: host [^ ]*: node [12] is excluded \(it failed preflight\): it starts no workers' err.txt)"
+	expect_eq "no verdict" 0 "$(grep -c 'resubmit with' err.txt)"
+	expect_eq "the exclude files" "node2;node3;" "$(sort -u exclude.txt | tr '\n' ';')"
+	expect_eq "the exclude lines, two per node" 8 "$(wc -l <exclude.txt)"
 	sleep 1
 	left=$(pgrep -f 'starts.txt; sleep 2' | wc -l)
 	expect_eq "workers left behind" 0 "$left"

@@ -105,55 +105,80 @@ static void test_bad_bodies_and_disagreements(void)
 
 static void test_answer_both_ways(void)
 {
-	const uint32_t counts[3] = { 8, 4, 8 };
-	uint32_t got[3] = { 0 };
+	const uint32_t counts[3] = { 8, 4, 8 }, counts4[4] = { 8, 4, 8, 4 };
+	uint32_t got[3] = { 0 }, got4[4];
 	uint16_t port = 1;
-	struct tt_census_swap swap, sent = { .node = 1, .spare = 2, .host = "n1",
-					     .line = "node 1 (n1) failed preflight: x; spare node 2 (n2) takes its node rank 1" };
-	char line[160];
+	struct tt_census_swap swap[3], swap4[4], sent[3] = {
+		{ .node = 1, .spare = 2, .host = "n1",
+		  .line = "node 1 (n1) failed preflight: x; spare node 2 (n2) takes its node rank 1" },
+	};
+	char line[320];
 	tt_err err;
 
 	CU_ASSERT_EQUAL_FATAL(tt_census_answer(counts, 3, 0, NULL, line, sizeof(line)), 0);
 	CU_ASSERT_STRING_EQUAL(line, "ok 8,4,8");
-	CU_ASSERT_EQUAL(tt_census_read_answer(line, 3, got, &port, &swap, &err), 0);
+	CU_ASSERT_EQUAL(tt_census_read_answer(line, 3, got, &port, swap, &err), 0);
 	CU_ASSERT_EQUAL(got[1], 4);
 	CU_ASSERT_EQUAL(port, 0);
 	/* The control plane's port (ctl.h) rides on the answer. */
 	CU_ASSERT_EQUAL_FATAL(tt_census_answer(counts, 3, 40123, NULL, line, sizeof(line)), 0);
 	CU_ASSERT_STRING_EQUAL(line, "ok 8,4,8 ctl 40123");
-	CU_ASSERT_EQUAL(tt_census_read_answer(line, 3, got, &port, &swap, &err), 0);
+	CU_ASSERT_EQUAL(tt_census_read_answer(line, 3, got, &port, swap, &err), 0);
 	CU_ASSERT_EQUAL(port, 40123);
 	CU_ASSERT_EQUAL(got[2], 8);
 	CU_ASSERT_EQUAL(tt_census_answer(counts, 3, 40123, NULL, line, 12), -1);
-	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 ctl 0", 3, got, &port, &swap, &err), -1);
-	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 ctl 65536", 3, got, &port, &swap, &err), -1);
-	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 port 1", 3, got, &port, &swap, &err), -1);
-	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4 ctl 1", 3, got, &port, &swap, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 ctl 0", 3, got, &port, swap, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 ctl 65536", 3, got, &port, swap, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 port 1", 3, got, &port, swap, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4 ctl 1", 3, got, &port, swap, &err), -1);
 	CU_ASSERT_EQUAL(tt_census_answer(counts, 3, 0, NULL, line, 6), -1);
-	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4", 3, got, &port, &swap, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4", 3, got, &port, swap, &err), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "not a list of 3 worker counts"));
-	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8,1", 3, got, &port, &swap, &err), -1);
-	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,0,8", 3, got, &port, &swap, &err), -1);
-	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,-4,8", 3, got, &port, &swap, &err), -1);
-	CU_ASSERT_EQUAL(tt_census_read_answer("error node 1 (h) counts 2 nodes", 3, got, &port, &swap, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8,1", 3, got, &port, swap, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,0,8", 3, got, &port, swap, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,-4,8", 3, got, &port, swap, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("error node 1 (h) counts 2 nodes", 3, got, &port, swap, &err), -1);
 	CU_ASSERT_STRING_EQUAL(err.msg, "node 1 (h) counts 2 nodes");
 	/* A node replaced by a spare at the start (census.h): after the port, or without one. */
-	CU_ASSERT_EQUAL_FATAL(tt_census_answer(counts, 3, 40123, &sent, line, sizeof(line)), 0);
-	CU_ASSERT_STRING_EQUAL(line, "ok 8,4,8 ctl 40123 swap 1 2 n1 node 1 (n1) failed preflight: x; "
+	CU_ASSERT_EQUAL_FATAL(tt_census_answer(counts, 3, 40123, sent, line, sizeof(line)), 0);
+	CU_ASSERT_STRING_EQUAL(line, "ok 8,4,8 ctl 40123 swap 1 2 n1 72 node 1 (n1) failed preflight: x; "
 			       "spare node 2 (n2) takes its node rank 1");
-	CU_ASSERT_EQUAL(tt_census_read_answer(line, 3, got, &port, &swap, &err), 0);
+	CU_ASSERT_EQUAL(tt_census_read_answer(line, 3, got, &port, swap, &err), 0);
 	CU_ASSERT_EQUAL(port, 40123);
-	CU_ASSERT(swap.node == 1 && swap.spare == 2);
-	CU_ASSERT_STRING_EQUAL(swap.host, "n1");
-	CU_ASSERT_STRING_EQUAL(swap.line, sent.line);
-	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 swap 2 1 n2 why", 3, got, &port, &swap, &err), 0);
-	CU_ASSERT(swap.node == 2 && swap.spare == 1 && port == 0);
-	CU_ASSERT_EQUAL(tt_census_answer(counts, 3, 40123, &sent, line, 40), -1);
-	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 swap 0 2 n0 why", 3, got, &port, &swap, &err), -1);
-	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 swap 1 3 n1 why", 3, got, &port, &swap, &err), -1);
-	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 swap 1 1 n1 why", 3, got, &port, &swap, &err), -1);
-	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 swap 1 2 n1", 3, got, &port, &swap, &err), -1);
-	CU_ASSERT_EQUAL(swap.node, 0);
+	CU_ASSERT(swap[0].node == 1 && swap[0].spare == 2 && swap[1].node == 0);
+	CU_ASSERT_STRING_EQUAL(swap[0].host, "n1");
+	CU_ASSERT_STRING_EQUAL(swap[0].line, sent[0].line);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 swap 2 1 n2 3 why", 3, got, &port, swap, &err), 0);
+	CU_ASSERT(swap[0].node == 2 && swap[0].spare == 1 && swap[1].node == 0 && port == 0);
+	CU_ASSERT_EQUAL(tt_census_answer(counts, 3, 40123, sent, line, 40), -1);
+	/* Two nodes of four standing aside: one replaced, a spare set aside (SPARE 0). */
+	sent[1] = (struct tt_census_swap){ .node = 3, .spare = 0, .host = "n3", .line = "spare node 3 why" };
+	CU_ASSERT_EQUAL_FATAL(tt_census_answer(counts4, 4, 0, sent, line, sizeof(line)), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(line, "takes its node rank 1 swap 3 0 n3 16 spare node 3 why"));
+	CU_ASSERT_EQUAL(tt_census_read_answer(line, 4, got4, &port, swap4, &err), 0);
+	CU_ASSERT(swap4[0].node == 1 && swap4[0].spare == 2 && swap4[1].node == 3 && swap4[1].spare == 0 &&
+		  swap4[2].node == 0);
+	CU_ASSERT_STRING_EQUAL(swap4[1].host, "n3");
+	CU_ASSERT_STRING_EQUAL(swap4[1].line, "spare node 3 why");
+	/* The spare that takes a rank cannot stand aside too. */
+	sent[1].node = 2;
+	CU_ASSERT_EQUAL_FATAL(tt_census_answer(counts4, 4, 0, sent, line, sizeof(line)), 0);
+	CU_ASSERT_EQUAL(tt_census_read_answer(line, 4, got4, &port, swap4, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 swap 0 2 n0 3 why", 3, got, &port, swap, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 swap 1 3 n1 3 why", 3, got, &port, swap, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 swap 1 1 n1 3 why", 3, got, &port, swap, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 swap 1 2 n1", 3, got, &port, swap, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 swap 1 2 n1 3", 3, got, &port, swap, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 swap 1 2 n1 4 why", 3, got, &port, swap, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 swap 1 2 n1 2 why", 3, got, &port, swap, &err), -1);
+	/* A node named twice, and more swaps than nodes other than 0. */
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 swap 1 0 n1 1 a swap 1 0 n1 1 b", 3, got, &port,
+					      swap, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 swap 1 2 n1 1 a swap 2 0 n2 1 b", 3, got, &port,
+					      swap, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_read_answer("ok 8,4,8 swap 1 0 n1 1 a swap 2 0 n2 1 b swap 2 0 n2 1 c",
+					      3, got, &port, swap, &err), -1);
+	CU_ASSERT_EQUAL(swap[0].node, 0);
 }
 
 /* The channel's lines: each kind parsed, anything else refused; the proofs differ by role,
@@ -375,42 +400,106 @@ static void test_preflight_judged_by_node0(void)
 }
 
 /* A node other than 0 failing the start preflight with a spare standing by with its worker
- * count: the spare takes its place, named in one line; node 0 failing, a spare failing, no spare
- * with its count, another node failing too, or no swap wanted: the verdict as without spares. */
+ * count: the spare takes its place, named in one line; node 0 failing, no passing spare with
+ * its count, or no swap wanted: the verdict as without spares. */
 static void test_preflight_failing_node_replaced(void)
 {
 	struct tt_preflight pf[4] = { { .mem_mbps = 9900 }, { .mem_mbps = 2100 }, { .mem_mbps = 9800 },
 				      { .mem_mbps = 9700 } };
 	char hosts[4][TT_CENSUS_HOST] = { "n0", "n1", "n2", "n3" };
 	uint32_t counts[4] = { 2, 2, 2, 2 };
-	struct tt_census_swap swap;
+	struct tt_census_swap swap[4];
 	tt_err err;
 
-	CU_ASSERT_EQUAL(tt_census_preflight(pf, hosts, counts, 4, 1, 0.5, &swap, &err), 0);
-	CU_ASSERT(swap.node == 1 && swap.spare == 3);
-	CU_ASSERT_STRING_EQUAL(swap.host, "n1");
-	CU_ASSERT_STRING_EQUAL(swap.line, "node 1 (n1) failed preflight: memory bandwidth 2.1 GB/s < 0.5 x "
+	CU_ASSERT_EQUAL(tt_census_preflight(pf, hosts, counts, 4, 1, 0.5, swap, &err), 0);
+	CU_ASSERT(swap[0].node == 1 && swap[0].spare == 3 && swap[1].node == 0);
+	CU_ASSERT_STRING_EQUAL(swap[0].host, "n1");
+	CU_ASSERT_STRING_EQUAL(swap[0].line, "node 1 (n1) failed preflight: memory bandwidth 2.1 GB/s < 0.5 x "
 			       "median 9.8 GB/s; spare node 3 (n3) takes its node rank 1");
 	CU_ASSERT_EQUAL(tt_census_preflight(pf, hosts, counts, 4, 1, 0.5, NULL, &err), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "node 1 (n1) failed preflight: memory bandwidth 2.1 GB/s"));
-	CU_ASSERT_EQUAL(tt_census_preflight(pf, hosts, counts, 4, 0, 0.5, &swap, &err), -1);
-	CU_ASSERT_EQUAL(swap.node, 0);
+	CU_ASSERT_EQUAL(tt_census_preflight(pf, hosts, counts, 4, 0, 0.5, swap, &err), -1);
+	CU_ASSERT_EQUAL(swap[0].node, 0);
 	counts[3] = 4;	/* the spare runs another worker count */
-	CU_ASSERT_EQUAL(tt_census_preflight(pf, hosts, counts, 4, 1, 0.5, &swap, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_preflight(pf, hosts, counts, 4, 1, 0.5, swap, &err), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "resubmit with sbatch --exclude=n1"));
 	counts[3] = 2;
-	pf[2].mem_mbps = 1000;	/* node 2 fails too */
-	CU_ASSERT_EQUAL(tt_census_preflight(pf, hosts, counts, 4, 2, 0.5, &swap, &err), -1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "node 1 (n1) failed preflight"));
-	pf[2].mem_mbps = 9800;
-	pf[3].mem_mbps = 1000;	/* the only spare fails */
-	CU_ASSERT_EQUAL(tt_census_preflight(pf, hosts, counts, 4, 1, 0.5, &swap, &err), -1);
+	pf[3].mem_mbps = 1000;	/* the only spare fails: set aside, and node 1 is left unreplaced */
+	CU_ASSERT_EQUAL(tt_census_preflight(pf, hosts, counts, 4, 1, 0.5, swap, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "node 1 (n1) failed preflight: memory bandwidth 2.1 GB/s"));
+	CU_ASSERT_EQUAL(swap[0].node, 0);
 	pf[3].mem_mbps = 9700;
 	pf[1].mem_mbps = 9600;
 	pf[0].mem_mbps = 2000;	/* node 0, the coordinator */
-	CU_ASSERT_EQUAL(tt_census_preflight(pf, hosts, counts, 4, 1, 0.5, &swap, &err), -1);
+	CU_ASSERT_EQUAL(tt_census_preflight(pf, hosts, counts, 4, 1, 0.5, swap, &err), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "node 0 (n0) failed preflight"));
-	CU_ASSERT_EQUAL(swap.node, 0);
+	CU_ASSERT_EQUAL(swap[0].node, 0);
+	pf[0].mem_mbps = 9900;
+	pf[1].mem_mbps = 2100;
+	pf[3].mem_mbps = 1000;	/* a spare failing first, then node 0 after it */
+	strcpy(pf[0].gpu_fail, "/dev/nvidia0: gone");
+	CU_ASSERT_EQUAL(tt_census_preflight(pf, hosts, counts, 4, 2, 0.5, swap, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "node 0 (n0) failed preflight: GPU device /dev/nvidia0"));
+	CU_ASSERT_EQUAL(swap[0].node, 0);
+}
+
+/* Every failing node other than 0 is replaced by its own passing spare; a failing spare is set
+ * aside, no verdict, and never chosen; more failing nodes than fitting spares: the verdict names
+ * the first left unreplaced. */
+static void test_preflight_failing_nodes_and_spares(void)
+{
+	struct tt_preflight pf[6];
+	char hosts[6][TT_CENSUS_HOST] = { "n0", "n1", "n2", "n3", "n4", "n5" };
+	uint32_t counts[6] = { 2, 2, 2, 2, 2, 2 };
+	struct tt_census_swap swap[6];
+	tt_err err;
+
+	for (int k = 0; k < 6; k++)
+		pf[k] = (struct tt_preflight){ .mem_mbps = 9900 - 10 * k };
+	/* Two failing nodes, two spares: two swaps, each spare once. */
+	pf[1].mem_mbps = 2100;
+	strcpy(pf[2].gpu_fail, "/dev/nvidia1: No such device");
+	CU_ASSERT_EQUAL(tt_census_preflight(pf, hosts, counts, 6, 2, 0.5, swap, &err), 0);
+	CU_ASSERT(swap[0].node == 2 && swap[0].spare == 4);	/* the device, found first */
+	CU_ASSERT(swap[1].node == 1 && swap[1].spare == 5);
+	CU_ASSERT_EQUAL(swap[2].node, 0);
+	CU_ASSERT_STRING_EQUAL(swap[0].line, "node 2 (n2) failed preflight: GPU device /dev/nvidia1: No "
+			       "such device; spare node 4 (n4) takes its node rank 2");
+	CU_ASSERT_STRING_EQUAL(swap[1].line, "node 1 (n1) failed preflight: memory bandwidth 2.1 GB/s < "
+			       "0.5 x median 9.9 GB/s; spare node 5 (n5) takes its node rank 1");
+	CU_ASSERT_STRING_EQUAL(swap[1].host, "n1");
+	/* Two failing, one spare: the verdict names the second, left unreplaced. */
+	pf[2].gpu_fail[0] = '\0';
+	pf[2].mem_mbps = 1900;
+	CU_ASSERT_EQUAL(tt_census_preflight(pf, hosts, counts, 6, 1, 0.5, swap, &err), -1);
+	CU_ASSERT_STRING_EQUAL(err.msg, "node 2 (n2) failed preflight: memory bandwidth 1.9 GB/s < 0.5 x "
+			       "median 9.9 GB/s; resubmit with sbatch --exclude=n2");
+	CU_ASSERT_EQUAL(swap[0].node, 0);
+	/* A failing spare: set aside, one line, the others pass. */
+	pf[1].mem_mbps = 9890;
+	pf[2].mem_mbps = 9880;
+	pf[4].mem_mbps = 1000;
+	CU_ASSERT_EQUAL(tt_census_preflight(pf, hosts, counts, 6, 2, 0.5, swap, &err), 0);
+	CU_ASSERT(swap[0].node == 4 && swap[0].spare == 0 && swap[1].node == 0);
+	CU_ASSERT_STRING_EQUAL(swap[0].host, "n4");
+	CU_ASSERT_STRING_EQUAL(swap[0].line, "spare node 4 (n4) failed preflight: memory bandwidth 1.0 GB/s "
+			       "< 0.5 x median 9.9 GB/s; the job goes on with 1 spare fewer");
+	/* A failing spare, a failing node and one more passing spare: the passing one replaces the
+	 * node, the failing one (first of the spares, same count) is never chosen. */
+	strcpy(pf[4].gpu_fail, "/dev/nvidia0: gone");
+	pf[4].mem_mbps = 9860;
+	pf[3].mem_mbps = 2000;
+	CU_ASSERT_EQUAL(tt_census_preflight(pf, hosts, counts, 6, 2, 0.5, swap, &err), 0);
+	CU_ASSERT(swap[0].node == 4 && swap[0].spare == 0);
+	CU_ASSERT(swap[1].node == 3 && swap[1].spare == 5);
+	CU_ASSERT_EQUAL(swap[2].node, 0);
+	CU_ASSERT_STRING_EQUAL(swap[1].line, "node 3 (n3) failed preflight: memory bandwidth 2.0 GB/s < 0.5 x "
+			       "median 9.9 GB/s; spare node 5 (n5) takes its node rank 3");
+	/* The same with the passing spare running another worker count: the node is left over. */
+	counts[5] = 4;
+	CU_ASSERT_EQUAL(tt_census_preflight(pf, hosts, counts, 6, 2, 0.5, swap, &err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "node 3 (n3) failed preflight: memory bandwidth 2.0 GB/s"));
+	CU_ASSERT_EQUAL(swap[0].node, 0);
 }
 
 /* Node 0's probe thread answers a key holder's malformed probe request with an error, and a
@@ -704,6 +793,8 @@ int tt_register_suites(void)
 	CU_add_test(s, "preflight judged by node 0", test_preflight_judged_by_node0);
 	CU_add_test(s, "probe requests answered", test_probe_requests_answered);
 	CU_add_test(s, "a node failing preflight is replaced by a spare", test_preflight_failing_node_replaced);
+	CU_add_test(s, "failing nodes each replaced, a failing spare set aside",
+		    test_preflight_failing_nodes_and_spares);
 	CU_add_test(s, "strangers change nothing", test_strangers_change_nothing);
 	CU_add_test(s, "a duplicate node is refused", test_duplicate_node_refused);
 	CU_add_test(s, "a dead node is named, waiting is said", test_dead_node_named_and_waiting_said);

@@ -251,6 +251,27 @@ static void test_spare_takes_the_lost_rank(void)
 	CU_ASSERT_EQUAL(role4[1], TT_CTL_ASIDE);
 }
 
+/* The census's list at the start (tt_ctl_start_roles): node 1 replaced by spare 4, spare 3 set
+ * aside after its preflight failed; a later loss finds no spare standing by, since spare 3 is
+ * never chosen. */
+static void test_start_roles_set_aside(void)
+{
+	struct tt_ctl_rounds r = { .max_restarts = 0 };
+	const struct tt_census_swap swaps[3] = { { .node = 1, .spare = 4 }, { .node = 3 } };
+	const uint32_t count[5] = { 2, 2, 2, 2, 2 };
+	uint32_t role[5], spare = 99, rank = 99;
+
+	tt_ctl_start_roles(role, 5, 2, NULL);
+	CU_ASSERT(role[0] == 0 && role[1] == 1 && role[2] == 2 && role[3] == TT_CTL_SPARE &&
+		  role[4] == TT_CTL_SPARE);
+	tt_ctl_start_roles(role, 5, 2, swaps);
+	CU_ASSERT(role[0] == 0 && role[1] == TT_CTL_ASIDE && role[2] == 2 && role[3] == TT_CTL_ASIDE &&
+		  role[4] == 1);
+	CU_ASSERT_EQUAL(tt_ctl_replace(&r, role, count, 5, 2, 1, 0, &spare, &rank), 0);
+	CU_ASSERT_EQUAL(spare, 99);
+	CU_ASSERT_EQUAL(role[3], TT_CTL_ASIDE);
+}
+
 /* --nnodes 2:4 (tt_ctl_replace's shrink) on 5 nodes, node 4 a spare with 4 workers. */
 static void test_shrink_renumbers(void)
 {
@@ -328,6 +349,7 @@ int tt_register_suites(void)
 	CU_add_test(s, "one decision per round", test_one_decision_per_round);
 	CU_add_test(s, "the lost line", test_lost_line);
 	CU_add_test(s, "a spare takes the lost rank", test_spare_takes_the_lost_rank);
+	CU_add_test(s, "a spare set aside at the start is never chosen", test_start_roles_set_aside);
 	CU_add_test(s, "a shrink renumbers the nodes left", test_shrink_renumbers);
 	return 0;
 }

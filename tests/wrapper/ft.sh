@@ -36,6 +36,10 @@
 #    (report_faults): the kill, the hang, the restarts used up, the lost nodes, the spare's
 #    replacement, the spare lost, the shrink, the preflight's replacement and its stop; after a
 #    replacement or a shrink its ranks are the new round's (report_ranks).
+#  - preflight at the start with several failing: five nodes, --spares 2, nodes 1 and 2 failing:
+#    each replaced by its own spare from round 0, one line per swap on every node; four nodes,
+#    --spares 2, node 1 and the first spare failing: the spare is set aside (one line on every
+#    node, no verdict), the other spare runs node rank 1; every node ends 0.
 # No timing asserts: every wait is bounded generously (60 s; the loss bound is 5 s).
 # Run by `make check` from the build directory; TRAIN_RUN overrides the binary under test.
 # Exit 0 when all passed, 1 on a failure, 77 when a part could not run (its SKIP line says why).
@@ -97,15 +101,16 @@ EOF
 	chmod +x "$1/worker.sh"
 }
 
-# Starts node $2 (0, 1, or 2 of a launch of NODES=3) of a launch in directory $1 with
+# Starts node $2 (0 .. NODES-1, NODES 2 to 5) of a launch in directory $1 with
 # train-run options $3..., in the background, bounded; its stderr in $1/err.$2, its pid in
-# $1/pid.$2. Node 0 is ft-a at localhost, node 1 ft-b at 127.0.0.1, node 2 ft-c at 127.0.0.2.
+# $1/pid.$2. Node 0 is ft-a at localhost, node 1 ft-b at 127.0.0.1, node 2 ft-c at 127.0.0.2,
+# node 3 ft-d at 127.0.0.3, node 4 ft-e at 127.0.0.4.
 # Its GPUs' device files (preflight.h) are in $1/dev.$2 when that exists (fake_gpus).
 node() {
 	d=$1 n=$2
 	shift 2
-	host=$(echo "ft-a ft-b ft-c" | cut -d' ' -f$((n + 1)))
-	nodelist=$([ "${NODES:-2}" = 3 ] && echo localhost,127.0.0.1,127.0.0.2 || echo localhost,127.0.0.1)
+	host=$(echo "ft-a ft-b ft-c ft-d ft-e" | cut -d' ' -f$((n + 1)))
+	nodelist=$(echo localhost,127.0.0.1,127.0.0.2,127.0.0.3,127.0.0.4 | cut -d, -f1-"${NODES:-2}")
 	env SLURM_JOB_ID=4711 SLURM_STEP_ID=0 SLURM_STEP_NODELIST="$nodelist" SLURM_NODEID="$n" \
 		SLURM_STEP_TASKS_PER_NODE="1(x${NODES:-2})" SLURM_STEP_RESV_PORTS="$(cat "$d/port")" SLURMD_NODENAME="$host" \
 		TRAIN_TOPO_EXCLUDE_FILE="$d/exclude.$n" TRAIN_TOPO_OUTCOME_FILE="$d/outcome.$n" TRAINRT_PREFLIGHT_TEST_DEV_DIR="$d/dev.$n" \
@@ -651,6 +656,77 @@ t_spare_replaces_node_failing_preflight() {
 	pass "a node failing the start preflight: the spare runs its node rank from round 0; no fitting spare, or node 0: the verdict"
 }
 
+# Launch $1 of NODES nodes with options $2..., nodes $BAD missing GPU 1 from the start, run to
+# its end: every node must end 0. Its lines, starts and where are left for the caller.
+start_with_failing() {
+	d="$WORK/$1"
+	shift
+	launch_dir "$(basename "$d")"
+	fake_gpus "$d" "$NODES"
+	for b in $BAD; do rm "$d/dev.$b/nvidia1"; done
+	for n in $(seq 0 $((NODES - 1))); do SECS=3 node "$d" "$n" "$@"; done
+	for n in $(seq 0 $((NODES - 1))); do
+		wait "$(cat "$d/pid.$n")"
+		rc=$?
+		[ $rc -eq 0 ] || fail "$(basename "$d"): node $n exit $rc: $(cat "$d"/err.*)"
+	done
+	unset SLURM_GPUS_ON_NODE
+}
+
+# The line on every node of launch $1 exactly once: "train-run: host HOST: $2" (a fixed string).
+once_on_every_node() {
+	for n in $(seq 0 $((NODES - 1))); do
+		[ "$(sed -n 's/^train-run: host [^ ]*: //p' "$1/err.$n" | grep -c -F -x "$2")" -eq 1 ] ||
+			fail "$(basename "$1"): node $n did not say once '$2': $(cat "$1/err.$n")"
+	done
+}
+
+# The nodes that say they stand aside (excluded) in launch $1, and each node's exclude file.
+aside_and_excluded() {
+	for n in $(seq 0 $((NODES - 1))); do
+		grep -c "^train-run: host .*: node $n is excluded (it failed preflight): it starts no workers and stands aside until the job ends, then exits 0$" "$1/err.$n"
+	done | tr '\n' ' '
+	for n in $(seq 0 $((NODES - 1))); do cat "$1/exclude.$n" 2>/dev/null | tr '\n' ','; echo; done | sort | uniq -c | sed 's/^ *//' | tr '\n' ';'
+}
+
+# Five nodes, --spares 2, nodes 1 and 2 failing the start preflight: spare 3 takes node rank 1,
+# spare 4 node rank 2, from round 0; one line per swap on every node; both stand aside.
+t_spares_replace_failing_nodes() {
+	NODES=5 BAD="1 2" start_with_failing prestart2 --spares 2
+	d="$WORK/prestart2"
+	[ "$(starts "$d")" = "0 0;1 0;2 0;3 0;4 0;5 0;" ] || fail "prestart2: starts $(starts "$d"): $(cat "$d"/err.*)"
+	[ "$(sort "$d/where" | tr '\n' ';')" = "0 0 ft-a 0 6 0;1 0 ft-a 0 6 0;2 0 ft-d 1 6 1;3 0 ft-d 1 6 1;4 0 ft-e 2 6 2;5 0 ft-e 2 6 2;" ] ||
+		fail "prestart2: ran $(sort "$d/where" | tr '\n' ';')"
+	for b in 1 2; do
+		h=$(echo "ft-b ft-c" | cut -d' ' -f$b) s=$(echo "ft-d ft-e" | cut -d' ' -f$b)
+		NODES=5 once_on_every_node "$d" "node $b ($h) failed preflight: GPU device $d/dev.$b/nvidia1 does not open (No such file or directory); spare node $((b + 2)) ($s) takes its node rank $b"
+	done
+	[ "$(grep -c "failed preflight: " "$d"/err.* | cut -d: -f2 | tr '\n' ' ')" = "2 2 2 2 2 " ] ||
+		fail "prestart2: not two failure lines on each node: $(cat "$d"/err.*)"
+	got=$(NODES=5 aside_and_excluded "$d")
+	[ "$got" = "0 1 1 0 0 5 ft-b,ft-c,;" ] || fail "prestart2: aside and exclude files: $got"
+	pass "two nodes failing the start preflight, two spares: each replaced from round 0, one line per swap on every node"
+}
+
+# Four nodes, --spares 2, node 1 and spare node 2 failing the start preflight: the failing spare
+# is set aside (no verdict), spare 3 takes node rank 1; every node ends 0.
+t_failing_spare_set_aside() {
+	NODES=4 BAD="1 2" start_with_failing prestart-spare --spares 2
+	d="$WORK/prestart-spare"
+	[ "$(starts "$d")" = "0 0;1 0;2 0;3 0;" ] || fail "prestart-spare: starts $(starts "$d"): $(cat "$d"/err.*)"
+	[ "$(sort "$d/where" | tr '\n' ';')" = "0 0 ft-a 0 4 0;1 0 ft-a 0 4 0;2 0 ft-d 1 4 1;3 0 ft-d 1 4 1;" ] ||
+		fail "prestart-spare: ran $(sort "$d/where" | tr '\n' ';')"
+	NODES=4 once_on_every_node "$d" "spare node 2 (ft-c) failed preflight: GPU device $d/dev.2/nvidia1 does not open (No such file or directory); the job goes on with 1 spare fewer"
+	NODES=4 once_on_every_node "$d" "node 1 (ft-b) failed preflight: GPU device $d/dev.1/nvidia1 does not open (No such file or directory); spare node 3 (ft-d) takes its node rank 1"
+	! grep -q "resubmit\|stands by" "$d"/err.* || fail "prestart-spare: a verdict or a spare standing by: $(cat "$d"/err.*)"
+	got=$(NODES=4 aside_and_excluded "$d")
+	[ "$got" = "0 1 1 0 4 ft-b,ft-c,;" ] || fail "prestart-spare: aside and exclude files: $got"
+	sleep 0.5
+	left=$(pgrep -f "$WORK/prestart-spare/worker.sh" | wc -l)
+	[ "$left" -eq 0 ] || fail "prestart-spare: $left workers left behind"
+	pass "a spare failing the start preflight is set aside, the other spare replaces the failing node"
+}
+
 [ -x "$TRAIN_RUN" ] || { echo "FAIL: $TRAIN_RUN not built"; exit 1; }
 command -v pgrep >/dev/null 2>&1 || { echo "SKIP: pgrep not found (procps)"; exit 77; }
 # Node 0's workers end after 1 s, node 1's rank 3 fails 2 s in (ACTION=late): node 0, waiting for
@@ -682,7 +758,7 @@ t_outcome() {
 	pass "the launch's outcome: node 0's status, 1 for a node failing after node 0's workers ended"
 }
 
-for t in ${FT_TESTS:-t_fault_restarts_every_node t_victim_waits_for_the_culprit t_restarts_used_up t_node_lost t_suspend_is_no_loss t_job_stragglers t_spare_replaces_lost_node t_spare_lost_then_no_spare t_shrink_on_lost_node t_shrink_below_min t_preflight_before_restart t_spare_replaces_node_failing_preflight t_outcome}; do
+for t in ${FT_TESTS:-t_fault_restarts_every_node t_victim_waits_for_the_culprit t_restarts_used_up t_node_lost t_suspend_is_no_loss t_job_stragglers t_spare_replaces_lost_node t_spare_lost_then_no_spare t_shrink_on_lost_node t_shrink_below_min t_preflight_before_restart t_spare_replaces_node_failing_preflight t_outcome t_spares_replace_failing_nodes t_failing_spare_set_aside}; do
 	f0=$failures
 	$t
 done
