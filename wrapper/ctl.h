@@ -35,7 +35,7 @@
  *   steps RANK P50_US P99_US SAMPLES another node: one of its ranks' step times (heartbeat.h),
  *                                    every TT_CTL_STEPS_MS and before its bye (steps.h)
  *   health ROUND WORDS               another node, its workers stopped for round ROUND: its
- *                                    local preflight checks (preflight.h's words; --preflight)
+ *                                    preflight checks (preflight.h's words; --preflight)
  *   go ROUND                         coordinator: every active node passed; round ROUND starts
  *   bye                              this train-run ends in order: not a loss
  * A peer silent for TT_CTL_LOST_MS, or whose connection ends without a bye or with a line that
@@ -55,7 +55,8 @@
  * world (the worker counts by NODE_RANK), so a spare that takes a place later fits in.
  *
  * Preflight before each restart (--preflight, on by default): every active node re-runs its
- * local checks (devices open, memcpy probe) once its workers stopped, before it starts the new
+ * local checks (devices open, memcpy probe) once its workers stopped, and probes the network to
+ * node 0 (below), before it starts the new
  * round, and waits for node 0's go. Node 0 judges the reports with tt_preflight_judge, as the
  * census does at the start; a node that fails, or sends no report within health_wait_ms of the
  * decision, is lost (a spare may take its place, and the round is checked again).
@@ -128,7 +129,7 @@ struct tt_ctl_msg {
 	uint64_t samples;		/* steps */
 	int64_t busy_p50_us, busy_p99_us;	/* steps, when busy_samples > 0 (an older node */
 	uint64_t busy_samples;			/* never sends them: "busy ..." is optional) */
-	struct tt_preflight pf;		/* health: the node's local checks */
+	struct tt_preflight pf;		/* health: the node's checks */
 };
 
 /* "SEQ BODY" of m into buf (len bytes); host and what made one token / one printable line. */
