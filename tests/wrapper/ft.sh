@@ -527,14 +527,25 @@ t_preflight_before_restart() {
 # round 1 starts, node 2's probe passes. At 2000 ms a round node 1's probe fails its bound: said
 # once on node 1, not judged, the round starts on every node. --preflight=off: the round starts,
 # node 1 probes nothing.
+# The three nodes of launch $1 with train-run options $2..., run to their end: node n's exit in
+# $1/rc.n.
+three_nodes() {
+	td=$1
+	shift
+	for n in 0 1 2; do NODES=3 node "$td" $n "$@"; done
+	for n in 0 1 2; do
+		wait "$(cat "$td/pid.$n")"
+		echo $? >"$td/rc.$n"
+	done
+}
+
 t_preflight_net_before_restart() {
 	d="$WORK/pfnet"
 	launch_dir pfnet
-	for n in 0 1 2; do ACTION=slowlink NETDELAY=150 NODES=3 SECS=3 node "$d" $n --max-restarts 1; done
+	ACTION=slowlink NETDELAY=150 SECS=3 three_nodes "$d" --max-restarts 1
 	for n in 0 1 2; do
-		wait "$(cat "$d/pid.$n")"
-		rc=$?
-		[ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "preflight net: node $n exit $rc: $(cat "$d"/err.*)"
+		rc=$(cat "$d/rc.$n")
+		[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] || fail "preflight net: node $n exit $rc: $(cat "$d"/err.*)"
 		[ "$(grep -c "^train-run: node ft-b lost (failed preflight before round 1: network bandwidth to node 0 [0-9.]* GB/s < [0-9.e-]* x median [0-9.]* GB/s); resubmit with: sbatch --exclude=ft-b \.\.\.; stopping 0 workers here$" "$d/err.$n")" -eq 1 ] ||
 			fail "preflight net: node $n did not give the verdict once: $(cat "$d/err.$n")"
 	done
@@ -543,12 +554,8 @@ t_preflight_net_before_restart() {
 
 	d="$WORK/pfnetfail"
 	launch_dir pfnetfail
-	for n in 0 1 2; do ACTION=slowlink NETDELAY=2000 NODES=3 SECS=3 node "$d" $n --max-restarts 1; done
-	for n in 0 1 2; do
-		wait "$(cat "$d/pid.$n")"
-		rc=$?
-		[ $rc -eq 0 ] || fail "preflight net fail: node $n exit $rc: $(cat "$d"/err.*)"
-	done
+	ACTION=slowlink NETDELAY=2000 SECS=3 three_nodes "$d" --max-restarts 1
+	[ "$(cat "$d"/rc.* | tr '\n' ' ')" = "0 0 0 " ] || fail "preflight net fail: exits $(cat "$d"/rc.*): $(cat "$d"/err.*)"
 	[ "$(starts "$d")" = "0 0;0 1;1 0;1 1;2 0;2 1;3 0;3 1;4 0;4 1;5 0;5 1;" ] ||
 		fail "preflight net fail: starts $(starts "$d"): $(cat "$d"/err.*)"
 	[ "$(grep -c "^train-run: network probe: node 0 (localhost port [0-9]*) hung up or was slower than 1000 ms; the network of this node is not judged before the restart$" "$d/err.1")" -eq 1 ] ||
