@@ -365,7 +365,7 @@ t_spare_replaces_lost_node() {
 	# (the exclude file and the fake device directory differ per node here only).
 	for r in 2 3; do
 		diff_env=$(diff "$d/env.$r.0" "$d/env.$r.1" | grep '^[<>]' |
-			grep -v -E '^. (SLURMD_NODENAME|TRAIN_TOPO_EXCLUDE_FILE|TRAIN_TOPO_OUTCOME_FILE|TRAINRT_PREFLIGHT_TEST_DEV_DIR|TRAIN_RESTART_COUNT|TORCHELASTIC_RESTART_COUNT)=')
+			grep -v -E '^. (SLURMD_NODENAME|TRAIN_TOPO_EXCLUDE_FILE|TRAIN_TOPO_OUTCOME_FILE|TRAINRT_PREFLIGHT_TEST_DEV_DIR|TRAINRT_PREFLIGHT_TEST_NET_DELAY|TRAIN_RESTART_COUNT|TORCHELASTIC_RESTART_COUNT)=')
 		[ -z "$diff_env" ] || fail "spare: rank $r's environment differs from node 1's: $diff_env"
 	done
 	! grep -q '^[0-9]* 0 ft-c ' "$d/where" || fail "spare: the spare ran a worker in round 0: $(cat "$d/where")"
