@@ -644,6 +644,79 @@ static int join(struct tt_ctl *c, uint16_t port, long deadline, tt_err *err)
 	return 0;
 }
 
+/* ---- node 0's probe door: the network probes before a restart (ctl.h) ----------------------- */
+
+static uint32_t probe_slots(const struct tt_ctl *c)
+{
+	return c->nnodes + 8;
+}
+
+/* Node 0 with --preflight, every node joined: the listener stays open for the probes, served by
+ * a thread of their own. -1 (no probes: the nodes' probes fail, not measured) with a notice. */
+static int probes_open(struct tt_ctl *c)
+{
+	tt_err why;
+
+	c->probe_conns = calloc(probe_slots(c), sizeof(*c->probe_conns));
+	if (c->probe_conns)
+		c->probe = tt_probe_server_start(c->key, c->id, &why);
+	else
+		tt_err_set(&why, "network probe: out of memory for node 0's connection table");
+	if (!c->probe) {
+		fprintf(stderr, "train-run: %s; the network is not judged before a restart\n", why.msg);
+		free(c->probe_conns);
+		c->probe_conns = NULL;
+		return -1;
+	}
+	for (uint32_t i = 0; i < probe_slots(c); i++)
+		c->probe_conns[i].fd = -1;
+	return 0;
+}
+
+/* What arrived on the probe door, never waiting: new connections accepted, their handshakes
+ * advanced; a proven probe request goes to the probe thread, anything else (a stranger, a late
+ * join, a slow handshake) is closed. */
+static void probes_serve(struct tt_ctl *c)
+{
+	int fd;
+
+	if (!c->probe)
+		return;
+	for (uint32_t n = 0; n < probe_slots(c) &&
+	     (fd = accept4(c->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0; n++) {
+		struct tt_nc_conn *k = tt_nc_free_slot(c->probe_conns, probe_slots(c));
+		tt_err why;
+
+		if (!k || tt_nc_conn_open(k, fd, &why) != 0)
+			close(fd);
+	}
+	for (uint32_t i = 0; i < probe_slots(c); i++) {
+		struct tt_nc_conn *k = &c->probe_conns[i];
+		tt_err why;
+		int got;
+
+		if (k->fd < 0)
+			continue;
+		got = tt_now_ms() >= k->deadline ? -1 : tt_nc_conn_read(k, c->key, c->id, &why);
+		if (got == 1 && tt_probe_is_request(k->body))
+			tt_probe_server_take(c->probe, k);
+		else if (got != 0)
+			tt_nc_conn_close(k);
+	}
+}
+
+static void probes_close(struct tt_ctl *c)
+{
+	tt_probe_server_stop(c->probe);
+	c->probe = NULL;
+	for (uint32_t i = 0; c->probe_conns && i < probe_slots(c); i++) {
+		tt_nc_conn_close(&c->probe_conns[i]);
+		free(c->probe_conns[i].buf);
+	}
+	free(c->probe_conns);
+	c->probe_conns = NULL;
+}
+
 int tt_ctl_connect(struct tt_ctl *c, uint16_t port, uint32_t max_restarts, tt_err *err)
 {
 	long deadline = tt_now_ms() + TT_CTL_JOIN_S * 1000L;
@@ -676,15 +749,19 @@ int tt_ctl_connect(struct tt_ctl *c, uint16_t port, uint32_t max_restarts, tt_er
 	if (is_server(c))	/* its own place, for a verdict that names node 0 */
 		snprintf(c->peers[0].host, sizeof(c->peers[0].host), "%s", c->host ? c->host : "?");
 	rc = is_server(c) ? accept_all(c, deadline, err) : join(c, port, deadline, err);
-	if (c->lfd >= 0)
-		close(c->lfd);
-	c->lfd = -1;
+	if (!is_server(c))
+		c->port = port;
+	if (rc != 0 || !is_server(c) || !c->health || probes_open(c) != 0) {
+		if (c->lfd >= 0)
+			close(c->lfd);
+		c->lfd = -1;
+	}
 	return rc;
 }
 
 int tt_ctl_nfds(const struct tt_ctl *c)
 {
-	return 1 + (int)c->npeers;
+	return 1 + (int)c->npeers + (c->probe ? 1 + (int)probe_slots(c) : 0);
 }
 
 int tt_ctl_pollfds(const struct tt_ctl *c, struct pollfd *p)
@@ -695,6 +772,11 @@ int tt_ctl_pollfds(const struct tt_ctl *c, struct pollfd *p)
 	for (uint32_t i = 0; i < c->npeers; i++)
 		if (c->peers[i].fd >= 0)
 			p[n++] = (struct pollfd){ .fd = c->peers[i].fd, .events = POLLIN };
+	if (c->probe)
+		p[n++] = (struct pollfd){ .fd = c->lfd, .events = POLLIN };
+	for (uint32_t i = 0; c->probe && i < probe_slots(c); i++)
+		if (c->probe_conns[i].fd >= 0)
+			p[n++] = (struct pollfd){ .fd = c->probe_conns[i].fd, .events = POLLIN };
 	return n;
 }
 
@@ -997,6 +1079,7 @@ int tt_ctl_service(struct tt_ctl *c, struct tt_ctl_msg *v)
 
 	if (read(c->timerfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		return 0;
+	probes_serve(c);
 	for (uint32_t i = 0; i < c->npeers; i++) {
 		struct tt_ctl_peer *p = &c->peers[i];
 		struct tt_ctl_msg m;
@@ -1178,6 +1261,7 @@ void tt_ctl_close(struct tt_ctl *c)
 			peer_close(&c->peers[i]);
 	if (c->peers)
 		await_closes(c);
+	probes_close(c);
 	for (uint32_t i = 0; c->peers && i < c->npeers; i++) {
 		peer_close(&c->peers[i]);
 		free(c->peers[i].buf);

@@ -35,7 +35,7 @@
  *   steps RANK P50_US P99_US SAMPLES another node: one of its ranks' step times (heartbeat.h),
  *                                    every TT_CTL_STEPS_MS and before its bye (steps.h)
  *   health ROUND WORDS               another node, its workers stopped for round ROUND: its
- *                                    local preflight checks (preflight.h's words; --preflight)
+ *                                    preflight checks (preflight.h's words; --preflight)
  *   go ROUND                         coordinator: every active node passed; round ROUND starts
  *   bye                              this train-run ends in order: not a loss
  * A peer silent for TT_CTL_LOST_MS, or whose connection ends without a bye or with a line that
@@ -55,10 +55,21 @@
  * world (the worker counts by NODE_RANK), so a spare that takes a place later fits in.
  *
  * Preflight before each restart (--preflight, on by default): every active node re-runs its
- * local checks (devices open, memcpy probe) once its workers stopped, before it starts the new
+ * local checks (devices open, memcpy probe) once its workers stopped, and probes the network to
+ * node 0 (below), before it starts the new
  * round, and waits for node 0's go. Node 0 judges the reports with tt_preflight_judge, as the
  * census does at the start; a node that fails, or sends no report within health_wait_ms of the
- * decision, is lost (a spare may take its place, and the round is checked again). */
+ * decision, is lost (a spare may take its place, and the round is checked again).
+ *
+ * The network too is probed again then (probe.h): every active node but node 0 measures the
+ * round trip and the bandwidth to node 0 as at the start and sends them in its health words
+ * (net=, rtt=), judged with the rest. MASTER_PORT belongs to the workers by then, so node 0
+ * serves these probes on its control port: the listener stays open with --preflight, a new
+ * connection proves the job key as a join does, and one whose first message is a probe request
+ * goes to a probe thread of node 0's (one probe at a time, as at the start), which the control
+ * loop never waits on; any other connection is dropped. A node's probe waits at most
+ * TT_CTL_PROBE_WAIT_MS for node 0's go, then TT_PROBE_MS: a probe that fails is not measured
+ * (not judged), as at the start. */
 #ifndef TT_CTL_H
 #define TT_CTL_H
 
@@ -70,6 +81,7 @@
 #include "census.h"
 #include "nodechan.h"
 #include "preflight.h"
+#include "probe.h"
 #include "steps.h"
 #include "tt_err.h"
 
@@ -81,6 +93,9 @@
  * nothing next to the pings. */
 #define TT_CTL_STEPS_MS 60000
 #define TT_CTL_JOIN_S 60	/* node 0 waits this long for every node to join */
+/* Before a restart, a node's network probe (probe.h) waits this long at most for node 0's go,
+ * then TT_PROBE_MS: its control loop waits on it, so both stay well within TT_CTL_LOST_MS. */
+#define TT_CTL_PROBE_WAIT_MS 2000
 /* A file a lost node's host is appended to (one a line), for sbatch-templates/requeue.sh. */
 #define TT_ENV_EXCLUDE_FILE "TRAIN_TOPO_EXCLUDE_FILE"
 /* A file node 0 writes its exit status into at its end ("0\n"), whole or not at all: the
@@ -116,7 +131,7 @@ struct tt_ctl_msg {
 	uint64_t samples;		/* steps */
 	int64_t busy_p50_us, busy_p99_us;	/* steps, when busy_samples > 0 (an older node */
 	uint64_t busy_samples;			/* never sends them: "busy ..." is optional) */
-	struct tt_preflight pf;		/* health: the node's local checks */
+	struct tt_preflight pf;		/* health: the node's checks */
 };
 
 /* "SEQ BODY" of m into buf (len bytes); host and what made one token / one printable line. */
@@ -215,8 +230,9 @@ struct tt_ctl {
 	double min_fraction;		/* node 0: --preflight-min-fraction */
 	long health_wait_ms;		/* node 0: a node's report is due this long after a decision */
 	/* owned: lfd and timerfd -1, peers NULL before the first call */
-	int lfd;			/* node 0, until every node joined */
-	uint16_t port;			/* node 0's control port */
+	int lfd;			/* node 0, until every node joined; with health, to the end
+					 * (the probes before a restart) */
+	uint16_t port;			/* node 0's control port (on every node once connected) */
 	int timerfd;			/* keepalive ticks */
 	struct tt_ctl_peer *peers;	/* node 0: [nnodes] by node (0 unused); else [1]: node 0 */
 	uint32_t npeers;
@@ -233,6 +249,9 @@ struct tt_ctl {
 	unsigned char *reported;	/* node 0 with health: [nnodes], 1 once reports[k] is in */
 	struct tt_preflight *judged;	/* node 0 with health: [nnodes], the active nodes' reports */
 	uint32_t *judged_node;		/* node 0 with health: [nnodes], whose each of judged is */
+	struct tt_nc_conn *probe_conns;	/* node 0 with health: [nnodes + 8], new connections on lfd
+					 * (kept open) until their probe request is proven */
+	struct tt_probe_server *probe;	/* node 0 with health: serves them (probe.h); NULL: none */
 };
 
 /* Node 0, before the census: listens on an ephemeral port (c->port). */
@@ -267,8 +286,9 @@ void tt_ctl_steps(struct tt_ctl *c, const struct tt_step_row *rows, int n);
  * node with workers, in late (the job failed after node 0's own workers ended), else 0. */
 int tt_ctl_drain(struct tt_ctl *c, int sigfd, struct tt_ctl_msg *late);
 
-/* This node's workers stopped for round (a restart or a replace), its local checks in pf:
- * node 0 keeps them, another node sends them. The go, or the loss of a failing node, comes
+/* This node's workers stopped for round (a restart or a replace), its checks in pf (another
+ * node's with its probe's net= and rtt=, tt_probe_run at c->server port c->port): node 0 keeps
+ * them, another node sends them. The go, or the loss of a failing node, comes
  * through tt_ctl_service. */
 void tt_ctl_health(struct tt_ctl *c, uint32_t round, const struct tt_preflight *pf);
 

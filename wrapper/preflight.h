@@ -14,8 +14,9 @@
  *   "gpu-fail=DEV WHY"    the first device that did not open and why; last, to the end of line
  * Words a reader does not know are ignored, so later checks can add their own.
  *
- * Before each restart round the local checks (devices, memory) run again and travel in the
- * control plane's health message (ctl.h), judged by node 0 with the same function.
+ * Before each restart round every check runs again (the network probe to node 0's control
+ * port, ctl.h) and travels in the control plane's health message, judged by node 0 with the
+ * same function.
  *
  * The judgement (tt_preflight_judge) is pure; the measurements are the thin system edges below. */
 #ifndef TT_PREFLIGHT_H

@@ -3,6 +3,7 @@
 #include "probe.h"
 #include "preflight.h"
 #include "tt_io.h"
+#include "tt_parse.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -58,6 +59,40 @@ static int stream(int fd, int out, size_t total, char *buf, long end, const sigs
 
 /* ---- the other nodes' side ------------------------------------------------------------------- */
 
+/* The test hook's delay per bandwidth round (TT_ENV_PREFLIGHT_TEST_NET_DELAY), ms; 0 without
+ * it or its file. */
+static long test_delay_ms(void)
+{
+	const char *path = getenv(TT_ENV_PREFLIGHT_TEST_NET_DELAY);
+	char text[32] = "";
+	long long ms = 0;
+	FILE *f;
+
+	if (!path || !*path || !(f = fopen(path, "re")))
+		return 0;
+	if (!fgets(text, sizeof(text), f))
+		text[0] = '\0';
+	fclose(f);
+	text[strcspn(text, "\n")] = '\0';
+	if (tt_parse_int_span(text, strlen(text), 0, 60000, &ms) != 0) {
+		fprintf(stderr, "train-run: %s (named by %s, a test hook) holds '%s', not whole "
+			"milliseconds 0..60000: ignored\n", path, TT_ENV_PREFLIGHT_TEST_NET_DELAY, text);
+		return 0;
+	}
+	return (long)ms;
+}
+
+/* Sleeps ms, not past end (tt_now_ms()). */
+static void delay(long ms, long end)
+{
+	long until = tt_now_ms() + ms;
+
+	if (until > end)
+		until = end;
+	for (long left; (left = until - tt_now_ms()) > 0;)
+		(void)poll(NULL, 0, (int)left);
+}
+
 int tt_probe_run(const char *server, uint16_t port, const char *key, const char *id,
 		 uint32_t node, const sigset_t *stop, long deadline, struct tt_probe_result *r,
 		 tt_err *err)
@@ -66,7 +101,7 @@ int tt_probe_run(const char *server, uint16_t port, const char *key, const char 
 	char *answer = malloc(TT_NC_BODY_MAX + 1), *data = calloc(1, CHUNK), body[96], byte = 'p';
 	uint32_t rtt[TT_PROBE_PINGS];
 	int64_t t0, t, best = INT64_MAX;
-	long end;
+	long end, slow = test_delay_ms();
 	int rc = -1;
 
 	if (!answer || !data) {
@@ -92,8 +127,11 @@ int tt_probe_run(const char *server, uint16_t port, const char *key, const char 
 	}
 	for (int i = 0; i < TT_PROBE_ROUNDS; i++) {
 		t0 = tt_now_us();
-		if (stream(cl.fd, 1, TT_PROBE_BYTES, data, end, stop) != 0 ||
-		    io_all(cl.fd, 0, &byte, 1, end, stop) != 0)
+		if (stream(cl.fd, 1, TT_PROBE_BYTES, data, end, stop) != 0)
+			goto lost;
+		if (slow)
+			delay(slow, end);
+		if (io_all(cl.fd, 0, &byte, 1, end, stop) != 0)
 			goto lost;
 		t = tt_now_us() - t0;
 		if (t < best)

@@ -9,8 +9,12 @@
  * one at a time, so that no two share node 0's link and each measures the path alone, and
  * answers "probe go" when it begins one. Then raw bytes: PINGS times one byte each way (the round
  * trip: the median), then ROUNDS times BYTES from the client and one byte back once they have
- * arrived (the bandwidth: the best round, as a busy node's client may lose the CPU in one). Each probe is bounded by TT_PROBE_MS after its go; a node whose probe fails sends
- * its census message without network numbers (not measured, not judged). */
+ * arrived (the bandwidth: the best round, as a busy node's client may lose the CPU in one). Each
+ * probe is bounded by TT_PROBE_MS after its go; a node whose probe fails sends its census
+ * message without network numbers (not measured, not judged).
+ *
+ * Before a restart the same probe runs again, to node 0's control port (ctl.h), whose control
+ * loop hands it to a server of its own the same way. */
 #ifndef TT_PROBE_H
 #define TT_PROBE_H
 
@@ -25,6 +29,11 @@
 #define TT_PROBE_ROUNDS 4
 #define TT_PROBE_MS 1000		/* one probe's time after node 0's go, on either side */
 #define TT_PROBE_MAX_BYTES (64u << 20)	/* the most node 0 takes from one probe, all rounds */
+
+/* Only for tests: a file; while it exists, the whole milliseconds in it (0..60000) are added to
+ * each bandwidth round of this node's probe, within its TT_PROBE_MS: a slow link, or past that a
+ * failing one, on one machine. */
+#define TT_ENV_PREFLIGHT_TEST_NET_DELAY "TRAINRT_PREFLIGHT_TEST_NET_DELAY"
 
 struct tt_probe_result {
 	uint32_t net_mbps;	/* MB/s from this node to node 0 */

@@ -72,8 +72,8 @@ struct tt_supervisor {
 	 * have nnodes nodes; their workers in *world. 0, or -1 with err when the views disagree. */
 	int (*shrink)(void *arg, uint32_t lost, uint32_t nnodes, uint32_t *world, tt_err *err);
 	void *role_arg;
-	/* With ctl->health: this node's local preflight checks (preflight.h) into pf, before each
-	 * restart round (role_arg). */
+	/* With ctl->health: this node's preflight checks (preflight.h; the network probe too) into
+	 * pf, before each restart round (role_arg). */
 	void (*check)(void *arg, struct tt_preflight *pf);
 	/* owned by the loop */
 	struct tt_proctable pt;

@@ -265,13 +265,38 @@ static void preflight(const struct launch *l, uint32_t nnodes, struct tt_preflig
 		fprintf(stderr, "train-run: %s\n", why.msg);
 }
 
-/* The local checks before each restart round (supervise.h's check): the devices and the
- * memory; the network was measured at the start and is not judged again. */
+/* Ctrl-C, scancel and a hang-up end a wait on node 0 (they are blocked for the supervisor's
+ * signalfd, so only pending); others, like the SIGCONT srun may send, do not. */
+static void stop_signals(sigset_t *stop)
+{
+	sigemptyset(stop);
+	sigaddset(stop, SIGINT);
+	sigaddset(stop, SIGTERM);
+	sigaddset(stop, SIGHUP);
+}
+
+/* The checks before each restart round (supervise.h's check): the devices and the memory, and on
+ * every node but node 0 the network probe to node 0's control port (ctl.h), bounded: one that
+ * fails leaves the network unmeasured, as at the start. */
 static void restart_preflight(void *arg, struct tt_preflight *pf)
 {
 	const struct launch *l = arg;
+	struct tt_probe_result r;
+	sigset_t stop;
+	tt_err why;
 
 	preflight(l, l->ctl.nnodes, pf);
+	if (l->ctl.node == 0)
+		return;
+	stop_signals(&stop);
+	if (tt_probe_run(l->ctl.server, l->ctl.port, l->key, l->chan_id, l->ctl.node, &stop,
+			 tt_now_ms() + TT_CTL_PROBE_WAIT_MS, &r, &why) == 0) {
+		pf->net_mbps = r.net_mbps;
+		pf->rtt_us = r.rtt_us;
+	} else {
+		fprintf(stderr, "train-run: %s; the network of this node is not judged before the "
+			"restart\n", why.msg);
+	}
 }
 
 /* Under TRAINRT_PREFLIGHT_VERBOSE=1, what this node's health check found and cost. */
@@ -326,12 +351,7 @@ static int learn_node_counts(struct launch *l, uint32_t nnodes, const char *refu
 		return c.preflight ? tt_census_preflight(&pf, host, &c.count, 1, 0, c.min_fraction, NULL,
 							 err) : 0;
 	}
-	/* Ctrl-C, scancel and a hang-up end the wait (they are blocked for the supervisor's
-	 * signalfd, so only pending); others, like the SIGCONT srun may send, do not. */
-	sigemptyset(&stop);
-	sigaddset(&stop, SIGINT);
-	sigaddset(&stop, SIGTERM);
-	sigaddset(&stop, SIGHUP);
+	stop_signals(&stop);
 	/* The node channel proves the job key libtrainrt's ranks prove (TRAINRT_TOKEN, the token
 	 * file; SLURM_JOB_ID and SLURM_STEP_ID): a local user without it can neither count nor
 	 * fail this launch. */

@@ -20,6 +20,9 @@
 #  - (4-node cluster) node2's link down inside its namespace (with a spare, then without):
 #    node2 falls silent, node1 names it lost (spare or verdict), node2 names itself (its own
 #    link is down), training completes with the spare, nothing left.
+#  - (3-node cluster) node2's link shaped (tc tbf 64mbit) after the start, then a worker of node2
+#    killed: before round 1 node2's probe to node 0 measures the slow link and every node stops
+#    with the verdict naming node2, once each, no round 1 started.
 #  - (4-node cluster) 3 nodes with --nnodes 2:3, train-mlp on each: node2's train-run killed -9
 #    after the first checkpoint: node1 and node3 restart as node ranks 0 and 1 of a world of 2,
 #    train-mlp resumes resharded and trains to its last step; one line on each, node2 excluded.
@@ -267,6 +270,39 @@ test_n4_ft_link_down_node_lost() {
 	sleep 1
 	left=$(node_procs)
 	expect_eq "processes left behind" "" "$left"
+}
+
+# 3 nodes x 1 worker; once all run, node2's eth0 shaped inside its namespace (tc tbf 64mbit, as
+# t_straggle.sh shapes node4's at the start: some MB/s against the veths' GB/s) and node2's
+# worker told to die (the file ft-kill): the restart's preflight probes the network again, node
+# 0 judges node2's bandwidth below the line and every node gives the verdict once; nothing of
+# round 1 starts. The shaping is undone on every way out (trap).
+test_n3_ft_slow_link_before_restart() {
+	local rc=0 spid deadline
+	rm -f starts.txt ft-kill
+	trap 'ip netns exec tt-node2 tc qdisc del dev eth0 root 2>/dev/null || true' EXIT
+	# shellcheck disable=SC2016 # expanded by the worker's bash
+	timeout 90 srun -N3 --ntasks-per-node=1 --export=ALL train-run --nproc-per-node 1 --max-restarts 1 -- bash -c \
+		'echo "$RANK $TRAIN_RESTART_COUNT $(hostname)" >>starts.txt
+		i=0
+		while [ $i -lt 300 ]; do
+			i=$((i + 1)); echo "step $i" >>/proc/self/fd/$TRAIN_HEARTBEAT_FD
+			if [ -e ft-kill ] && [ "$RANK" = 1 ] && [ "$TRAIN_RESTART_COUNT" = 0 ]; then kill -9 $$; fi
+			sleep 0.1
+		done' >out.txt 2>err.txt &
+	spid=$!
+	deadline=$((SECONDS + 60))
+	while [ $SECONDS -lt $deadline ] && { [ ! -s starts.txt ] || [ "$(wc -l <starts.txt)" -lt 3 ]; }; do
+		sleep 0.1
+	done
+	ip netns exec tt-node2 tc qdisc add dev eth0 root tbf rate 64mbit burst 32kb latency 50ms
+	: >ft-kill
+	wait "$spid" || rc=$?
+	ip netns exec tt-node2 tc qdisc del dev eth0 root
+	cat err.txt
+	[ "$rc" -ne 0 ] || fail "the step with a slow link passed the preflight before its restart"
+	expect_eq "the verdict, once on each node" 3 "$(grep -c -E '^train-run: node node2 lost \(failed preflight before round 1: network bandwidth to node 0 [0-9.]+ GB/s < 0.166667 x median [0-9.]+ GB/s\); resubmit with: sbatch --exclude=node2 \.\.\.; stopping 0 workers here$' err.txt)"
+	expect_eq "no round 1 (rank round host)" "0 0 node1;1 0 node2;2 0 node3;" "$(sort starts.txt | tr '\n' ';')"
 }
 
 test_n4_ft_shrink_to_fewer_nodes() {

@@ -140,7 +140,7 @@ check_PROGRAMS += tests/unit/test_ctl
 tests_unit_test_ctl_SOURCES = tests/unit/test_ctl.c tests/unit/cunit_main.c tests/unit/cunit_main.h
 tests_unit_test_ctl_CPPFLAGS = $(WRAPPER_CPPFLAGS)
 tests_unit_test_ctl_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_ctl_LDADD = libwrapper.la $(UNIT_LDADD)
+tests_unit_test_ctl_LDADD = libwrapper.la $(UNIT_LDADD) -lpthread
 # train-run's process edge (wrapper/spawn.c): PATH lookup and starting one worker.
 check_PROGRAMS += tests/unit/test_spawn
 tests_unit_test_spawn_SOURCES = tests/unit/test_spawn.c wrapper/spawn.c wrapper/signals.c \

@@ -6,8 +6,12 @@
  * connections themselves are tested end to end by tests/wrapper/ft.sh. */
 #include "cunit_main.h"
 #include "ctl.h"
+#include "tt_io.h"
 
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define KEY "test-job-key"
@@ -338,6 +342,83 @@ static void test_lost_line(void)
 			       "--exclude=gpu-2 ...");
 }
 
+/* Node 0 of a two-node control plane, in a thread: joins, then serves until done is set; what
+ * tt_ctl_service decided is counted in verdicts. */
+struct coordinator {
+	struct tt_ctl c;
+	volatile int done;
+	int rc, verdicts;
+	tt_err err;
+};
+
+static void *coordinate(void *arg)
+{
+	struct coordinator *co = arg;
+
+	co->rc = tt_ctl_connect(&co->c, 0, 1, &co->err);
+	while (co->rc == 0 && !co->done) {
+		struct pollfd *p = calloc((size_t)tt_ctl_nfds(&co->c), sizeof(*p));
+		struct tt_ctl_msg v;
+
+		if (!p)
+			break;
+		(void)poll(p, (nfds_t)tt_ctl_pollfds(&co->c, p), 50);
+		free(p);
+		co->verdicts += tt_ctl_service(&co->c, &v);
+	}
+	tt_ctl_close(&co->c);
+	return NULL;
+}
+
+/* With --preflight node 0 serves the other nodes' network probes on its control port once
+ * every node joined, without losing a node: a proven probe request is measured; a proven
+ * message that is not one (a late join) is closed unanswered; the control connection goes on.
+ * Without --preflight the port is closed after the joins: a probe fails within its bound. */
+static void test_probes_on_the_control_port(void)
+{
+	for (int health = 1; health >= 0; health--) {
+		struct coordinator co = { .c = { .key = KEY, .id = ID, .server = "127.0.0.1",
+						 .host = "n0", .nnodes = 2, .node = 0, .health = health,
+						 .min_fraction = 0.5, .health_wait_ms = 5000, .lfd = -1,
+						 .timerfd = -1 } };
+		struct tt_ctl me = { .key = KEY, .id = ID, .server = "127.0.0.1", .host = "n1",
+				     .nnodes = 2, .node = 1, .health = health, .lfd = -1, .timerfd = -1 };
+		struct tt_nc_client cl = { .fd = -1 };
+		struct tt_probe_result r = { 0 };
+		char body[TT_NC_BODY_MAX + 1];
+		pthread_t th;
+		long t0;
+		tt_err err;
+
+		CU_ASSERT_EQUAL_FATAL(tt_ctl_listen(&co.c, &err), 0);
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, coordinate, &co), 0);
+		CU_ASSERT_EQUAL_FATAL(tt_ctl_connect(&me, co.c.port, 1, &err), 0);
+		CU_ASSERT_EQUAL(me.port, co.c.port);
+		t0 = tt_now_ms();
+		CU_ASSERT_EQUAL(tt_probe_run(me.server, me.port, KEY, ID, 1, NULL,
+					     tt_now_ms() + (health ? 5000 : 500), &r, &err), health ? 0 : -1);
+		CU_ASSERT(tt_now_ms() - t0 < (health ? 2000 : 2600));
+		CU_ASSERT(!health || (r.net_mbps > 0 && r.rtt_us > 0));
+		if (health) {
+			CU_ASSERT_EQUAL_FATAL(tt_nc_client_say(&cl, me.server, me.port, KEY, ID, "1 join 1 n1",
+							       tt_now_ms() + 2000, 0, NULL, NULL, &err), 0);
+			CU_ASSERT_EQUAL(tt_nc_client_hear(&cl, KEY, ID, body, tt_now_ms() + 2000, &err), -1);
+			tt_nc_client_close(&cl);
+		}
+		for (int i = 0; i < 10; i++) {	/* node 1's control loop: nothing to decide */
+			struct tt_ctl_msg v;
+
+			CU_ASSERT_EQUAL(tt_ctl_service(&me, &v), 0);
+			(void)poll(NULL, 0, 20);
+		}
+		co.done = 1;
+		pthread_join(th, NULL);
+		CU_ASSERT_EQUAL(co.rc, 0);
+		CU_ASSERT_EQUAL(co.verdicts, 0);	/* node 1 never lost */
+		tt_ctl_close(&me);
+	}
+}
+
 int tt_register_suites(void)
 {
 	CU_pSuite s = CU_add_suite("ctl", NULL, NULL);
@@ -351,5 +432,6 @@ int tt_register_suites(void)
 	CU_add_test(s, "a spare takes the lost rank", test_spare_takes_the_lost_rank);
 	CU_add_test(s, "a spare set aside at the start is never chosen", test_start_roles_set_aside);
 	CU_add_test(s, "a shrink renumbers the nodes left", test_shrink_renumbers);
+	CU_add_test(s, "probes on the control port", test_probes_on_the_control_port);
 	return 0;
 }

@@ -26,6 +26,10 @@
 #    directory): with a spare, node 1 is replaced before round 1 starts, one line on every node
 #    naming it, the device and the spare; without one, both nodes stop with the verdict;
 #    --preflight=off: the round starts anyway.
+#  - the network before each restart: node 1's probe to node 0 slowed after round 0 (a test
+#    hook, TRAINRT_PREFLIGHT_TEST_NET_DELAY): of three nodes, every node stops with the verdict
+#    naming node 1's bandwidth once; a probe slowed past its bound is not measured (said once
+#    on node 1) and the round starts; --preflight=off: the round starts, nothing probed.
 #  - preflight at the start: node 1's GPU device file gone before the launch, with a spare: the
 #    spare runs node rank 1 from round 0, node 1 stands aside and ends 0, one line on every node;
 #    a spare with another worker count, or node 0 failing: the verdict on every node.
@@ -66,7 +70,9 @@ free_port() { sh "${TT_TEST_SRCDIR:-.}/tests/trainer/launch_local.sh" --free-por
 # The worker: logs "RANK ROUND" per start into DIR/starts; then ACTION in round 0 on rank 3
 # (node 1's second worker): "kill" kills itself, "hang" stops itself after heartbeats; "fail"
 # exits 3 in every round; "unplug": as kill, after removing GPU 1's device file of its node's
-# fake device directory (TRAINRT_PREFLIGHT_TEST_DEV_DIR); "victim": rank 1 (node 0) goes silent at step 5 but runs on, rank 3
+# fake device directory (TRAINRT_PREFLIGHT_TEST_DEV_DIR); "slowlink": as kill, after writing
+# NETDELAY ms into its node's TRAINRT_PREFLIGHT_TEST_NET_DELAY file (every bandwidth round of its
+# probes slower by that from then on); "victim": rank 1 (node 0) goes silent at step 5 but runs on, rank 3
 # stops itself at step 10; "slow": rank 3 sleeps 4x as long between its steps; "late": rank 3
 # exits 3 at step 20 (2 s). Everyone else
 # writes heartbeats for SECS s and ends 0.
@@ -89,6 +95,7 @@ while [ $i -lt $((${SECS:-3} * 10)) ]; do
 		case ${ACTION:-}:$TRAIN_RESTART_COUNT in
 		kill:0) kill -9 $$ ;;
 		unplug:0) rm -f "$TRAINRT_PREFLIGHT_TEST_DEV_DIR/nvidia1" && kill -9 $$ ;;
+		slowlink:0) echo "$NETDELAY" >"$TRAINRT_PREFLIGHT_TEST_NET_DELAY" && kill -9 $$ ;;
 		hang:0) kill -STOP $$ ;;
 		fail:*) exit 3 ;;
 		esac
@@ -105,7 +112,8 @@ EOF
 # train-run options $3..., in the background, bounded; its stderr in $1/err.$2, its pid in
 # $1/pid.$2. Node 0 is ft-a at localhost, node 1 ft-b at 127.0.0.1, node 2 ft-c at 127.0.0.2,
 # node 3 ft-d at 127.0.0.3, node 4 ft-e at 127.0.0.4.
-# Its GPUs' device files (preflight.h) are in $1/dev.$2 when that exists (fake_gpus).
+# Its GPUs' device files (preflight.h) are in $1/dev.$2 when that exists (fake_gpus); its network
+# probes are slowed by the ms in $1/netdelay.$2 while that exists (probe.h).
 node() {
 	d=$1 n=$2
 	shift 2
@@ -114,7 +122,7 @@ node() {
 	env SLURM_JOB_ID=4711 SLURM_STEP_ID=0 SLURM_STEP_NODELIST="$nodelist" SLURM_NODEID="$n" \
 		SLURM_STEP_TASKS_PER_NODE="1(x${NODES:-2})" SLURM_STEP_RESV_PORTS="$(cat "$d/port")" SLURMD_NODENAME="$host" \
 		TRAIN_TOPO_EXCLUDE_FILE="$d/exclude.$n" TRAIN_TOPO_OUTCOME_FILE="$d/outcome.$n" TRAINRT_PREFLIGHT_TEST_DEV_DIR="$d/dev.$n" \
-		timeout -k 5 60 "$TRAIN_RUN" --nproc-per-node 2 "$@" -- "$d/worker.sh" 2>"$d/err.$n" &
+		TRAINRT_PREFLIGHT_TEST_NET_DELAY="$d/netdelay.$n" timeout -k 5 60 "$TRAIN_RUN" --nproc-per-node 2 "$@" -- "$d/worker.sh" 2>"$d/err.$n" &
 	echo $! >"$d/pid.$n"
 }
 
@@ -419,7 +427,7 @@ t_spare_replaces_lost_node() {
 	# (the exclude file and the fake device directory differ per node here only).
 	for r in 2 3; do
 		diff_env=$(diff "$d/env.$r.0" "$d/env.$r.1" | grep '^[<>]' |
-			grep -v -E '^. (SLURMD_NODENAME|TRAIN_TOPO_EXCLUDE_FILE|TRAIN_TOPO_OUTCOME_FILE|TRAINRT_PREFLIGHT_TEST_DEV_DIR|TRAIN_RESTART_COUNT|TORCHELASTIC_RESTART_COUNT)=')
+			grep -v -E '^. (SLURMD_NODENAME|TRAIN_TOPO_EXCLUDE_FILE|TRAIN_TOPO_OUTCOME_FILE|TRAINRT_PREFLIGHT_TEST_DEV_DIR|TRAINRT_PREFLIGHT_TEST_NET_DELAY|TRAIN_RESTART_COUNT|TORCHELASTIC_RESTART_COUNT)=')
 		[ -z "$diff_env" ] || fail "spare: rank $r's environment differs from node 1's: $diff_env"
 	done
 	! grep -q '^[0-9]* 0 ft-c ' "$d/where" || fail "spare: the spare ran a worker in round 0: $(cat "$d/where")"
@@ -597,6 +605,60 @@ t_preflight_before_restart() {
 	pass "a node failing preflight before a restart: replaced by the spare, else the verdict; off: no check"
 }
 
+# Rank 3 (node 1) slows its node's network probe and dies in round 0: before round 1 every node
+# but node 0 probes node 0 again (its control port) and node 0 judges the bandwidths. Three
+# nodes (two measured bandwidths to compare), no spare: node 1 at 150 ms a 1 MiB round (some
+# MB/s against loopback's GB/s) fails, every node stops with the verdict once, no worker of
+# round 1 starts, node 2's probe passes. At 2000 ms a round node 1's probe fails its bound: said
+# once on node 1, not judged, the round starts on every node. --preflight=off: the round starts,
+# node 1 probes nothing.
+# The three nodes of launch $1 with train-run options $2..., run to their end: node n's exit in
+# $1/rc.n.
+three_nodes() {
+	td=$1
+	shift
+	for n in 0 1 2; do NODES=3 node "$td" $n "$@"; done
+	for n in 0 1 2; do
+		wait "$(cat "$td/pid.$n")"
+		echo $? >"$td/rc.$n"
+	done
+}
+
+t_preflight_net_before_restart() {
+	d="$WORK/pfnet"
+	launch_dir pfnet
+	ACTION=slowlink NETDELAY=150 SECS=3 three_nodes "$d" --max-restarts 1
+	for n in 0 1 2; do
+		rc=$(cat "$d/rc.$n")
+		[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] || fail "preflight net: node $n exit $rc: $(cat "$d"/err.*)"
+		[ "$(grep -c "^train-run: node ft-b lost (failed preflight before round 1: network bandwidth to node 0 [0-9.]* GB/s < [0-9.e-]* x median [0-9.]* GB/s); resubmit with: sbatch --exclude=ft-b \.\.\.; stopping 0 workers here$" "$d/err.$n")" -eq 1 ] ||
+			fail "preflight net: node $n did not give the verdict once: $(cat "$d/err.$n")"
+	done
+	[ "$(starts "$d")" = "0 0;1 0;2 0;3 0;4 0;5 0;" ] || fail "preflight net: starts $(starts "$d")"
+	! grep -q "network probe" "$d"/err.* || fail "preflight net: a probe failed: $(cat "$d"/err.*)"
+
+	d="$WORK/pfnetfail"
+	launch_dir pfnetfail
+	ACTION=slowlink NETDELAY=2000 SECS=3 three_nodes "$d" --max-restarts 1
+	[ "$(cat "$d"/rc.* | tr '\n' ' ')" = "0 0 0 " ] || fail "preflight net fail: exits $(cat "$d"/rc.*): $(cat "$d"/err.*)"
+	[ "$(starts "$d")" = "0 0;0 1;1 0;1 1;2 0;2 1;3 0;3 1;4 0;4 1;5 0;5 1;" ] ||
+		fail "preflight net fail: starts $(starts "$d"): $(cat "$d"/err.*)"
+	[ "$(grep -c "^train-run: network probe: node 0 (localhost port [0-9]*) hung up or was slower than 1000 ms; the network of this node is not judged before the restart$" "$d/err.1")" -eq 1 ] ||
+		fail "preflight net fail: node 1 did not say once that it is not judged: $(cat "$d/err.1")"
+	! grep -q "network probe" "$d/err.0" "$d/err.2" || fail "preflight net fail: another node's probe failed: $(cat "$d"/err.*)"
+
+	d="$WORK/pfnetoff"
+	launch_dir pfnetoff
+	ACTION=slowlink NETDELAY=2000 SECS=3 both_nodes "$d" --max-restarts 1 --preflight=off
+	[ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] || fail "preflight net off: exits $rc0 $rc1: $(cat "$d"/err.*)"
+	[ "$(starts "$d")" = "0 0;0 1;1 0;1 1;2 0;2 1;3 0;3 1;" ] || fail "preflight net off: starts $(starts "$d")"
+	! grep -q "network probe" "$d"/err.* || fail "preflight net off: probed: $(cat "$d"/err.*)"
+	sleep 0.5
+	left=$(pgrep -f "$WORK/pfnet.*/worker.sh" | wc -l)
+	[ "$left" -eq 0 ] || fail "preflight net: $left workers left behind"
+	pass "the network before a restart: a slow link's node stops the job with the verdict; a probe past its bound is not judged; off: none"
+}
+
 # Three nodes, the last a spare, node 1's GPU 1 gone before the start (a fake device directory):
 # the census gives the spare node rank 1 at once: ranks 2 and 3 start exactly once, in round 0,
 # on ft-c with NODE_RANK 1; node 1 starts none, says once that it is excluded and ends 0 with the
@@ -758,7 +820,7 @@ t_outcome() {
 	pass "the launch's outcome: node 0's status, 1 for a node failing after node 0's workers ended"
 }
 
-for t in ${FT_TESTS:-t_fault_restarts_every_node t_victim_waits_for_the_culprit t_restarts_used_up t_node_lost t_suspend_is_no_loss t_job_stragglers t_spare_replaces_lost_node t_spare_lost_then_no_spare t_shrink_on_lost_node t_shrink_below_min t_preflight_before_restart t_spare_replaces_node_failing_preflight t_outcome t_spares_replace_failing_nodes t_failing_spare_set_aside}; do
+for t in ${FT_TESTS:-t_fault_restarts_every_node t_victim_waits_for_the_culprit t_restarts_used_up t_node_lost t_suspend_is_no_loss t_job_stragglers t_spare_replaces_lost_node t_spare_lost_then_no_spare t_shrink_on_lost_node t_shrink_below_min t_preflight_before_restart t_preflight_net_before_restart t_spare_replaces_node_failing_preflight t_outcome t_spares_replace_failing_nodes t_failing_spare_set_aside}; do
 	f0=$failures
 	$t
 done
