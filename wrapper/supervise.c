@@ -24,6 +24,7 @@
 #include "spawn.h"
 #include "tt_io.h"
 #include "tt_ckpt_exit.h"
+#include "tt_file.h"
 #include "tt_parse.h"
 #include "tt_signal.h"
 
@@ -743,34 +744,20 @@ static void share_steps(struct tt_supervisor *s, int final)
 	free(out);
 }
 
-/* --report: the step times as JSON into s->report_file, whole or not at all (a temporary file
- * beside it, renamed over it). */
+/* --report: the step times and faults as JSON into s->report_file, whole or not at all
+ * (tt_file.h: a temporary file beside it, synced, renamed over it). */
 static void write_report(struct tt_supervisor *s)
 {
 	size_t len = TT_STEPS_ROW_MAX * ((size_t)s->steps.n + 2) + TT_STEPS_FAULT_MAX * (size_t)s->faults.n;
-	char *out = malloc(len), tmp[PATH_MAX];
-	int fd = -1, ok = 0;
+	char *out = malloc(len);
+	tt_err err;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", s->report_file, (int)getpid()) >= (int)sizeof(tmp)) {
-		errno = ENAMETOOLONG;
-		goto out;
-	}
-	if (!out || tt_steps_json(&s->steps, &s->faults, TT_HB_STRAGGLER, s->pt.restarts, out, len) != 0) {
-		errno = ENOMEM;
-		goto out;
-	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0)
-		goto out;
-	ok = tt_write_all(fd, out, strlen(out), false) == 0 && fsync(fd) == 0;
-	ok = close(fd) == 0 && ok;
-	ok = ok && rename(tmp, s->report_file) == 0;
-	if (!ok)
-		unlink(tmp);
-out:
-	if (!ok)
-		fprintf(stderr, "train-run: cannot write the step-time report %s (--report): %s\n",
-			s->report_file, strerror(errno));
+	if (!out || tt_steps_json(&s->steps, &s->faults, TT_HB_STRAGGLER, s->pt.restarts, out, len) != 0)
+		tt_err_set(&err, "out of memory for the report of %d ranks", s->steps.n);
+	else if (tt_file_write_atomic(s->report_file, out, strlen(out), &err) == 0)
+		err.msg[0] = '\0';
+	if (err.msg[0])
+		fprintf(stderr, "train-run: cannot write the step-time report (--report): %s\n", err.msg);
 	free(out);
 }
 

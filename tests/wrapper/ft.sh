@@ -363,7 +363,7 @@ EOF
 		"$d/worker.sh" 2>"$d/err.bad"
 	rc=$?
 	[ $rc -eq 0 ] || fail "bad report: exit $rc: $(cat "$d/err.bad")"
-	[ "$(grep -c "^train-run: cannot write the step-time report $d/none/r.json (--report): No such file or directory$" "$d/err.bad")" -eq 1 ] ||
+	[ "$(grep -c "^train-run: cannot write the step-time report (--report): cannot create a temporary file next to '$d/none/r.json' (is the directory writable?): No such file or directory$" "$d/err.bad")" -eq 1 ] ||
 		fail "bad report: no line naming the file: $(cat "$d/err.bad")"
 	pass "a 4x slower rank: node 0 names it and its node once; the JSON report holds it; an unwritable one named"
 }
